@@ -1,0 +1,30 @@
+# Everything a fresh machine needs: `make demo` and `make test` create .venv, install, and run.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test lint bench java-check clean
+
+$(STAMP): setup.cfg pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	touch $(STAMP)
+
+java-check:
+	@$(PYTHON) tools/check_java.py
+
+demo: $(STAMP) java-check
+	$(BIN)/hive-bridge demo
+
+test: $(STAMP) java-check
+	$(BIN)/python -m ruff check sarg hive_bridge tests benchmarks
+	$(BIN)/python -m mypy
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+bench: $(STAMP) java-check
+	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

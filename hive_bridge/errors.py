@@ -1,0 +1,7 @@
+"""One error type per layer; every user-facing error derives from HiveBridgeError."""
+
+from __future__ import annotations
+
+
+class HiveBridgeError(Exception):
+    """Base of every error hive_bridge raises on purpose (bad input, damaged table, failed server)."""
