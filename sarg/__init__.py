@@ -1,0 +1,44 @@
+"""sarg: Hive SearchArguments read from every printed form, printed back exactly, built as Hive builds them.
+
+Pure Python, no I/O::
+
+    >>> import sarg
+    >>> s = sarg.parse("leaf-0 = (EQUALS event_id 1), expr = leaf-0", schema={"event_id": "bigint"})
+    >>> str(s)
+    'leaf-(EQUALS event_id 1)'
+"""
+
+from sarg.builder import Builder
+from sarg.errors import SargBuildError, SargError, SargSyntaxError
+from sarg.literals import Literal, Timestamp, UnknownLiteral
+from sarg.model import ExpressionTree, Operator, PredicateLeaf, SearchArgument, TreeOperator, Type
+from sarg.parser import parse
+from sarg.schema import ColumnType, resolve_schema
+from sarg.truth import TruthValue
+
+
+def builder() -> Builder:
+    """A new builder with Hive's normalization (``SearchArgumentFactory.newBuilder()``)."""
+    return Builder()
+
+
+__all__ = [
+    "Builder",
+    "ColumnType",
+    "ExpressionTree",
+    "Literal",
+    "Operator",
+    "PredicateLeaf",
+    "SargBuildError",
+    "SargError",
+    "SargSyntaxError",
+    "SearchArgument",
+    "Timestamp",
+    "TreeOperator",
+    "TruthValue",
+    "Type",
+    "UnknownLiteral",
+    "builder",
+    "parse",
+    "resolve_schema",
+]

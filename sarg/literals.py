@@ -1,0 +1,167 @@
+"""Literal values of a SearchArgument: their Python types and how Hive prints them (Java ``toString``)."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import re
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+
+_EPOCH = _dt.datetime(1970, 1, 1)
+_NANOS_PER_SECOND = 1_000_000_000
+
+
+@dataclass(frozen=True, order=True)
+class Timestamp:
+    """A wall-clock timestamp with nanosecond precision, as ``java.sql.Timestamp`` carries it.
+
+    ``seconds`` counts wall-clock seconds since 1970-01-01 00:00:00 (no time zone: SearchArgument timestamps are
+    local wall-clock values); ``nanos`` is the fraction, 0..999,999,999. Ordering is chronological.
+    """
+
+    seconds: int
+    nanos: int = 0
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.nanos < _NANOS_PER_SECOND:
+            raise ValueError(f"nanos out of range: {self.nanos}")
+
+    _PATTERN = re.compile(r"(\d{4,})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?")
+
+    @classmethod
+    def parse(cls, text: str) -> Timestamp:
+        """Read ``yyyy-mm-dd hh:mm:ss[.fffffffff]`` (``java.sql.Timestamp.valueOf``)."""
+        m = cls._PATTERN.fullmatch(text)
+        if m is None:
+            raise ValueError(f"not a timestamp: {text!r}")
+        y, mo, d, h, mi, s, frac = m.groups()
+        dt = _dt.datetime(int(y), int(mo), int(d), int(h), int(mi), int(s))
+        nanos = int((frac or "0").ljust(9, "0"))
+        return cls.from_datetime(dt, nanos)
+
+    @classmethod
+    def from_datetime(cls, value: _dt.datetime, nanos: int | None = None) -> Timestamp:
+        """From a naive datetime (an aware one is taken as its own wall clock); ``nanos`` overrides microseconds."""
+        naive = value.replace(tzinfo=None, microsecond=0)
+        seconds = (naive - _EPOCH) // _dt.timedelta(seconds=1)
+        return cls(seconds, value.microsecond * 1000 if nanos is None else nanos)
+
+    @classmethod
+    def from_epoch_nanos(cls, nanos: int) -> Timestamp:
+        seconds, frac = divmod(nanos, _NANOS_PER_SECOND)
+        return cls(seconds, frac)
+
+    @property
+    def epoch_nanos(self) -> int:
+        """Wall-clock nanoseconds since 1970-01-01 00:00:00."""
+        return self.seconds * _NANOS_PER_SECOND + self.nanos
+
+    def to_datetime(self) -> _dt.datetime:
+        """The naive wall-clock datetime, truncated to microseconds."""
+        return _EPOCH + _dt.timedelta(seconds=self.seconds, microseconds=self.nanos // 1000)
+
+    def __str__(self) -> str:
+        dt = _EPOCH + _dt.timedelta(seconds=self.seconds)
+        frac = f"{self.nanos:09d}".rstrip("0") or "0"
+        return (f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d} "
+                f"{dt.hour:02d}:{dt.minute:02d}:{dt.second:02d}.{frac}")
+
+
+@dataclass(frozen=True)
+class UnknownLiteral:
+    """A literal that could not be typed (``DynamicValue(RS_7_x_min)``, text that does not convert to the
+    column's type). The evaluator treats any leaf holding one as unknown (YES_NO_NULL)."""
+
+    text: str
+    reason: str = ""
+
+    def __str__(self) -> str:
+        return self.text
+
+
+Literal = int | float | str | _dt.date | Decimal | bool | Timestamp | UnknownLiteral
+
+
+def java_double_str(value: float) -> str:
+    """``Double.toString``: shortest digits that read back, plain for 1e-3 <= |x| < 1e7, else ``d.dddE±n``."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value == 0.0:
+        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
+    sign = "-" if value < 0 else ""
+    digits, exp = _shortest_digits(abs(value))  # value = 0.DIGITS * 10**exp
+    mag = abs(value)
+    if 1e-3 <= mag < 1e7:
+        if exp <= 0:
+            return f"{sign}0.{'0' * -exp}{digits}"
+        if exp >= len(digits):
+            return f"{sign}{digits}{'0' * (exp - len(digits))}.0"
+        return f"{sign}{digits[:exp]}.{digits[exp:]}"
+    frac = digits[1:] or "0"
+    return f"{sign}{digits[0]}.{frac}E{exp - 1}"
+
+
+def _shortest_digits(mag: float) -> tuple[str, int]:
+    text = repr(mag)
+    mantissa, _, e = text.partition("e")
+    exp10 = int(e) if e else 0
+    intpart, _, fracpart = mantissa.partition(".")
+    all_digits = intpart + fracpart
+    point = len(intpart) + exp10
+    stripped = all_digits.lstrip("0")
+    point -= len(all_digits) - len(stripped)
+    return stripped.rstrip("0") or "0", point
+
+
+def decimal_str(value: Decimal) -> str:
+    """``HiveDecimal.toString``: plain digits, trailing zeros stripped (``12.50`` prints ``12.5``)."""
+    if value == 0:
+        return "0"
+    normalized = value.normalize()
+    return format(normalized, "f")
+
+
+def literal_str(value: Literal | None) -> str:
+    """How Java prints a literal of any SearchArgument type (``null`` for None)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return java_double_str(value)
+    if isinstance(value, Decimal):
+        return decimal_str(value)
+    if isinstance(value, _dt.datetime):
+        return str(Timestamp.from_datetime(value))
+    if isinstance(value, _dt.date):
+        return f"{value.year:04d}-{value.month:02d}-{value.day:02d}"
+    return str(value)
+
+
+def literal_key(value: Literal | None) -> object:
+    """An equality key with Java's semantics: Double.equals treats NaN as equal to NaN and -0.0 as unlike 0.0;
+    HiveDecimal compares by value whatever the scale."""
+    if isinstance(value, bool):
+        return ("b", value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return ("f", "NaN")
+        return ("f", value, math.copysign(1.0, value))
+    if isinstance(value, Decimal):
+        return ("d", value.normalize() if value != 0 else Decimal(0))
+    if isinstance(value, int):
+        return ("i", value)
+    return (type(value).__name__, value)
+
+
+def parse_decimal(text: str) -> Decimal:
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        raise ValueError(f"not a decimal: {text!r}") from None
+    if not value.is_finite():
+        raise ValueError(f"not a finite decimal: {text!r}")
+    return value

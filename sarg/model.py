@@ -1,0 +1,311 @@
+"""The typed, immutable SearchArgument model: PredicateLeaf, ExpressionTree and SearchArgument.
+
+It mirrors Hive's storage-api (``org.apache.hadoop.hive.ql.io.sarg``) after HIVE-24458: the tree holds its
+leaves, ``str()`` prints the normalized tree with leaves inline and ``to_old_string()`` the older
+``leaf-0 = (...), expr = ...`` form.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from enum import Enum
+from typing import TYPE_CHECKING
+
+from sarg.literals import Literal, Timestamp, UnknownLiteral, literal_key, literal_str
+from sarg.truth import TruthValue
+
+if TYPE_CHECKING:
+    from sarg.builder import Builder
+
+
+class Operator(Enum):
+    """``PredicateLeaf.Operator``: Hive has no >, >=, <> or NOT IN; they are NOT of these."""
+
+    EQUALS = "EQUALS"
+    NULL_SAFE_EQUALS = "NULL_SAFE_EQUALS"
+    LESS_THAN = "LESS_THAN"
+    LESS_THAN_EQUALS = "LESS_THAN_EQUALS"
+    IN = "IN"
+    BETWEEN = "BETWEEN"
+    IS_NULL = "IS_NULL"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Type(Enum):
+    """``PredicateLeaf.Type`` and the Python class of its literals."""
+
+    LONG = "LONG"
+    FLOAT = "FLOAT"
+    STRING = "STRING"
+    DATE = "DATE"
+    DECIMAL = "DECIMAL"
+    TIMESTAMP = "TIMESTAMP"
+    BOOLEAN = "BOOLEAN"
+
+    @property
+    def python_type(self) -> type:
+        return _PYTHON_TYPES[self]
+
+    def __str__(self) -> str:
+        return self.value
+
+
+_PYTHON_TYPES: dict[Type, type] = {
+    Type.LONG: int,
+    Type.FLOAT: float,
+    Type.STRING: str,
+    Type.DATE: _dt.date,
+    Type.DECIMAL: Decimal,
+    Type.TIMESTAMP: Timestamp,
+    Type.BOOLEAN: bool,
+}
+
+LITERAL_OPERATORS = frozenset({Operator.EQUALS, Operator.NULL_SAFE_EQUALS, Operator.LESS_THAN,
+                               Operator.LESS_THAN_EQUALS})
+LIST_OPERATORS = frozenset({Operator.IN, Operator.BETWEEN})
+
+
+def check_literal(operator: Operator, type_: Type, value: Literal | None) -> None:
+    """Hive's checkLiteralType: a literal must be exactly the type's class (None and unknown pass)."""
+    if value is None or isinstance(value, UnknownLiteral):
+        return
+    expected = type_.python_type
+    ok = isinstance(value, expected)
+    if expected is int:
+        ok = ok and not isinstance(value, bool)
+    if expected is _dt.date:
+        ok = ok and not isinstance(value, _dt.datetime)
+    if not ok:
+        raise TypeError(f"Wrong value class {type(value).__name__} for {type_}.{operator} leaf")
+
+
+@dataclass(frozen=True, eq=False)
+class PredicateLeaf:
+    """One ``(OPERATOR column literal…)`` predicate.
+
+    ``literal`` is set for EQUALS, NULL_SAFE_EQUALS, LESS_THAN and LESS_THAN_EQUALS (None prints nothing);
+    ``literals`` is a tuple for IN and BETWEEN. Equality follows Hive's ``PredicateLeafImpl.equals``
+    (operator, type, column, literal(s); Java equality of values), so equal leaves are merged.
+
+    ``texts`` keeps the literal text as it was read, so a parsed SearchArgument prints back byte for byte;
+    ``ambiguous`` marks a list whose printed form has more than one reading (STRING values split at spaces):
+    ``in_candidates()`` and ``between_bounds()`` then give a safe superset for pruning.
+    """
+
+    operator: Operator
+    type: Type
+    column: str
+    literal: Literal | None = None
+    literals: tuple[Literal | None, ...] | None = None
+    texts: tuple[str, ...] | None = field(default=None, repr=False)
+    ambiguous: bool = field(default=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.operator in LIST_OPERATORS:
+            if self.literals is None or self.literal is not None:
+                raise ValueError(f"{self.operator} takes a list of literals")
+            if self.operator is Operator.BETWEEN and len(self.literals) != 2:
+                raise ValueError("BETWEEN takes exactly two literals")
+            if not self.literals:
+                raise ValueError("Can't create in expression with no arguments")
+            for value in self.literals:
+                check_literal(self.operator, self.type, value)
+        else:
+            if self.literals is not None:
+                raise ValueError(f"{self.operator} takes no list of literals")
+            if self.operator is Operator.IS_NULL and self.literal is not None:
+                raise ValueError("IS_NULL takes no literal")
+            check_literal(self.operator, self.type, self.literal)
+
+    def _key(self) -> tuple[object, ...]:
+        lits = None if self.literals is None else tuple(literal_key(v) for v in self.literals)
+        return (self.operator, self.type, self.column, literal_key(self.literal), lits)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PredicateLeaf):
+            return NotImplemented
+        return self is other or self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    @property
+    def values(self) -> tuple[Literal | None, ...]:
+        """All literals of the leaf, whatever the operator (empty for IS_NULL)."""
+        if self.literals is not None:
+            return self.literals
+        return () if self.operator is Operator.IS_NULL else (self.literal,)
+
+    @property
+    def has_unknown_literal(self) -> bool:
+        return any(isinstance(v, UnknownLiteral) for v in self.values)
+
+    def in_candidates(self) -> tuple[Literal | None, ...]:
+        """The IN values to prune with: for an ambiguous STRING list, every contiguous run of the printed
+        tokens joined by single spaces (a superset of every possible reading)."""
+        if self.literals is None:
+            raise ValueError("not a list leaf")
+        if not self.ambiguous or self.texts is None:
+            return self.literals
+        tokens = self.texts
+        return tuple(" ".join(tokens[i:j]) for i in range(len(tokens)) for j in range(i + 1, len(tokens) + 1))
+
+    def between_bounds(self) -> tuple[Literal | None, Literal | None]:
+        """(low, high) to prune with; for an ambiguous STRING BETWEEN, the widest bounds of every reading."""
+        if self.operator is not Operator.BETWEEN or self.literals is None:
+            raise ValueError("not a BETWEEN leaf")
+        if not self.ambiguous or self.texts is None:
+            return self.literals[0], self.literals[1]
+        tokens = self.texts
+        lows = [" ".join(tokens[:k]) for k in range(1, len(tokens))]
+        highs = [" ".join(tokens[k:]) for k in range(1, len(tokens))]
+        if not lows:
+            return None, None
+        return min(lows), max(highs)
+
+    def _literal_texts(self) -> Iterator[str]:
+        if self.texts is not None:
+            yield from self.texts
+            return
+        if self.literals is not None:
+            for value in self.literals:
+                yield literal_str(value)
+        elif self.literal is not None:
+            yield literal_str(self.literal)
+
+    def __str__(self) -> str:
+        parts = [f"({self.operator.value} {self.column}"]
+        for text in self._literal_texts():
+            parts.append(" ")
+            parts.append(text)
+        parts.append(")")
+        return "".join(parts)
+
+
+class TreeOperator(Enum):
+    """``ExpressionTree.Operator``."""
+
+    OR = "OR"
+    AND = "AND"
+    NOT = "NOT"
+    LEAF = "LEAF"
+    CONSTANT = "CONSTANT"
+
+
+@dataclass(frozen=True)
+class ExpressionTree:
+    """A node of the expression: AND/OR with children, NOT with one child, a LEAF, or a TruthValue CONSTANT.
+
+    A LEAF holds its PredicateLeaf and the leaf id it is printed with in the old form."""
+
+    operator: TreeOperator
+    children: tuple[ExpressionTree, ...] = ()
+    leaf: PredicateLeaf | None = None
+    leaf_id: int | None = None
+    constant: TruthValue | None = None
+
+    @staticmethod
+    def and_(*children: ExpressionTree) -> ExpressionTree:
+        return ExpressionTree(TreeOperator.AND, tuple(children))
+
+    @staticmethod
+    def or_(*children: ExpressionTree) -> ExpressionTree:
+        return ExpressionTree(TreeOperator.OR, tuple(children))
+
+    @staticmethod
+    def not_(child: ExpressionTree) -> ExpressionTree:
+        return ExpressionTree(TreeOperator.NOT, (child,))
+
+    @staticmethod
+    def of_leaf(leaf: PredicateLeaf, leaf_id: int) -> ExpressionTree:
+        return ExpressionTree(TreeOperator.LEAF, leaf=leaf, leaf_id=leaf_id)
+
+    @staticmethod
+    def of_constant(value: TruthValue) -> ExpressionTree:
+        return ExpressionTree(TreeOperator.CONSTANT, constant=value)
+
+    def evaluate(self, leaf_values: Sequence[TruthValue]) -> TruthValue:
+        """Hive's ExpressionTree.evaluate: the TruthValue of the tree given one TruthValue per leaf id."""
+        op = self.operator
+        if op is TreeOperator.LEAF:
+            assert self.leaf_id is not None
+            return leaf_values[self.leaf_id]
+        if op is TreeOperator.CONSTANT:
+            assert self.constant is not None
+            return self.constant
+        if op is TreeOperator.NOT:
+            return self.children[0].evaluate(leaf_values).not_()
+        values = [child.evaluate(leaf_values) for child in self.children]
+        result = values[0]
+        for value in values[1:]:
+            result = result.and_(value) if op is TreeOperator.AND else result.or_(value)
+        return result
+
+    def _build(self, old: bool, out: list[str]) -> None:
+        op = self.operator
+        if op is TreeOperator.LEAF:
+            out.append("leaf-")
+            out.append(str(self.leaf_id) if old else str(self.leaf))
+        elif op is TreeOperator.CONSTANT:
+            out.append(str(self.constant))
+        elif op is TreeOperator.NOT:
+            out.append("(not ")
+            self.children[0]._build(old, out)
+            out.append(")")
+        else:
+            out.append("(and" if op is TreeOperator.AND else "(or")
+            for child in self.children:
+                out.append(" ")
+                child._build(old, out)
+            out.append(")")
+
+    def __str__(self) -> str:
+        out: list[str] = []
+        self._build(False, out)
+        return "".join(out)
+
+    def to_old_string(self) -> str:
+        out: list[str] = []
+        self._build(True, out)
+        return "".join(out)
+
+    def walk(self) -> Iterator[ExpressionTree]:
+        """Every node, depth first, parents before children."""
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(reversed(node.children))
+
+
+@dataclass(frozen=True)
+class SearchArgument:
+    """A filter as Hive hands it to a storage handler: leaves in leaf-id order and an expression over them."""
+
+    leaves: tuple[PredicateLeaf, ...]
+    expression: ExpressionTree
+
+    def __str__(self) -> str:
+        """Hive's current ``toString()``: the tree with leaves inline."""
+        return str(self.expression)
+
+    def to_old_string(self, separator: str = ", ") -> str:
+        """Hive's ``toOldString()`` (``separator="\\n"`` gives the Hive 0.13-1.x newline-separated form)."""
+        parts = [f"leaf-{i} = {leaf}{separator}" for i, leaf in enumerate(self.leaves)]
+        parts.append("expr = ")
+        parts.append(self.expression.to_old_string())
+        return "".join(parts)
+
+    def evaluate(self, leaf_values: Sequence[TruthValue]) -> TruthValue:
+        return self.expression.evaluate(leaf_values)
+
+    @staticmethod
+    def builder() -> Builder:
+        from sarg.builder import Builder
+
+        return Builder()
