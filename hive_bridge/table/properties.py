@@ -1,0 +1,202 @@
+"""`.hoodie/hoodie.properties`: the table's configuration, parsed the way java.util.Properties reads it."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hive_bridge.table.errors import HudiTableError
+
+HOODIE_DIR = ".hoodie"
+PROPERTIES_FILE = "hoodie.properties"
+SUPPORTED_VERSIONS = (6, 8, 9)
+TABLE_TYPES = ("COPY_ON_WRITE", "MERGE_ON_READ")
+
+_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
+
+
+def parse_java_properties(text: str) -> dict[str, str]:
+    """Parse the text of a java .properties file (comments, `\\` continuations, `=`/`:` separators, escapes)."""
+    logical: list[str] = []
+    pending = ""
+    for raw in text.splitlines():
+        line = raw.lstrip() if not pending else raw.lstrip()
+        if not pending and (not line or line[0] in "#!"):
+            continue
+        # an odd number of trailing backslashes continues the line
+        trailing = len(line) - len(line.rstrip("\\"))
+        if trailing % 2 == 1:
+            pending += line[:-1]
+            continue
+        logical.append(pending + line)
+        pending = ""
+    if pending:
+        logical.append(pending)
+    result: dict[str, str] = {}
+    for line in logical:
+        key_chars: list[str] = []
+        i, n = 0, len(line)
+        while i < n:
+            c = line[i]
+            if c == "\\" and i + 1 < n:
+                key_chars.append(_ESCAPES.get(line[i + 1], line[i + 1]))
+                i += 2
+                continue
+            if c in "=: \t\f":
+                break
+            key_chars.append(c)
+            i += 1
+        while i < n and line[i] in " \t\f":
+            i += 1
+        if i < n and line[i] in "=:":
+            i += 1
+            while i < n and line[i] in " \t\f":
+                i += 1
+        result["".join(key_chars)] = _unescape(line[i:])
+    return result
+
+
+def _unescape(value: str) -> str:
+    if "\\" not in value:
+        return value
+    out: list[str] = []
+    i, n = 0, len(value)
+    while i < n:
+        c = value[i]
+        if c == "\\" and i + 1 < n:
+            nxt = value[i + 1]
+            if nxt == "u" and i + 6 <= n:
+                try:
+                    out.append(chr(int(value[i + 2 : i + 6], 16)))
+                    i += 6
+                    continue
+                except ValueError:
+                    pass
+            out.append(_ESCAPES.get(nxt, nxt))
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def _split_fields(value: str | None) -> list[str]:
+    if not value:
+        return []
+    return [f.strip() for f in value.split(",") if f.strip()]
+
+
+def _bool(value: str | None, default: bool) -> bool:
+    if value is None or value.strip() == "":
+        return default
+    return value.strip().lower() == "true"
+
+
+@dataclass(frozen=True)
+class TableProperties:
+    """What the file-system view and the index need from hoodie.properties (`raw` keeps every key)."""
+
+    name: str
+    table_type: str
+    version: int
+    partition_fields: list[str]
+    record_key_fields: list[str]
+    hive_style_partitioning: bool
+    drop_partition_columns: bool
+    base_path: str
+    timeline_layout_version: int
+    timeline_path: str
+    urlencode_partitions: bool
+    populate_meta_fields: bool
+    precombine_field: str | None
+    base_file_format: str
+    create_schema: str | None
+    raw: dict[str, str] = field(repr=False, compare=False)
+
+    @property
+    def is_partitioned(self) -> bool:
+        return bool(self.partition_fields)
+
+    @property
+    def is_mor(self) -> bool:
+        return self.table_type == "MERGE_ON_READ"
+
+    @property
+    def timeline_dir(self) -> Path:
+        """Folder holding the active timeline's instant files."""
+        base = Path(self.base_path) / HOODIE_DIR
+        return base / self.timeline_path if self.timeline_layout_version >= 2 else base
+
+    @classmethod
+    def load(cls, base_path: str | os.PathLike[str]) -> TableProperties:
+        base = Path(base_path)
+        if not base.is_dir():
+            raise HudiTableError(f"{base}: not a Hudi table: the folder does not exist")
+        hoodie = base / HOODIE_DIR
+        if not hoodie.is_dir():
+            raise HudiTableError(f"{base}: not a Hudi table: it has no {HOODIE_DIR}/ folder")
+        prop_file = hoodie / PROPERTIES_FILE
+        try:
+            data = prop_file.read_bytes()
+        except FileNotFoundError:
+            raise HudiTableError(f"{prop_file}: missing: a Hudi table needs its hoodie.properties") from None
+        except OSError as exc:
+            raise HudiTableError(f"{prop_file}: unreadable: {exc.strerror or exc}") from None
+        try:
+            text = data.decode("latin-1")
+        except UnicodeDecodeError as exc:  # pragma: no cover - latin-1 decodes every byte
+            raise HudiTableError(f"{prop_file}: not a properties file: {exc}") from None
+        return cls.from_mapping(parse_java_properties(text), base, prop_file)
+
+    @classmethod
+    def from_mapping(cls, raw: dict[str, str], base: Path, source: Path | str = "hoodie.properties") -> TableProperties:
+        name = raw.get("hoodie.table.name")
+        if not name:
+            raise HudiTableError(f"{source}: hoodie.table.name is missing: not a valid Hudi table")
+        version_text = raw.get("hoodie.table.version")
+        if version_text is None:
+            raise HudiTableError(f"{source}: hoodie.table.version is missing")
+        try:
+            version = int(version_text.strip())
+        except ValueError:
+            raise HudiTableError(f"{source}: hoodie.table.version is not a number: {version_text!r}") from None
+        if version not in SUPPORTED_VERSIONS:
+            raise HudiTableError(
+                f"{source}: unsupported table version {version} (supported: "
+                f"{', '.join(map(str, SUPPORTED_VERSIONS))})"
+            )
+        table_type = raw.get("hoodie.table.type", "COPY_ON_WRITE").strip().upper()
+        if table_type not in TABLE_TYPES:
+            raise HudiTableError(f"{source}: unknown hoodie.table.type {table_type!r}")
+        layout_text = raw.get("hoodie.timeline.layout.version")
+        default_layout = 2 if version >= 8 else 1
+        try:
+            layout = int(layout_text) if layout_text else default_layout
+        except ValueError:
+            raise HudiTableError(
+                f"{source}: hoodie.timeline.layout.version is not a number: {layout_text!r}"
+            ) from None
+        if layout not in (0, 1, 2):
+            raise HudiTableError(f"{source}: unknown timeline layout version {layout}")
+        record_keys = _split_fields(raw.get("hoodie.table.recordkey.fields"))
+        # timestamp key generators may add a type suffix like `field:TIMESTAMP`
+        partition_fields = [f.split(":", 1)[0] for f in _split_fields(raw.get("hoodie.table.partition.fields"))]
+        return cls(
+            name=name,
+            table_type=table_type,
+            version=version,
+            partition_fields=partition_fields,
+            record_key_fields=record_keys,
+            hive_style_partitioning=_bool(raw.get("hoodie.datasource.write.hive_style_partitioning"), False),
+            drop_partition_columns=_bool(raw.get("hoodie.datasource.write.drop.partition.columns"), False),
+            base_path=str(base),
+            timeline_layout_version=max(layout, 1),
+            timeline_path=raw.get("hoodie.timeline.path", "timeline") or "timeline",
+            urlencode_partitions=_bool(raw.get("hoodie.datasource.write.partitionpath.urlencode"), False),
+            populate_meta_fields=_bool(raw.get("hoodie.populate.meta.fields"), True),
+            precombine_field=raw.get("hoodie.table.precombine.field") or raw.get("hoodie.table.ordering.fields"),
+            base_file_format=(raw.get("hoodie.table.base.file.format") or "PARQUET").upper(),
+            create_schema=raw.get("hoodie.table.create.schema"),
+            raw=dict(raw),
+        )

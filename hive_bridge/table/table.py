@@ -1,0 +1,100 @@
+"""HudiTable: properties + timeline + file-system view of one Hudi table folder."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from hive_bridge.table.errors import HudiTableError
+from hive_bridge.table.fsview import FileSlice, FileSystemView
+from hive_bridge.table.properties import TableProperties
+from hive_bridge.table.schema import avro_to_arrow_schema
+from hive_bridge.table.timeline import Instant, Timeline, normalize_timestamp
+
+META_FIELDS = (
+    "_hoodie_commit_time",
+    "_hoodie_commit_seqno",
+    "_hoodie_record_key",
+    "_hoodie_partition_path",
+    "_hoodie_file_name",
+)
+
+
+class HudiTable:
+    """A Hudi table opened from its folder: `HudiTable.open(path)`."""
+
+    def __init__(self, properties: TableProperties, timeline: Timeline) -> None:
+        self.properties = properties
+        self.timeline = timeline
+        self.base_path = properties.base_path
+        self._fsview = FileSystemView(properties, timeline)
+        self._schema: pa.Schema | None = None
+        self._latest: list[FileSlice] | None = None
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str]) -> HudiTable:
+        base = Path(path).absolute()
+        properties = TableProperties.load(base)
+        timeline = Timeline.load(properties)
+        return cls(properties, timeline)
+
+    def reload(self) -> HudiTable:
+        """A fresh view of the same folder (new commits, new files)."""
+        return HudiTable.open(self.base_path)
+
+    @property
+    def name(self) -> str:
+        return self.properties.name
+
+    def latest_file_slices(self, as_of: str | Instant | None = None) -> list[FileSlice]:
+        """The latest committed file slice of every live file group, now or as of an instant (time travel)."""
+        if as_of is None:
+            if self._latest is None:
+                self._latest = self._fsview.latest_file_slices(None)
+            return list(self._latest)
+        ts = as_of.timestamp if isinstance(as_of, Instant) else normalize_timestamp(as_of)
+        return self._fsview.latest_file_slices(ts)
+
+    def partition_paths(self) -> list[str]:
+        return self._fsview.partition_paths()
+
+    def arrow_schema(self, include_meta_fields: bool = True) -> pa.Schema:
+        """The table's schema: the latest base file's parquet schema, else the commit metadata / create schema.
+
+        Partition columns dropped from the files (`drop_partition_columns`) are appended as strings.
+        """
+        if self._schema is None:
+            self._schema = self._resolve_schema()
+        schema = self._schema
+        if not include_meta_fields:
+            schema = pa.schema([f for f in schema if f.name not in META_FIELDS], metadata=schema.metadata)
+        return schema
+
+    def _resolve_schema(self) -> pa.Schema:
+        schema: pa.Schema | None = None
+        with_base = [s for s in self.latest_file_slices() if s.base_file is not None]
+        if with_base:
+            latest = max(with_base, key=lambda s: (s.base_instant, s.file_id))
+            assert latest.base_file is not None
+            try:
+                schema = pq.read_schema(latest.base_file.full_path)
+            except Exception:  # damaged / placeholder file: fall back to the timeline's schema
+                schema = None
+        if schema is None:
+            avro = self.timeline.latest_schema_json() or self.properties.create_schema
+            if avro is None:
+                raise HudiTableError(
+                    f"{self.base_path}: no schema: no readable base file, no schema in commit metadata or "
+                    "hoodie.properties"
+                )
+            schema = avro_to_arrow_schema(avro)
+            if self.properties.populate_meta_fields and not any(f.name in META_FIELDS for f in schema):
+                schema = pa.schema([pa.field(n, pa.string()) for n in META_FIELDS] + list(schema))
+        names = set(schema.names)
+        extra = [pa.field(f, pa.string()) for f in self.properties.partition_fields if f not in names]
+        if extra:
+            schema = pa.schema(list(schema) + extra, metadata=schema.metadata)
+        return schema.remove_metadata()
