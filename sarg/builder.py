@@ -153,7 +153,8 @@ class Builder:
         expanded = _flatten(_convert_to_cnf(optimized.copy()))
         ids: dict[int, int] = {}
         leaves: list[PredicateLeaf] = []
-        return SearchArgument(tuple(leaves), _freeze(expanded, ids, leaves))
+        tree = _freeze(expanded, ids, leaves)
+        return SearchArgument(tuple(leaves), tree)
 
 
 def _leaf(op: Operator, type_: Type, column: str, literal: Literal | None = None,

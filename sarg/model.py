@@ -122,9 +122,30 @@ class PredicateLeaf:
                 raise ValueError("IS_NULL takes no literal")
             check_literal(self.operator, self.type, self.literal)
 
+    @classmethod
+    def trusted(cls, operator: Operator, type_: Type, column: str, literal: Literal | None = None,
+                literals: tuple[Literal | None, ...] | None = None, texts: tuple[str, ...] | None = None,
+                ambiguous: bool = False) -> PredicateLeaf:
+        """Construct without validation, for readers that already produce well-typed leaves."""
+        leaf = object.__new__(cls)
+        setter = object.__setattr__
+        setter(leaf, "operator", operator)
+        setter(leaf, "type", type_)
+        setter(leaf, "column", column)
+        setter(leaf, "literal", literal)
+        setter(leaf, "literals", literals)
+        setter(leaf, "texts", texts)
+        setter(leaf, "ambiguous", ambiguous)
+        return leaf
+
     def _key(self) -> tuple[object, ...]:
-        lits = None if self.literals is None else tuple(literal_key(v) for v in self.literals)
-        return (self.operator, self.type, self.column, literal_key(self.literal), lits)
+        try:
+            return self.__dict__["_cached_key"]  # type: ignore[no-any-return]
+        except KeyError:
+            lits = None if self.literals is None else tuple(literal_key(v) for v in self.literals)
+            key = (self.operator, self.type, self.column, literal_key(self.literal), lits)
+            object.__setattr__(self, "_cached_key", key)
+            return key
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, PredicateLeaf):

@@ -17,6 +17,7 @@ Reading rules:
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import threading
 from collections.abc import Sequence
@@ -38,6 +39,7 @@ from sarg.model import (
     Type,
 )
 from sarg.schema import ColumnType, Schema, lookup, resolve_schema
+from sarg.truth import TruthValue
 
 MAX_DEPTH = 200
 
@@ -57,8 +59,8 @@ _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
 _FRIENDLY = {
     "LEAF_NUM": "leaf-N", "INLINE_LEAF": "leaf-(OPERATOR column literal...)",
     "LEAF_BODY": "(OPERATOR column literal...)", "AND_OPEN": "(and", "OR_OPEN": "(or", "NOT_OPEN": "(not",
-    "CONSTANT": "a TruthValue such as YES_NO_NULL", "RPAR": "')'", "EXPR": "expr", "EQUAL": "'='",
-    "COMMA": "','", "$END": "end of text",
+    "CONSTANT": "a TruthValue such as YES_NO_NULL", "_RPAR": "')'", "EXPR": "expr", "_EQ": "'='",
+    "_COMMA": "','", "$END": "end of text",
 }
 
 
@@ -97,8 +99,6 @@ def _convert(text: str, type_: Type) -> Literal:
             raise ValueError(f"not a decimal: {text!r}")
         return parse_decimal(text)
     if type_ is Type.DATE:
-        import datetime as dt
-
         if not _DATE_RE.fullmatch(text):
             raise ValueError(f"not a date: {text!r}")
         return dt.date.fromisoformat(text)
@@ -138,15 +138,15 @@ def make_leaf(op: Operator, column: str, region: str | None, column_type: Column
     if op is Operator.IS_NULL:
         if region is not None:
             raise ValueError("IS_NULL takes no literal")
-        return PredicateLeaf(op, declared or Type.STRING, column)
+        return PredicateLeaf.trusted(op, declared or Type.STRING, column)
     if op not in LIST_OPERATORS:
         if region is None:
-            return PredicateLeaf(op, declared or Type.STRING, column)
+            return PredicateLeaf.trusted(op, declared or Type.STRING, column)
         type_ = declared or infer_type([region])
         value: Literal = (UnknownLiteral(region, f"column type {column_type.hive_type} has no SARG type")
                           if untyped and column_type is not None else convert(region, type_))
         ambiguous = type_ is Type.STRING and ("(" in region or ")" in region)
-        return PredicateLeaf(op, type_, column, literal=value, texts=(region,), ambiguous=ambiguous)
+        return PredicateLeaf.trusted(op, type_, column, literal=value, texts=(region,), ambiguous=ambiguous)
     if region is None:
         raise ValueError(f"{op} needs literals")
     return _list_leaf(op, column, region, declared, untyped)
@@ -162,7 +162,7 @@ def _list_leaf(op: Operator, column: str, region: str, declared: Type | None, un
         type_ = declared or infer_type(tokens)
     if untyped or (want is not None and len(tokens) != want and type_ is not Type.STRING):
         unknown = UnknownLiteral(region, "the list does not read as literals of the column's type")
-        return PredicateLeaf(op, type_, column, literals=(unknown,) * (want or 1), texts=(region,))
+        return PredicateLeaf.trusted(op, type_, column, literals=(unknown,) * (want or 1), texts=(region,))
     if type_ is Type.STRING:
         ambiguous = (len(tokens) > 1 if want is None else len(tokens) != want) or "(" in region or ")" in region
         literals: tuple[Literal | None, ...]
@@ -170,9 +170,9 @@ def _list_leaf(op: Operator, column: str, region: str, declared: Type | None, un
             literals = (" ".join(tokens[:1]), " ".join(tokens[1:]))
         else:
             literals = tuple(convert(t, Type.STRING) for t in tokens)
-        return PredicateLeaf(op, type_, column, literals=literals, texts=tuple(tokens), ambiguous=ambiguous)
+        return PredicateLeaf.trusted(op, type_, column, literals=literals, texts=tuple(tokens), ambiguous=ambiguous)
     values = tuple(None if t == "null" else convert(t, type_) for t in tokens)
-    return PredicateLeaf(op, type_, column, literals=values, texts=tuple(tokens))
+    return PredicateLeaf.trusted(op, type_, column, literals=values, texts=tuple(tokens))
 
 
 # -- the parser ---------------------------------------------------------------------------------------------
@@ -223,7 +223,7 @@ class _Callbacks(Transformer[Token, Any]):
     def _nest(self, token: Token, op: TreeOperator, kids: list[_Node]) -> _Node:
         depth = 1 + max(k.depth for k in kids)
         if depth > MAX_DEPTH:
-            raise self._fail(f"expression nested deeper than {MAX_DEPTH} levels", token.start_pos or 0)
+            raise self._fail(f"expression nested deeper than {MAX_DEPTH} levels", _start(token))
         return _Node(ExpressionTree(op, tuple(k.tree for k in kids)), depth)
 
     def and_node(self, items: list[Any]) -> _Node:
@@ -236,13 +236,13 @@ class _Callbacks(Transformer[Token, Any]):
         return self._nest(items[0], TreeOperator.NOT, items[1:])
 
     def constant(self, items: list[Token]) -> _Node:
-        from sarg.truth import TruthValue
-
-        return _Node(ExpressionTree.of_constant(TruthValue[str(items[0])]), 1)
+        return _Node(ExpressionTree.of_constant(TruthValue[items[0].lstrip()]), 1)
 
     def inline_leaf(self, items: list[Token]) -> _Node:
         token = items[0]
-        leaf = self._leaf(str(token)[len("leaf-"):], (token.start_pos or 0) + len("leaf-"))
+        body = token.lstrip()
+        pos = (token.start_pos or 0) + len(token) - len(body) + len("leaf-")
+        leaf = self._leaf(body[len("leaf-"):], pos)
         leaf_id = self.leaf_ids.get(leaf)
         if leaf_id is None:
             leaf_id = self.leaf_ids[leaf] = len(self.leaves)
@@ -251,18 +251,18 @@ class _Callbacks(Transformer[Token, Any]):
 
     def old_entry(self, items: list[Token]) -> None:
         num, body = items[0], items[1]
-        leaf_id = int(str(num)[len("leaf-"):])
+        leaf_id = int(num.lstrip()[len("leaf-"):])
         if leaf_id in self.entries:
-            raise self._fail(f"{num} is defined twice", num.start_pos or 0)
-        self.entries[leaf_id] = self._leaf(str(body), body.start_pos or 0)
+            raise self._fail(f"{num.lstrip()} is defined twice", _start(num))
+        self.entries[leaf_id] = self._leaf(body.lstrip(), _start(body))
         self.entry_order.append(leaf_id)
 
     def leaf_ref(self, items: list[Token]) -> _Node:
         token = items[0]
-        leaf_id = int(str(token)[len("leaf-"):])
+        leaf_id = int(token.lstrip()[len("leaf-"):])
         leaf = self.entries.get(leaf_id)
         if leaf is None:
-            raise self._fail(f"{token} is not defined before expr", token.start_pos or 0)
+            raise self._fail(f"{token.lstrip()} is not defined before expr", _start(token))
         return _Node(ExpressionTree.of_leaf(leaf, leaf_id), 1)
 
     def old_form(self, items: list[Any]) -> SearchArgument:
@@ -279,6 +279,11 @@ class _Callbacks(Transformer[Token, Any]):
         if isinstance(item, SearchArgument):
             return item
         return SearchArgument(tuple(self.leaves), item.tree)
+
+
+def _start(token: Token) -> int:
+    """Where a token's text starts, past the whitespace the terminal absorbed."""
+    return (token.start_pos or 0) + len(token) - len(token.lstrip())
 
 
 _local = threading.local()
@@ -303,7 +308,7 @@ def parse(text: str, schema: Schema = None) -> SearchArgument:
     parser, callbacks = _parser()
     callbacks.reset(text, columns)
     try:
-        result = parser.parse(text)
+        result = parser.parse(text.rstrip())
     except SargSyntaxError:
         raise
     except lark.exceptions.UnexpectedCharacters as exc:
@@ -312,8 +317,8 @@ def parse(text: str, schema: Schema = None) -> SearchArgument:
         raise SargSyntaxError("unexpected end of text", text, len(text), _friendly(sorted(exc.expected))) from None
     except lark.exceptions.UnexpectedToken as exc:
         tok = exc.token
-        pos = len(text) if tok.type == "$END" else (tok.start_pos or 0)
-        what = "unexpected end of text" if tok.type == "$END" else f"unexpected {str(tok)[:40]!r}"
+        pos = len(text) if tok.type == "$END" else _start(tok)
+        what = "unexpected end of text" if tok.type == "$END" else f"unexpected {tok.strip()[:40]!r}"
         raise SargSyntaxError(what, text, pos, _friendly(sorted(exc.expected))) from None
     except lark.exceptions.VisitError as exc:  # pragma: no cover - callbacks raise SargSyntaxError directly
         if isinstance(exc.orig_exc, SargSyntaxError):
@@ -328,6 +333,8 @@ def parse(text: str, schema: Schema = None) -> SearchArgument:
 def _lexer_error(text: str, exc: lark.exceptions.UnexpectedCharacters) -> SargSyntaxError:
     pos = exc.pos_in_stream or 0
     rest = text[pos:]
+    pos += len(rest) - len(rest.lstrip())
+    rest = rest.lstrip()
     if not rest.strip():
         return SargSyntaxError("unexpected end of text", text, pos, _friendly(sorted(exc.allowed or ())))
     start = pos + 5 if rest.startswith("leaf-(") else pos
