@@ -66,12 +66,20 @@ class HudiTable:
 
         Partition columns dropped from the files (`drop_partition_columns`) are appended as strings.
         """
-        if self._schema is None:
-            self._schema = self._resolve_schema()
-        schema = self._schema
+        schema = self.file_schema()
+        names = set(schema.names)
+        extra = [pa.field(f, pa.string()) for f in self.properties.partition_fields if f not in names]
+        if extra:
+            schema = pa.schema(list(schema) + extra)
         if not include_meta_fields:
             schema = pa.schema([f for f in schema if f.name not in META_FIELDS], metadata=schema.metadata)
         return schema
+
+    def file_schema(self) -> pa.Schema:
+        """The schema of the data files (without partition columns that live only in paths)."""
+        if self._schema is None:
+            self._schema = self._resolve_schema()
+        return self._schema
 
     def _resolve_schema(self) -> pa.Schema:
         schema: pa.Schema | None = None
@@ -93,8 +101,4 @@ class HudiTable:
             schema = avro_to_arrow_schema(avro)
             if self.properties.populate_meta_fields and not any(f.name in META_FIELDS for f in schema):
                 schema = pa.schema([pa.field(n, pa.string()) for n in META_FIELDS] + list(schema))
-        names = set(schema.names)
-        extra = [pa.field(f, pa.string()) for f in self.properties.partition_fields if f not in names]
-        if extra:
-            schema = pa.schema(list(schema) + extra, metadata=schema.metadata)
         return schema.remove_metadata()

@@ -1,0 +1,682 @@
+"""A persisted column-statistics index: one row per latest base file, read from parquet footers once.
+
+The index lives inside the table (`.hoodie/.hive_bridge/column_stats/seg-*.parquet`). Every row is keyed by
+the base file's path, size and instant; a row whose key does not match a current latest base file is never
+used. New commits only cost the footers of their new files. Damaged segments are ignored (and replaced);
+a read-only table folder makes the index work in memory only.
+
+The statistics table (`ColumnStatsIndex.table()`) is the contract with the vectorized evaluator:
+
+- `path` string (base file path relative to the table root), `partition` string, `file_size` int64,
+  `instant` string, `num_rows` int64 (null = unknown), `has_log_files` bool;
+- per data column `c` (top-level, or dotted struct leaves such as `structField.field1`; lists/maps skipped):
+  `c::min`, `c::max` typed as the column's Arrow type (null = unknown), `c::null_count` int64
+  (null = unknown), `c::min_exact`, `c::max_exact` bool (null = unknown).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+import uuid
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from hive_bridge.table.errors import HudiTableError
+from hive_bridge.table.fsview import FileSlice
+from hive_bridge.table.properties import HOODIE_DIR
+from hive_bridge.table.table import HudiTable
+
+INDEX_DIR = (HOODIE_DIR, ".hive_bridge", "column_stats")
+FORMAT_KEY = b"hive_bridge.column_stats.format"
+FORMAT_VERSION = b"1"
+STAT_KINDS = ("min", "max", "null_count", "min_exact", "max_exact")
+KEY_FIELDS = (
+    pa.field("path", pa.string()),
+    pa.field("partition", pa.string()),
+    pa.field("file_size", pa.int64()),
+    pa.field("instant", pa.string()),
+    pa.field("num_rows", pa.int64()),
+)
+HAS_LOG_FILES = pa.field("has_log_files", pa.bool_())
+#: rewrite all segments into one when there are more than this many
+MAX_SEGMENTS = 16
+
+# how a leaf column's statistics are read from pyarrow
+_RAW, _LOGICAL, _FLOAT, _UNKNOWN = 0, 1, 2, 3
+_BYTE_ARRAYS = ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY")
+
+
+@dataclass(frozen=True)
+class IndexCounters:
+    """What an index call did: files whose statistics came from the persisted index vs from footers."""
+
+    files_from_index: int = 0
+    files_from_footers: int = 0
+    unreadable_footers: int = 0
+    segments_read: int = 0
+    segments_written: int = 0
+    corrupt_segments: int = 0
+    persisted: bool = True
+
+    def __add__(self, other: IndexCounters) -> IndexCounters:
+        return IndexCounters(
+            self.files_from_index + other.files_from_index,
+            self.files_from_footers + other.files_from_footers,
+            self.unreadable_footers + other.unreadable_footers,
+            self.segments_read + other.segments_read,
+            self.segments_written + other.segments_written,
+            self.corrupt_segments + other.corrupt_segments,
+            self.persisted and other.persisted,
+        )
+
+
+@dataclass(frozen=True)
+class Leaf:
+    name: str
+    type: pa.DataType
+
+
+def stat_leaves(schema: pa.Schema) -> list[Leaf]:
+    """Columns that get statistics: top-level primitives and struct leaves (dotted); lists and maps skipped."""
+    out: list[Leaf] = []
+
+    def walk(prefix: str, typ: pa.DataType) -> None:
+        if pa.types.is_struct(typ):
+            for child in typ:
+                walk(f"{prefix}.{child.name}", child.type)
+            return
+        if pa.types.is_list(typ) or pa.types.is_large_list(typ) or pa.types.is_map(typ):
+            return
+        if pa.types.is_fixed_size_list(typ) or pa.types.is_union(typ) or pa.types.is_null(typ):
+            return
+        out.append(Leaf(prefix, typ))
+
+    for f in schema:
+        walk(f.name, f.type)
+    return out
+
+
+def stats_schema(leaves: Sequence[Leaf], with_has_log_files: bool) -> pa.Schema:
+    fields: list[pa.Field] = list(KEY_FIELDS)
+    if with_has_log_files:
+        fields.insert(5, HAS_LOG_FILES)
+    for leaf in leaves:
+        fields += [
+            pa.field(f"{leaf.name}::min", leaf.type),
+            pa.field(f"{leaf.name}::max", leaf.type),
+            pa.field(f"{leaf.name}::null_count", pa.int64()),
+            pa.field(f"{leaf.name}::min_exact", pa.bool_()),
+            pa.field(f"{leaf.name}::max_exact", pa.bool_()),
+        ]
+    return pa.schema(fields)
+
+
+# ------------------------------------------------------------------ footers
+@dataclass
+class FooterStats:
+    """Statistics of one parquet file, combined over its row groups (None = unknown)."""
+
+    num_rows: int | None
+    types: dict[str, pa.DataType]
+    values: dict[str, tuple[Any, Any, int | None, bool | None, bool | None]]
+    error: str | None = None
+
+
+def _read_mode(column: Any, arrow_type: pa.DataType) -> int:
+    physical = column.physical_type
+    if physical == "INT96":
+        return _UNKNOWN
+    logical = column.logical_type.type
+    if physical in ("FLOAT", "DOUBLE"):
+        return _FLOAT
+    if physical == "BOOLEAN":
+        return _RAW
+    if logical in ("DECIMAL", "STRING", "ENUM", "JSON"):
+        return _LOGICAL
+    if logical == "INT" and '"isSigned":false' in column.logical_type.to_json():
+        return _LOGICAL
+    if logical in ("FLOAT16", "INTERVAL", "UUID", "BSON", "VARIANT", "GEOMETRY", "GEOGRAPHY"):
+        return _UNKNOWN
+    if physical in ("INT32", "INT64"):
+        if logical in ("NONE", "INT", "DATE", "TIME", "TIMESTAMP"):
+            if pa.types.is_decimal(arrow_type):
+                return _LOGICAL
+            return _RAW
+        return _UNKNOWN
+    if physical in _BYTE_ARRAYS:
+        if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
+            return _LOGICAL
+        return _RAW
+    return _UNKNOWN
+
+
+def read_footer_stats(path: str) -> FooterStats:
+    """Read one footer; damaged files give unknown statistics and an `error` (never an exception)."""
+    try:
+        md = pq.read_metadata(path)
+        arrow_schema = md.schema.to_arrow_schema()
+    except Exception as exc:  # pyarrow raises several types for damaged files
+        return FooterStats(None, {}, {}, f"{path}: unreadable parquet footer: {exc}")
+    try:
+        return _footer_stats(md, arrow_schema)
+    except Exception as exc:
+        return FooterStats(None, {}, {}, f"{path}: unreadable parquet statistics: {exc}")
+
+
+def _footer_stats(md: pq.FileMetaData, arrow_schema: pa.Schema) -> FooterStats:
+    leaf_types = {leaf.name: leaf.type for leaf in stat_leaves(arrow_schema)}
+    pschema = md.schema
+    columns: list[tuple[int, str, int, pa.DataType]] = []
+    for i in range(md.num_columns):
+        col = pschema.column(i)
+        if col.max_repetition_level > 0:
+            continue
+        name = col.path
+        typ = leaf_types.get(name)
+        if typ is None:
+            continue
+        columns.append((i, name, _read_mode(col, typ), typ))
+    num_rows = md.num_rows
+    n_groups = md.num_row_groups
+    values: dict[str, tuple[Any, Any, int | None, bool | None, bool | None]] = {}
+    groups = [md.row_group(g) for g in range(n_groups)]
+    for i, name, mode, typ in columns:
+        lo: Any = None
+        hi: Any = None
+        bounds_known = mode != _UNKNOWN
+        nulls: int | None = 0
+        seen_values = False
+        for rg in groups:
+            rg_rows = rg.num_rows
+            if rg_rows == 0:
+                continue
+            st = rg.column(i).statistics
+            if st is None:
+                nulls = None
+                bounds_known = False
+                break
+            rg_nulls = st.null_count if st.has_null_count else None
+            if rg_nulls is None:
+                nulls = None
+            elif nulls is not None:
+                nulls += rg_nulls
+            if not bounds_known:
+                continue
+            if not st.has_min_max:
+                if rg_nulls is not None and rg_nulls >= rg_rows:
+                    continue  # an all-null row group has no bounds to give
+                bounds_known = False
+                continue
+            if mode == _LOGICAL:
+                a, b = st.min, st.max
+            else:
+                a, b = st.min_raw, st.max_raw
+                if mode == _FLOAT and (math.isnan(a) or math.isnan(b)):
+                    bounds_known = False
+                    continue
+            if not seen_values:
+                lo, hi, seen_values = a, b, True
+            else:
+                if a < lo:
+                    lo = a
+                if b > hi:
+                    hi = b
+        if not bounds_known or not seen_values:
+            lo = hi = None
+        if lo is None:
+            exact_lo = exact_hi = None
+        elif pa.types.is_string(typ) or pa.types.is_large_string(typ) or pa.types.is_binary(typ) \
+                or pa.types.is_large_binary(typ) or pa.types.is_fixed_size_binary(typ):
+            # parquet may truncate byte-array bounds; pyarrow does not expose is_{min,max}_value_exact
+            exact_lo = exact_hi = None
+        else:
+            exact_lo = exact_hi = True
+        values[name] = (lo, hi, nulls, exact_lo, exact_hi)
+    return FooterStats(num_rows, {name: typ for _, name, _, typ in columns}, values)
+
+
+def _stat_array(values: list[Any], typ: pa.DataType) -> pa.Array:
+    """Statistics values (raw physical or logical) as an array of the column's Arrow type."""
+    if pa.types.is_timestamp(typ) or pa.types.is_time64(typ):
+        return pa.array(values, pa.int64()).cast(typ)
+    if pa.types.is_date32(typ) or pa.types.is_time32(typ):
+        return pa.array(values, pa.int32()).cast(typ)
+    if pa.types.is_date64(typ):
+        return pa.array(values, pa.int64()).cast(typ)
+    if pa.types.is_decimal(typ):
+        return pa.array([v if v is None or isinstance(v, Decimal) else Decimal(v) for v in values], typ)
+    return pa.array(values, typ)
+
+
+def footer_rows_to_table(
+    keys: Sequence[tuple[str, str, int, str]], stats: Sequence[FooterStats], target: Sequence[Leaf]
+) -> pa.Table:
+    """Rows (path, partition, file_size, instant) + footer statistics as a table with `target`'s columns
+    plus any leaf a file has beyond them."""
+    leaves: dict[str, pa.DataType] = {leaf.name: leaf.type for leaf in target}
+    for st in stats:
+        for name, typ in st.types.items():
+            leaves.setdefault(name, typ)
+    n = len(keys)
+    columns: dict[str, pa.Array] = {
+        "path": pa.array([k[0] for k in keys], pa.string()),
+        "partition": pa.array([k[1] for k in keys], pa.string()),
+        "file_size": pa.array([k[2] for k in keys], pa.int64()),
+        "instant": pa.array([k[3] for k in keys], pa.string()),
+        "num_rows": pa.array([s.num_rows for s in stats], pa.int64()),
+    }
+    for name, typ in leaves.items():
+        mins: list[Any] = [None] * n
+        maxs: list[Any] = [None] * n
+        nulls: list[int | None] = [None] * n
+        lo_exact: list[bool | None] = [None] * n
+        hi_exact: list[bool | None] = [None] * n
+        rows_by_type: dict[pa.DataType, list[int]] = {}
+        for r, st in enumerate(stats):
+            v = st.values.get(name)
+            if v is None:
+                if st.error is None and st.num_rows is not None and name not in st.types:
+                    nulls[r] = st.num_rows  # column absent from this file: all null
+                continue
+            mins[r], maxs[r], nulls[r], lo_exact[r], hi_exact[r] = v
+            if v[0] is not None and v[1] is not None:
+                rows_by_type.setdefault(st.types[name], []).append(r)
+        columns[f"{name}::min"], columns[f"{name}::max"] = _typed_bounds(
+            rows_by_type, mins, maxs, n, typ, lo_exact, hi_exact
+        )
+        columns[f"{name}::null_count"] = pa.array(nulls, pa.int64())
+        columns[f"{name}::min_exact"] = pa.array(lo_exact, pa.bool_())
+        columns[f"{name}::max_exact"] = pa.array(hi_exact, pa.bool_())
+    table = pa.table(columns)
+    return table.replace_schema_metadata({FORMAT_KEY: FORMAT_VERSION})
+
+
+def _typed_bounds(
+    rows_by_type: dict[pa.DataType, list[int]], mins: list[Any], maxs: list[Any], n: int, typ: pa.DataType,
+    lo_exact: list[bool | None], hi_exact: list[bool | None],
+) -> tuple[pa.Array, pa.Array]:
+    """min/max arrays of type `typ`: each file's values are built with the file's own column type and cast;
+    values that do not fit (or do not cast safely) become unknown."""
+    order: list[int] = []
+    lo_chunks: list[pa.Array] = []
+    hi_chunks: list[pa.Array] = []
+    for own, rows in rows_by_type.items():
+        lo_vals = [mins[r] for r in rows]
+        hi_vals = [maxs[r] for r in rows]
+        try:
+            lo = _stat_array(lo_vals, own)
+            hi = _stat_array(hi_vals, own)
+            if own != typ:
+                lo = lo.cast(typ, safe=True)
+                hi = hi.cast(typ, safe=True)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, TypeError, ValueError,
+                OverflowError, ArithmeticError):
+            lo = hi = pa.nulls(len(rows), typ)
+            for r in rows:
+                lo_exact[r] = hi_exact[r] = None
+        order += rows
+        lo_chunks.append(lo)
+        hi_chunks.append(hi)
+    present = set(order)
+    absent = [r for r in range(n) if r not in present]
+    order += absent
+    lo_chunks.append(pa.nulls(len(absent), typ))
+    hi_chunks.append(pa.nulls(len(absent), typ))
+    inverse = [0] * n
+    for pos, r in enumerate(order):
+        inverse[r] = pos
+    idx = pa.array(inverse, pa.int64())
+    lo_all = pa.concat_arrays(lo_chunks).take(idx)
+    hi_all = pa.concat_arrays(hi_chunks).take(idx)
+    # an unknown bound on one side makes both unknown
+    both = pc.and_(pc.is_valid(lo_all), pc.is_valid(hi_all))
+    if both.false_count:
+        lo_all = pc.if_else(both, lo_all, pa.nulls(n, typ))
+        hi_all = pc.if_else(both, hi_all, pa.nulls(n, typ))
+        for r, ok in enumerate(both.to_pylist()):
+            if not ok:
+                lo_exact[r] = hi_exact[r] = None
+    return lo_all, hi_all
+
+
+# --------------------------------------------------------------- segments
+def normalize(segment: pa.Table, target: Sequence[Leaf]) -> pa.Table:
+    """A persisted segment with exactly the key columns and `target`'s statistics columns.
+
+    A column the segment lacks was absent from every file of that segment (segments carry the union of
+    their files' columns), so its null count is the row count; a type that cannot be cast is unknown.
+    """
+    n = segment.num_rows
+    cols: list[pa.Array | pa.ChunkedArray] = [segment.column(f.name) for f in KEY_FIELDS]
+    names = set(segment.column_names)
+    num_rows = segment.column("num_rows")
+    for leaf in target:
+        mn, mx = f"{leaf.name}::min", f"{leaf.name}::max"
+        if mn in names:
+            lo, hi = segment.column(mn), segment.column(mx)
+            lo_exact, hi_exact = segment.column(f"{leaf.name}::min_exact"), segment.column(f"{leaf.name}::max_exact")
+            if lo.type != leaf.type:
+                try:
+                    lo = pc.cast(lo, leaf.type, safe=True)
+                    hi = pc.cast(hi, leaf.type, safe=True)
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+                    lo = hi = pa.nulls(n, leaf.type)
+                    lo_exact = hi_exact = pa.nulls(n, pa.bool_())
+            cols += [lo, hi, segment.column(f"{leaf.name}::null_count"), lo_exact, hi_exact]
+        else:
+            cols += [pa.nulls(n, leaf.type), pa.nulls(n, leaf.type), num_rows,
+                     pa.nulls(n, pa.bool_()), pa.nulls(n, pa.bool_())]
+    return pa.Table.from_arrays(cols, schema=stats_schema(target, with_has_log_files=False))
+
+
+def validate_segment(segment: pa.Table, where: str) -> None:
+    """Raise HudiTableError unless `segment` looks like an index segment this code wrote."""
+    meta = segment.schema.metadata or {}
+    if meta.get(FORMAT_KEY) != FORMAT_VERSION:
+        raise HudiTableError(f"{where}: not a column-statistics segment of format {FORMAT_VERSION.decode()}")
+    for f in KEY_FIELDS:
+        idx = segment.schema.get_field_index(f.name)
+        if idx < 0 or segment.schema.field(idx).type != f.type:
+            raise HudiTableError(f"{where}: column {f.name} missing or of the wrong type")
+    for f in KEY_FIELDS[:4]:
+        if segment.column(f.name).null_count:
+            raise HudiTableError(f"{where}: column {f.name} has nulls")
+    by_leaf: dict[str, set[str]] = {}
+    for name in segment.column_names:
+        if "::" in name:
+            leaf, _, kind = name.rpartition("::")
+            if kind not in STAT_KINDS:
+                raise HudiTableError(f"{where}: unknown statistics column {name}")
+            by_leaf.setdefault(leaf, set()).add(kind)
+    for leaf, kinds in by_leaf.items():
+        if kinds != set(STAT_KINDS):
+            raise HudiTableError(f"{where}: statistics of {leaf} are incomplete")
+        for kind, typ in (("null_count", pa.int64()), ("min_exact", pa.bool_()), ("max_exact", pa.bool_())):
+            if segment.schema.field(f"{leaf}::{kind}").type != typ:
+                raise HudiTableError(f"{where}: {leaf}::{kind} has the wrong type")
+        nulls = segment.column(f"{leaf}::null_count")
+        rows = segment.column("num_rows")
+        bad = pc.any(pc.or_(pc.less(nulls, 0), pc.greater(nulls, rows))).as_py()
+        if bad:
+            raise HudiTableError(f"{where}: {leaf}::null_count outside [0, num_rows]")
+
+
+def _key(path: str, size: int, instant: str) -> str:
+    return f"{path}\x00{size}\x00{instant}"
+
+
+# ------------------------------------------------------------------ index
+@dataclass
+class _State:
+    raw_segments: list[tuple[str, pa.Table]] = field(default_factory=list)
+    entries: pa.Table | None = None
+    positions: dict[str, int] = field(default_factory=dict)
+
+
+class ColumnStatsIndex:
+    """Per-file column statistics of a Hudi table's latest base files, persisted inside the table."""
+
+    def __init__(self, table: HudiTable, *, max_workers: int | None = None, persist: bool = True) -> None:
+        self.hudi_table = table
+        self.max_workers = max_workers or min(8, (os.cpu_count() or 2) * 2)
+        self.directory = Path(table.base_path).joinpath(*INDEX_DIR)
+        self._persist = persist
+        self._state: _State | None = None
+        self._target: list[Leaf] | None = None
+        self.counters = IndexCounters(persisted=persist)
+        self.last = IndexCounters(persisted=persist)
+        self.errors: list[str] = []
+
+    # --------------------------------------------------------------- public
+    def load(self) -> pa.Table:
+        """Statistics of the latest base files: from the index, plus footers of files it lacks (then saved)."""
+        return self.table()
+
+    def refresh(self) -> pa.Table:
+        """Re-read the table's timeline and listing (new commits), then update the index incrementally."""
+        self.hudi_table = self.hudi_table.reload()
+        self._state = None
+        self._target = None
+        return self.table()
+
+    def table(self, slices: Iterable[FileSlice] | None = None) -> pa.Table:
+        """The statistics table for `slices` (default: the latest file slices), one row per slice, in order."""
+        slice_list = list(self.hudi_table.latest_file_slices() if slices is None else slices)
+        last = IndexCounters(persisted=self._persist)
+        state, last = self._ensure_loaded(last)
+        target = self.target_leaves()
+        keys: list[str] = []
+        missing: list[tuple[str, str, int, str, str]] = []
+        positions = state.positions
+        seen_missing: set[str] = set()
+        for s in slice_list:
+            bf = s.base_file
+            if bf is None:
+                keys.append("")
+                continue
+            k = _key(bf.path, bf.size, s.base_instant)
+            keys.append(k)
+            if k not in positions and k not in seen_missing:
+                seen_missing.add(k)
+                missing.append((bf.path, s.partition_path, bf.size, s.base_instant, bf.full_path))
+        from_footers = len(missing)
+        if missing:
+            last = self._add_from_footers(state, missing, target, last)
+        assert state.entries is not None
+        positions = state.positions
+        indices = [positions.get(k) if k else None for k in keys]
+        n_base = sum(1 for s in slice_list if s.base_file is not None)
+        last = IndexCounters(
+            files_from_index=n_base - from_footers,
+            files_from_footers=from_footers,
+            unreadable_footers=last.unreadable_footers,
+            segments_read=last.segments_read,
+            segments_written=last.segments_written,
+            corrupt_segments=last.corrupt_segments,
+            persisted=last.persisted,
+        )
+        self.last = last
+        self.counters = self.counters + last
+        return self._assemble(state.entries, indices, slice_list, target)
+
+    def target_leaves(self) -> list[Leaf]:
+        """The statistics columns: leaves of the table schema, without partition columns only in paths."""
+        if self._target is None:
+            table = self.hudi_table
+            schema = table.arrow_schema()
+            path_only = set(table.properties.partition_fields) - set(table.file_schema().names)
+            self._target = [leaf for leaf in stat_leaves(schema) if leaf.name not in path_only]
+        return self._target
+
+    def clear(self) -> None:
+        """Delete the persisted index (it is rebuilt on the next load)."""
+        if self.directory.is_dir():
+            for p in self.directory.iterdir():
+                try:
+                    p.unlink()
+                except OSError:
+                    pass
+        self._state = None
+
+    # ------------------------------------------------------------ internals
+    def _segment_paths(self) -> list[Path]:
+        try:
+            return sorted(p for p in self.directory.iterdir() if p.name.startswith("seg-") and p.suffix == ".parquet")
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        except OSError:
+            return []
+
+    def _ensure_loaded(self, last: IndexCounters) -> tuple[_State, IndexCounters]:
+        if self._state is not None:
+            return self._state, last
+        state = _State()
+        read = corrupt = 0
+        for path in self._segment_paths():
+            try:
+                segment = pq.read_table(path)
+                validate_segment(segment, str(path))
+            except FileNotFoundError:
+                continue  # compacted away by a concurrent writer
+            except Exception as exc:  # damaged parquet or not ours: never trusted, rebuilt from footers
+                corrupt += 1
+                self.errors.append(f"{path}: ignored damaged index segment: {exc}")
+                self._try_unlink(path)
+                continue
+            read += 1
+            state.raw_segments.append((path.name, segment))
+        self._rebuild_entries(state)
+        self._state = state
+        return state, IndexCounters(
+            segments_read=read, corrupt_segments=corrupt, persisted=last.persisted
+        )
+
+    def _rebuild_entries(self, state: _State) -> None:
+        target = self.target_leaves()
+        parts = [normalize(seg, target) for _, seg in state.raw_segments]
+        if parts:
+            entries = pa.concat_tables(parts)
+        else:
+            entries = stats_schema(target, with_has_log_files=False).empty_table()
+        keys = pc.binary_join_element_wise(
+            entries.column("path"), pc.cast(entries.column("file_size"), pa.string()), entries.column("instant"),
+            "\x00",
+        ).to_pylist()
+        positions: dict[str, int] = {}
+        for i, k in enumerate(keys):
+            positions.setdefault(k, i)  # first segment wins; duplicates are identical by key
+        state.entries = entries
+        state.positions = positions
+
+    def _add_from_footers(
+        self, state: _State, missing: list[tuple[str, str, int, str, str]], target: list[Leaf],
+        last: IndexCounters,
+    ) -> IndexCounters:
+        paths = [m[4] for m in missing]
+        if len(paths) > 1 and self.max_workers > 1:
+            with ThreadPoolExecutor(max_workers=self.max_workers) as pool:
+                stats = list(pool.map(read_footer_stats, paths, chunksize=16))
+        else:
+            stats = [read_footer_stats(p) for p in paths]
+        unreadable = [i for i, s in enumerate(stats) if s.error is not None]
+        for i in unreadable:
+            err = stats[i].error
+            assert err is not None
+            self.errors.append(err)
+        keys = [(m[0], m[1], m[2], m[3]) for m in missing]
+        new = footer_rows_to_table(keys, stats, target)
+        written = 0
+        persisted = last.persisted
+        good = new
+        if unreadable:
+            mask = pa.array([s.error is None for s in stats])
+            good = new.filter(mask)
+        if self._persist and good.num_rows:
+            name = self._write_segment(good)
+            if name is None:
+                persisted = False
+            else:
+                written = 1
+                state.raw_segments.append((name, good))
+        else:
+            state.raw_segments.append(("<memory>", good))
+        if unreadable:
+            # unreadable footers: unknown statistics, kept in memory only so they are retried next time
+            state.raw_segments.append(("<unreadable>", new.filter(pc.invert(mask))))
+        self._rebuild_entries(state)
+        if persisted and self._persist:
+            compacted = self._maybe_compact(state)
+            written += compacted
+        return IndexCounters(
+            unreadable_footers=len(unreadable), segments_read=last.segments_read,
+            segments_written=written, corrupt_segments=last.corrupt_segments, persisted=persisted,
+        )
+
+    def _write_segment(self, table: pa.Table) -> str | None:
+        """Write atomically (temp file + rename); None when the table folder is not writable."""
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            stamp = time.strftime("%Y%m%d%H%M%S", time.gmtime())
+            name = f"seg-{stamp}-{uuid.uuid4().hex[:12]}.parquet"
+            tmp = self.directory / f".tmp-{name}"
+            pq.write_table(table, tmp, compression="zstd")
+            os.replace(tmp, self.directory / name)
+            return name
+        except OSError:
+            self._persist = False
+            return None
+
+    def _maybe_compact(self, state: _State) -> int:
+        persisted = [(n, s) for n, s in state.raw_segments if not n.startswith("<")]
+        live = len(self.hudi_table.latest_file_slices())
+        total = sum(s.num_rows for _, s in persisted)
+        if len(persisted) <= MAX_SEGMENTS and total <= max(2 * live, 1000):
+            return 0
+        # keep only rows of current latest base files
+        current = {
+            _key(s.base_file.path, s.base_file.size, s.base_instant)
+            for s in self.hudi_table.latest_file_slices() if s.base_file is not None
+        }
+        target = self.target_leaves()
+        merged = pa.concat_tables([normalize(seg, target) for _, seg in persisted])
+        keys = pc.binary_join_element_wise(
+            merged.column("path"), pc.cast(merged.column("file_size"), pa.string()), merged.column("instant"), "\x00"
+        )
+        keep = pc.is_in(keys, value_set=pa.array(sorted(current), pa.string()))
+        merged = merged.filter(keep).replace_schema_metadata({FORMAT_KEY: FORMAT_VERSION})
+        name = self._write_segment(merged)
+        if name is None:
+            return 0
+        for old, _ in persisted:
+            self._try_unlink(self.directory / old)
+        state.raw_segments = [(name, merged)] + [(n, s) for n, s in state.raw_segments if n.startswith("<")]
+        self._rebuild_entries(state)
+        return 1
+
+    def _try_unlink(self, path: Path) -> None:
+        try:
+            path.unlink()
+        except OSError:
+            pass
+
+    def _assemble(
+        self, entries: pa.Table, indices: list[int | None], slices: list[FileSlice], target: list[Leaf]
+    ) -> pa.Table:
+        taken = entries.take(pa.array(indices, pa.int64()))
+        # key columns come from the slices (log-only slices have no base file and no entry)
+        paths: list[str] = []
+        partitions: list[str] = []
+        sizes: list[int] = []
+        instants: list[str] = []
+        for s in slices:
+            bf = s.base_file
+            if bf is not None:
+                paths.append(bf.path)
+                sizes.append(bf.size)
+            else:
+                first = s.log_files[0]
+                paths.append(first.path)
+                sizes.append(first.size)
+            partitions.append(s.partition_path)
+            instants.append(s.base_instant)
+        has_logs = pa.array([bool(s.log_files) for s in slices], pa.bool_())
+        columns = [
+            pa.array(paths, pa.string()),
+            pa.array(partitions, pa.string()),
+            pa.array(sizes, pa.int64()),
+            pa.array(instants, pa.string()),
+            taken.column("num_rows"),
+            has_logs,
+        ]
+        columns += [taken.column(i) for i in range(len(KEY_FIELDS), taken.num_columns)]
+        return pa.Table.from_arrays(columns, schema=stats_schema(target, with_has_log_files=True))
