@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -38,10 +39,8 @@ def _literal_json(value: Literal | None) -> Any:
         return value
     if isinstance(value, UnknownLiteral):
         return {"unknown": value.text}
-    if isinstance(value, float) and value != value or value in (float("inf"), float("-inf")):
-        return literal_str(value)
     if isinstance(value, float):
-        return value
+        return value if math.isfinite(value) else literal_str(value)
     return literal_str(value)
 
 
