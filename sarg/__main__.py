@@ -13,7 +13,7 @@ import argparse
 import json
 import math
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from sarg.errors import SargError
@@ -31,7 +31,8 @@ def read_filter(text: str, schema: Any = None) -> SearchArgument:
         return parse(text, schema)
     if hiveql.looks_like_sarg(text):
         return parse(text, schema)
-    return hiveql.parse_hiveql(text, schema)
+    result: SearchArgument = hiveql.parse_hiveql(text, schema)
+    return result
 
 
 def _literal_json(value: Literal | None) -> Any:
@@ -84,7 +85,7 @@ def to_tree(s: SearchArgument) -> str:
     return "\n".join(lines)
 
 
-FORMATS = {
+FORMATS: dict[str, Callable[[SearchArgument], str]] = {
     "new": str,
     "old": lambda s: s.to_old_string(),
     "tree": to_tree,
