@@ -6,7 +6,7 @@ import datetime as _dt
 import math
 import re
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Context, Decimal, InvalidOperation
 
 _EPOCH = _dt.datetime(1970, 1, 1)
 _NANOS_PER_SECOND = 1_000_000_000
@@ -120,8 +120,12 @@ def decimal_str(value: Decimal) -> str:
     """``HiveDecimal.toString``: plain digits, trailing zeros stripped (``12.50`` prints ``12.5``)."""
     if value == 0:
         return "0"
-    normalized = value.normalize()
-    return format(normalized, "f")
+    return format(_strip_zeros(value), "f")
+
+
+def _strip_zeros(value: Decimal) -> Decimal:
+    """Trailing zeros removed without rounding (``Decimal.normalize()`` alone rounds to the context's 28 digits)."""
+    return value.normalize(Context(prec=max(1, len(value.as_tuple().digits))))
 
 
 def literal_str(value: Literal | None) -> str:
@@ -151,7 +155,7 @@ def literal_key(value: Literal | None) -> object:
             return ("f", "NaN")
         return ("f", value, math.copysign(1.0, value))
     if isinstance(value, Decimal):
-        return ("d", value.normalize() if value != 0 else Decimal(0))
+        return ("d", _strip_zeros(value) if value != 0 else Decimal(0))
     if isinstance(value, int):
         return ("i", value)
     return (type(value).__name__, value)
