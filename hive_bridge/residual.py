@@ -1,0 +1,105 @@
+"""A SearchArgument as a Spark SQL row filter: the residual Spark applies to the rows of the files kept.
+
+Leaves map one to one (EQUALS ``=``, NULL_SAFE_EQUALS ``<=>``, LESS_THAN ``<``, LESS_THAN_EQUALS ``<=``, IN, BETWEEN,
+IS_NULL), NOT/AND/OR keep SQL's three-valued logic. An ambiguous STRING list is applied as read (split at
+spaces): pruning keeps every file a wider reading could match, so pruned and unpruned reads still agree. A leaf whose literal is unknown (a semijoin ``DynamicValue``,
+text that did not convert) cannot be applied to rows: it becomes TRUE wherever it stands (NOT included), so the
+residual keeps a superset of the matching rows and never loses one. TruthValue constants become TRUE too, except
+the ones that can never be true (NO, NULL, NO_NULL), which become FALSE.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+import sarg
+from sarg import Operator, TreeOperator, TruthValue
+from sarg.literals import Literal, Timestamp, java_double_str
+
+
+def quote_identifier(column: str) -> str:
+    """A (possibly dotted, nested) column name as Spark SQL backquoted identifiers."""
+    return ".".join("`" + part.replace("`", "``") + "`" for part in column.split("."))
+
+
+def sql_string(value: str) -> str:
+    """A Spark SQL string literal (backslash escapes on, the Spark default)."""
+    escaped = value.replace("\\", "\\\\").replace("'", "\\'")
+    return f"'{escaped}'"
+
+
+def sql_literal(value: Literal | None) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int):
+        return f"CAST({value} AS BIGINT)" if -(2**31) <= value < 2**31 else f"{value}L"
+    if isinstance(value, float):
+        return f"CAST('{java_double_str(value)}' AS DOUBLE)"
+    if isinstance(value, Decimal):
+        text = format(value, "f")
+        digits = len(value.as_tuple().digits)
+        scale = max(0, -int(value.as_tuple().exponent))
+        precision = min(38, max(digits, scale, 1))
+        return f"CAST('{text}' AS DECIMAL({precision},{min(scale, precision)}))"
+    if isinstance(value, Timestamp):
+        return f"TIMESTAMP {sql_string(str(value))}"
+    if isinstance(value, dt.date):
+        return f"DATE '{value.isoformat()}'"
+    if isinstance(value, str):
+        return sql_string(value)
+    raise TypeError(f"no SQL literal for {value!r}")
+
+
+def _leaf_sql(leaf: sarg.PredicateLeaf) -> str | None:
+    """The leaf as SQL, or None when it cannot be applied to rows."""
+    if leaf.has_unknown_literal:
+        return None
+    col = quote_identifier(leaf.column)
+    op = leaf.operator
+    if op is Operator.IS_NULL:
+        return f"({col} IS NULL)"
+    if op is Operator.IN:
+        assert leaf.literals is not None
+        return f"({col} IN ({', '.join(sql_literal(v) for v in leaf.literals)}))"
+    if op is Operator.BETWEEN:
+        assert leaf.literals is not None
+        lo, hi = leaf.literals
+        return f"({col} BETWEEN {sql_literal(lo)} AND {sql_literal(hi)})"
+    symbol = {Operator.EQUALS: "=", Operator.NULL_SAFE_EQUALS: "<=>", Operator.LESS_THAN: "<",
+              Operator.LESS_THAN_EQUALS: "<="}[op]
+    return f"({col} {symbol} {sql_literal(leaf.literal)})"
+
+
+def to_sql(arg: sarg.SearchArgument | sarg.ExpressionTree) -> str:
+    """The SearchArgument as a Spark SQL boolean expression (see the module doc for unknown leaves)."""
+    tree = arg.expression if isinstance(arg, sarg.SearchArgument) else arg
+    return _node_sql(tree)
+
+
+def _node_sql(node: sarg.ExpressionTree) -> str:
+    op = node.operator
+    if op is TreeOperator.CONSTANT:
+        return "TRUE" if node.constant is not None and node.constant.is_needed() else "FALSE"
+    if op is TreeOperator.LEAF:
+        assert node.leaf is not None
+        return _leaf_sql(node.leaf) or "TRUE"
+    if op is TreeOperator.NOT:
+        child = node.children[0]
+        if _has_unknown(child):
+            return "TRUE"
+        return f"(NOT {_node_sql(child)})"
+    joiner = " AND " if op is TreeOperator.AND else " OR "
+    return "(" + joiner.join(_node_sql(kid) for kid in node.children) + ")"
+
+
+def _has_unknown(node: sarg.ExpressionTree) -> bool:
+    for n in node.walk():
+        if n.operator is TreeOperator.LEAF and n.leaf is not None and _leaf_sql(n.leaf) is None:
+            return True
+        if n.operator is TreeOperator.CONSTANT and n.constant is not TruthValue.YES and \
+                n.constant is not TruthValue.NO:
+            return True
+    return False

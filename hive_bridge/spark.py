@@ -1,0 +1,479 @@
+"""Hive-on-Spark reads of Hudi tables: the input format's surviving files, read by Spark's own parquet reader.
+
+    spark = hive_bridge.spark.session()
+    read = hive_bridge.spark.read_hudi(spark, "/data/trips", "(and leaf-(EQUALS city sf) (not leaf-(IS_NULL fare)))")
+    read.df.show(); print(read.listing.files_kept, "of", read.listing.files_total, "files read")
+
+The result equals a full read of the latest file slices with the same filter: pruning only drops files whose
+statistics prove no row matches, and the whole filter (the residual) is applied to the rows of the files kept.
+Merge-on-read slices with log files are read through hudi-rs's file-group reader (base file merged with its logs);
+if that cannot be done the read fails with a clear error rather than returning stale rows.
+
+``register(spark)`` adds the ``hudi-hive`` Python data source:
+``spark.read.format("hudi-hive").load(path).where("id > 5")`` prunes with the filters Spark pushes.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+import sarg
+from hive_bridge.errors import HiveBridgeError
+from hive_bridge.handler import (
+    HoodieParquetInputFormat,
+    HudiStorageHandler,
+    ListStatusResult,
+    prune_slices,
+)
+from hive_bridge.residual import to_sql
+from hive_bridge.table import FileSlice, HudiTable, HudiTableError
+from hive_bridge.table.stats import ColumnStatsIndex
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+try:  # the data source classes need pyspark at import time
+    from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+except ImportError:  # pragma: no cover - pyspark is a dependency
+    DataSource = object  # type: ignore[assignment,misc]
+    DataSourceReader = object  # type: ignore[assignment,misc]
+    InputPartition = object  # type: ignore[assignment,misc]
+
+
+class SparkReadError(HiveBridgeError):
+    """A read that cannot be done correctly (e.g. merge-on-read logs that cannot be merged)."""
+
+
+def session(app: str = "hive-bridge", master: str = "local[2]", **conf: str) -> SparkSession:
+    """A SparkSession configured for hive-bridge (workers use this interpreter; UTC; Python filter pushdown)."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    builder = (SparkSession.builder.master(master).appName(app)
+               .config("spark.ui.enabled", "false")
+               .config("spark.driver.bindAddress", "127.0.0.1")
+               .config("spark.driver.host", "127.0.0.1")
+               .config("spark.sql.session.timeZone", "UTC")
+               .config("spark.sql.shuffle.partitions", "2")
+               .config("spark.sql.python.filterPushdown.enabled", "true"))
+    for key, value in conf.items():
+        builder = builder.config(key.replace("__", "."), value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def spark_schema(schema: pa.Schema) -> Any:
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    return from_arrow_schema(schema)
+
+
+@dataclass
+class HiveRead:
+    """A pruned (or full) read: the DataFrame, what listStatus kept, and the filter applied to rows."""
+
+    df: DataFrame
+    listing: ListStatusResult
+    residual_sql: str | None
+
+
+def _filter_of(table: HudiTable, filt: str | sarg.SearchArgument | None) -> tuple[sarg.SearchArgument | None,
+                                                                                   str | None]:
+    """(SearchArgument to prune with, Spark SQL to apply to rows)."""
+    if filt is None or (isinstance(filt, str) and not filt.strip()):
+        return None, None
+    from hive_bridge.handler import _table_sarg_schema
+    from sarg import hiveql
+
+    schema = _table_sarg_schema(table)
+    if isinstance(filt, sarg.SearchArgument):
+        return filt, to_sql(filt)
+    try:
+        if hiveql.looks_like_sarg(filt):
+            parsed = sarg.parse(filt, schema)
+            return parsed, to_sql(parsed)
+        parsed = hiveql.parse_hiveql(filt, schema)
+    except sarg.SargError as exc:
+        raise SparkReadError(f"cannot read the filter: {exc}") from None
+    return parsed, filt  # HiveQL text: Spark applies the user's own filter to rows
+
+
+def list_files(path: str, filt: str | sarg.SearchArgument | None = None, *, prune: bool = True,
+               session_time_zone: str = "UTC", explain: bool = False) -> tuple[HudiTable, ListStatusResult,
+                                                                              str | None]:
+    try:
+        table = HudiTable.open(path)
+    except HudiTableError as exc:
+        raise SparkReadError(str(exc)) from None
+    parsed, residual = _filter_of(table, filt)
+    index = ColumnStatsIndex(table)
+    listing = prune_slices(table, index, table.latest_file_slices(), parsed if prune else None, None,
+                           session_time_zone, explain)
+    if not prune:
+        listing.sarg = parsed
+    return table, listing, residual
+
+
+def read_hudi(spark: SparkSession, path: str, filt: str | sarg.SearchArgument | None = None, *,
+              prune: bool = True, session_time_zone: str | None = None) -> HiveRead:
+    """Read a Hudi table's latest slices through the storage handler's listStatus, with Spark.
+
+    ``filt``: SearchArgument text (any printed form), a SearchArgument, or HiveQL filter text.
+    ``prune=False`` reads every latest file (the reference a pruned read must equal).
+    """
+    tz = session_time_zone or spark.conf.get("spark.sql.session.timeZone") or "UTC"
+    table, listing, residual = list_files(path, filt, prune=prune, session_time_zone=tz)
+    df = read_slices(spark, table, listing.slices)
+    if residual:
+        df = df.where(residual)
+    return HiveRead(df, listing, residual)
+
+
+def read_slices(spark: SparkSession, table: HudiTable, slices: Sequence[FileSlice]) -> DataFrame:
+    """The rows of the given latest file slices as one DataFrame, partition columns restored."""
+    schema = table.arrow_schema()
+    sp_schema = spark_schema(schema)
+    file_cols = set(table.file_schema().names)
+    path_cols = [f for f in table.properties.partition_fields if f not in file_cols]
+    plain = [(s, s.base_file.full_path) for s in slices if s.base_file is not None and not s.has_log_files]
+    merged = [s for s in slices if s.has_log_files or s.base_file is None]
+    frames: list[DataFrame] = []
+    if plain:
+        if path_cols:
+            by_partition: dict[str, list[tuple[FileSlice, str]]] = {}
+            for s, path in plain:
+                by_partition.setdefault(s.partition_path, []).append((s, path))
+            for group in by_partition.values():
+                frames.append(_read_parquet(spark, table, [p for _, p in group], path_cols,
+                                            group[0][0].partition_values))
+        else:
+            frames.append(_read_parquet(spark, table, [p for _, p in plain], [], {}))
+    if merged:
+        frames.append(_read_merged(spark, table, merged, schema))
+    if not frames:
+        return spark.createDataFrame([], sp_schema)
+    out = frames[0]
+    for frame in frames[1:]:
+        out = out.unionByName(frame, allowMissingColumns=True)
+    return out.select(*[f"`{f.name}`" for f in schema])
+
+
+def _read_parquet(spark: SparkSession, table: HudiTable, paths: list[str], path_cols: list[str],
+                  values: dict[str, str]) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    file_schema = spark_schema(table.file_schema())
+    old = spark.conf.get("spark.sql.sources.parallelPartitionDiscovery.threshold")
+    spark.conf.set("spark.sql.sources.parallelPartitionDiscovery.threshold", str(max(32, len(paths) + 1)))
+    try:
+        df = spark.read.schema(file_schema).parquet(*paths)
+    finally:
+        spark.conf.set("spark.sql.sources.parallelPartitionDiscovery.threshold", old or "32")
+    full = table.arrow_schema()
+    for col in path_cols:
+        value = values.get(col)
+        typ = spark_schema(pa.schema([full.field(col)])).fields[0].dataType
+        lit = F.lit(None if value in (None, "__HIVE_DEFAULT_PARTITION__") else value)
+        df = df.withColumn(col, lit.cast(typ))
+    return df
+
+
+def _read_merged(spark: SparkSession, table: HudiTable, slices: Sequence[FileSlice],
+                 schema: pa.Schema) -> DataFrame:
+    """Merge-on-read slices: hudi-rs merges each base file with its log files; refuse if it cannot."""
+    try:
+        import hudi
+    except ImportError:
+        raise SparkReadError(f"{table.base_path}: {len(slices)} file slices have log files (merge-on-read) and "
+                             "the `hudi` package that merges them is not installed; refusing to return "
+                             "stale rows") from None
+    batches: list[pa.RecordBatch] = []
+    try:
+        reader = hudi.HudiTableBuilder.from_base_uri(str(table.base_path)).build() \
+            .create_file_group_reader_with_options()
+        for s in slices:
+            base = s.base_file.path if s.base_file is not None else ""
+            logs = [lf.path for lf in s.log_files]
+            result = reader.read_file_slice_from_paths(base, logs)
+            batches.extend(result if isinstance(result, list) else [result])
+    except Exception as exc:
+        raise SparkReadError(f"{table.base_path}: cannot merge the log files of {len(slices)} merge-on-read "
+                             f"file slices ({type(exc).__name__}: {exc}); refusing to return stale rows") from None
+    names = [f.name for f in schema]
+    arrow = pa.Table.from_batches([b for b in batches if b.num_rows]) if any(b.num_rows for b in batches) else None
+    if arrow is None:
+        return spark.createDataFrame([], spark_schema(schema))
+    columns = []
+    for f in schema:
+        if f.name in arrow.column_names:
+            col = arrow.column(f.name)
+            columns.append(col.cast(f.type) if col.type != f.type else col)
+        else:
+            columns.append(pa.nulls(arrow.num_rows, f.type))
+    aligned = pa.table(columns, names=names)
+    return spark.createDataFrame(aligned)
+
+
+def read_table(spark: SparkSession, name: str, filt: str | sarg.SearchArgument | None = None, *,
+               prune: bool = True) -> HiveRead:
+    """Read a table of Spark's catalog (or a Hive metastore Spark is connected to) whose parameters say it is
+    stored by the Hudi storage handler: resolved to its location, then read as ``read_hudi`` does."""
+    location, params = _catalog_table(spark, name)
+    handler = params.get("storage_handler", "")
+    if handler != HudiStorageHandler.HANDLER_CLASS and "hudi" not in handler.lower() \
+            and params.get("provider", "").lower() != "hudi":
+        raise SparkReadError(f"table {name} is not stored by the Hudi storage handler "
+                             f"(storage_handler={handler or 'unset'})")
+    return read_hudi(spark, location, filt, prune=prune)
+
+
+def _catalog_table(spark: SparkSession, name: str) -> tuple[str, dict[str, str]]:
+    try:
+        rows = spark.sql(f"DESCRIBE TABLE EXTENDED {name}").collect()
+    except Exception as exc:
+        raise SparkReadError(f"table {name}: {str(exc).splitlines()[0]}") from None
+    info = {str(r[0]).strip(): str(r[1]).strip() for r in rows if r[0]}
+    location = info.get("Location", "")
+    params: dict[str, str] = {}
+    props = info.get("Table Properties", "")
+    for item in props.strip("[]").split(", "):
+        if "=" in item:
+            k, v = item.split("=", 1)
+            params[k.strip()] = v.strip()
+    if info.get("Provider"):
+        params["provider"] = info["Provider"]
+    if not location:
+        raise SparkReadError(f"table {name} has no location")
+    return location.removeprefix("file:"), params
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The `hudi-hive` Python data source
+# --------------------------------------------------------------------------------------------------------------
+
+_SCAN_REPORTS: list[dict[str, Any]] = []
+
+
+def last_scan_report() -> dict[str, Any] | None:
+    """Files read / total of the latest `hudi-hive` scan planned in this driver."""
+    return _SCAN_REPORTS[-1] if _SCAN_REPORTS else None
+
+
+def spark_filters_to_sarg(filters: Sequence[Any], types: dict[str, sarg.Type]) -> tuple[sarg.SearchArgument | None,
+                                                                                        list[Any]]:
+    """Spark's pushed filters (conjuncts) as one SearchArgument, with Spark's ORC conversion semantics:
+    > is NOT <=, >= is NOT <, IsNotNull is NOT IS_NULL, Not(f) is NOT f. Returns the SearchArgument and the
+    filters that could not be converted (Spark keeps applying those)."""
+    from pyspark.sql import datasource as ds
+
+    builder = sarg.builder()
+    rejected: list[Any] = []
+    converted = 0
+    builder.start_and()
+
+    def column(f: Any) -> str:
+        return ".".join(f.attribute)
+
+    def literal(value: Any, t: sarg.Type) -> Any:
+        import datetime as dt
+        from decimal import Decimal
+
+        if value is None:
+            return None
+        if t is sarg.Type.LONG and isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if t is sarg.Type.FLOAT and isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if t is sarg.Type.STRING and isinstance(value, str):
+            return value
+        if t is sarg.Type.BOOLEAN and isinstance(value, bool):
+            return value
+        if t is sarg.Type.DECIMAL and isinstance(value, (Decimal, int)) and not isinstance(value, bool):
+            return Decimal(value)
+        if t is sarg.Type.DATE and isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+            return value
+        if t is sarg.Type.TIMESTAMP and isinstance(value, dt.datetime):
+            if value.tzinfo is not None:
+                value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+            return sarg.Timestamp.from_datetime(value)
+        raise ValueError(f"literal {value!r} does not fit {t}")
+
+    def _emit_into(b: sarg.Builder, f: Any) -> bool:
+        if isinstance(f, ds.Not):
+            probe = sarg.builder()
+            if not _emit_into(probe, f.child):
+                return False
+            b.start_not()
+            _emit_into(b, f.child)
+            b.end()
+            return True
+        name = column(f) if hasattr(f, "attribute") else None
+        t = types.get(name.lower()) if name else None
+        if name is None or t is None:
+            return False
+        try:
+            if isinstance(f, ds.EqualTo):
+                b.equals(name, t, literal(f.value, t))
+            elif isinstance(f, ds.EqualNullSafe):
+                b.null_safe_equals(name, t, literal(f.value, t))
+            elif isinstance(f, ds.LessThan):
+                b.less_than(name, t, literal(f.value, t))
+            elif isinstance(f, ds.LessThanOrEqual):
+                b.less_than_equals(name, t, literal(f.value, t))
+            elif isinstance(f, ds.GreaterThan):
+                b.start_not().less_than_equals(name, t, literal(f.value, t)).end()
+            elif isinstance(f, ds.GreaterThanOrEqual):
+                b.start_not().less_than(name, t, literal(f.value, t)).end()
+            elif isinstance(f, ds.In):
+                b.in_(name, t, *[literal(v, t) for v in f.value])
+            elif isinstance(f, ds.IsNull):
+                b.is_null(name, t)
+            elif isinstance(f, ds.IsNotNull):
+                b.start_not().is_null(name, t).end()
+            else:
+                return False
+        except (ValueError, sarg.SargError):
+            return False
+        return True
+
+    for f in filters:
+        if _emit_into(builder, f):
+            converted += 1
+        else:
+            rejected.append(f)
+    if not converted:
+        return None, rejected
+    builder.end()
+    return builder.build(), rejected
+
+
+class _FilesPartition(InputPartition):  # type: ignore[misc]
+    def __init__(self, files: list[tuple[str, tuple[str, ...], dict[str, str]]]) -> None:
+        super().__init__(files)
+        self.files = files
+
+
+class HudiHiveReader(DataSourceReader):  # type: ignore[misc]
+    """Prunes with the filters Spark pushes, then reads the surviving files (and merged MOR slices)."""
+
+    def __init__(self, path: str, schema: Any, options: dict[str, str]) -> None:
+        self.path = path
+        self.schema = schema
+        self.options = options
+        self.filters: list[Any] = []
+
+    def pushFilters(self, filters: list[Any]) -> Iterator[Any]:
+        # Pruning is by file, never by row: every filter goes back to Spark, which applies it to rows.
+        self.filters = list(filters)
+        yield from filters
+
+    def partitions(self) -> Sequence[InputPartition]:
+        table = HudiTable.open(self.path)
+        types: dict[str, sarg.Type] = {}
+        from hive_bridge.handler import _table_sarg_schema
+        from sarg.schema import type_of
+
+        for name, hive_type in _table_sarg_schema(table).items():
+            ct = type_of(hive_type)
+            if ct.sarg_type is not None:
+                types[name.lower()] = ct.sarg_type
+        filt, _ = spark_filters_to_sarg(self.filters, types)
+        listing = prune_slices(table, ColumnStatsIndex(table), table.latest_file_slices(), filt, None,
+                               self.options.get("sessionTimeZone", "UTC"))
+        _SCAN_REPORTS.append({"path": self.path, "filter": str(filt) if filt else None,
+                              "files_total": listing.files_total, "files_read": listing.files_kept,
+                              "slices_read": len(listing.slices)})
+        parts = []
+        for s in listing.slices:
+            base = s.base_file.full_path if s.base_file is not None else ""
+            parts.append(_FilesPartition([(base, tuple(lf.full_path for lf in s.log_files),
+                                           dict(s.partition_values))]))
+        return parts or [_FilesPartition([])]
+
+    def read(self, partition: _FilesPartition) -> Iterator[pa.RecordBatch]:
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        target = to_arrow_schema(self.schema)
+        for base, logs, values in partition.files:
+            if logs or not base:
+                table = _merge_with_hudi(self.path, base, list(logs))
+            else:
+                table = pq.read_table(base)
+            yield from _conform(table, target, values).to_batches()
+
+
+def _merge_with_hudi(root: str, base: str, logs: list[str]) -> pa.Table:
+    import hudi
+
+    reader = hudi.HudiTableBuilder.from_base_uri(root).build().create_file_group_reader_with_options()
+    rel = os.path.relpath(base, root) if base else ""
+    result = reader.read_file_slice_from_paths(rel, [os.path.relpath(p, root) for p in logs])
+    batches = result if isinstance(result, list) else [result]
+    return pa.Table.from_batches(batches)
+
+
+def _conform(table: pa.Table, target: pa.Schema, partition_values: dict[str, str]) -> pa.Table:
+    cols = []
+    for f in target:
+        if f.name in table.column_names:
+            col = table.column(f.name)
+            cols.append(col.cast(f.type) if col.type != f.type else col)
+        elif f.name in partition_values:
+            value = partition_values[f.name]
+            arr = pa.array([None if value == "__HIVE_DEFAULT_PARTITION__" else value] * table.num_rows,
+                           pa.string())
+            cols.append(arr.cast(f.type))
+        else:
+            cols.append(pa.nulls(table.num_rows, f.type))
+    return pa.table(cols, schema=target)
+
+
+class HudiHiveDataSource(DataSource):  # type: ignore[misc]
+    """``spark.read.format("hudi-hive").load(path)``: a Hudi table read through the Hive storage handler path."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "hudi-hive"
+
+    def schema(self) -> Any:
+        return spark_schema(HudiTable.open(self._path()).arrow_schema())
+
+    def _path(self) -> str:
+        path = self.options.get("path")
+        if not path:
+            raise SparkReadError("hudi-hive needs a path: spark.read.format('hudi-hive').load(path)")
+        return str(path).removeprefix("file:")
+
+    def reader(self, schema: Any) -> DataSourceReader:
+        return HudiHiveReader(self._path(), schema, dict(self.options))
+
+
+def register(spark: SparkSession) -> None:
+    """Register the ``hudi-hive`` data source with a session (and turn Python filter pushdown on)."""
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+    spark.dataSource.register(HudiHiveDataSource)
+
+
+__all__ = [
+    "HiveRead",
+    "HoodieParquetInputFormat",
+    "HudiHiveDataSource",
+    "SparkReadError",
+    "last_scan_report",
+    "list_files",
+    "read_hudi",
+    "read_slices",
+    "read_table",
+    "register",
+    "session",
+    "spark_filters_to_sarg",
+]
