@@ -1,0 +1,5 @@
+"""``python -m hive_bridge`` is the ``hive-bridge`` command."""
+
+from hive_bridge.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,369 @@
+"""``hive-bridge``: replay the filters of real Hive/Spark logs against a Hudi table, explain a filter, read with
+Spark, build the statistics index, or run the demo.
+
+Bad input never ends a run: a filter that does not parse prints where and why and the run goes on; the exit code
+is 1 when anything failed (2 for a usage error such as a table that cannot be opened). No Python traceback is
+shown for user errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from rich.console import Console
+from rich.table import Table
+
+import sarg
+from hive_bridge.errors import HiveBridgeError
+from hive_bridge.handler import ListStatusResult, _table_sarg_schema, prune_slices
+from hive_bridge.logscan import FoundFilter, distinct_filters
+from hive_bridge.table import HudiTable
+from hive_bridge.table.stats import ColumnStatsIndex
+
+
+def _human_bytes(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{n} B"  # pragma: no cover
+
+
+class UsageError(HiveBridgeError):
+    """A command-line mistake: exit code 2."""
+
+
+def _open_table(path: str) -> HudiTable:
+    try:
+        return HudiTable.open(path)
+    except HiveBridgeError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def read_any_filter(text: str, schema: dict[str, str] | None) -> sarg.SearchArgument:
+    from sarg.__main__ import read_filter
+
+    return read_filter(text, schema)
+
+
+@dataclass
+class ReplayRow:
+    found: FoundFilter
+    sarg: sarg.SearchArgument
+    listing: ListStatusResult
+    seconds: float
+    verified: bool | None = None
+    verify_detail: str = ""
+
+    def as_json(self, table: HudiTable) -> dict[str, Any]:
+        return {
+            "filter": self.found.text,
+            "sarg": str(self.sarg),
+            "kind": self.found.kind,
+            "source": self.found.source,
+            "first_line": self.found.line,
+            "occurrences": self.found.occurrences,
+            "files_total": self.listing.files_total,
+            "files_kept": self.listing.files_kept,
+            "bytes_total": self.listing.bytes_total,
+            "bytes_kept": self.listing.bytes_kept,
+            "dropped_by_partition": self.listing.dropped_by_partition,
+            "dropped_by_statistics": self.listing.dropped_by_statistics,
+            "kept_unknown": self.listing.kept_unknown,
+            "kept_log_files": self.listing.kept_log_files,
+            "seconds": round(self.seconds, 6),
+            "kept": [_relative(table, f.path) for f in self.listing.files],
+            **({"verified": self.verified} if self.verified is not None else {}),
+        }
+
+
+def _relative(table: HudiTable, path: str) -> str:
+    try:
+        return Path(path).relative_to(Path(table.base_path)).as_posix()
+    except ValueError:
+        return path
+
+
+def _input_lines(sources: Sequence[str]) -> Iterator[str]:
+    if not sources or sources == ["-"]:
+        yield from sys.stdin
+        return
+    for src in sources:
+        if src == "-":
+            yield from sys.stdin
+            continue
+        try:
+            with open(src, encoding="utf-8", errors="replace") as fh:
+                yield from fh
+        except OSError as exc:
+            raise UsageError(f"cannot read {src}: {exc.strerror}") from None
+
+
+def verify_filter(spark: Any, table: HudiTable, listing: ListStatusResult, residual: str | None) -> tuple[bool, str]:
+    """Read the kept files and all latest files with the same row filter; the rows must be identical."""
+    from pyspark.sql import functions as F
+
+    from hive_bridge.spark import read_slices
+
+    pruned = read_slices(spark, table, listing.slices)
+    full = read_slices(spark, table, table.latest_file_slices())
+    if residual:
+        pruned, full = pruned.where(residual), full.where(residual)
+    as_json = [F.to_json(F.struct("*")).alias("row")]
+    p, f = pruned.select(as_json), full.select(as_json)
+    missing = f.exceptAll(p).count()
+    extra = p.exceptAll(f).count()
+    if missing or extra:
+        return False, f"{missing} rows missing from the pruned read, {extra} unexpected"
+    return True, f"{f.count()} rows identical"
+
+
+def cmd_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
+    table = _open_table(args.table)
+    index = ColumnStatsIndex(table)
+    schema = _table_sarg_schema(table)
+    slices = table.latest_file_slices()
+    found = distinct_filters(_input_lines(args.logs))
+    failures = 0
+    rows: list[ReplayRow] = []
+    spark = None
+    if args.verify:
+        from hive_bridge.spark import session
+
+        spark = session("hive-bridge-replay")
+    from hive_bridge.residual import to_sql
+
+    progress = _progress(err, len(found)) if len(found) > 20 and err.is_terminal and not args.json else None
+    task = progress.add_task("replaying", total=len(found)) if progress else None
+    if progress:
+        progress.start()
+    try:
+        for f in found:
+            try:
+                parsed = read_any_filter(f.text, schema)
+            except sarg.SargError as exc:
+                failures += 1
+                where = f"line {f.line}" + (f" (+{f.occurrences - 1} more)" if f.occurrences > 1 else "")
+                err.print(f"[red]error[/red] in {where}: {exc}", markup=True, highlight=False)
+                if progress and task is not None:
+                    progress.advance(task)
+                continue
+            t0 = time.perf_counter()
+            listing = prune_slices(table, index, slices, parsed, None, args.time_zone)
+            row = ReplayRow(f, parsed, listing, time.perf_counter() - t0)
+            if spark is not None:
+                residual = f.text if f.kind == "hiveql" else to_sql(parsed)
+                try:
+                    row.verified, row.verify_detail = verify_filter(spark, table, listing, residual)
+                except Exception as exc:  # a Spark failure is reported, the run goes on
+                    row.verified, row.verify_detail = False, f"verify failed: {str(exc).splitlines()[0]}"
+                if not row.verified:
+                    failures += 1
+                    err.print(f"[red]verify[/red] line {f.line}: {row.verify_detail}", markup=True,
+                              highlight=False)
+            rows.append(row)
+            if args.json:
+                out.file.write(json.dumps(row.as_json(table), ensure_ascii=False) + "\n")
+            if progress and task is not None:
+                progress.advance(task)
+    finally:
+        if progress:
+            progress.stop()
+    if not args.json:
+        _print_replay(out, table, rows, failures)
+    elif failures:
+        err.print(f"{failures} filters failed", highlight=False)
+    return 1 if failures else 0
+
+
+def _progress(console: Console, total: int) -> Any:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=console, transient=True)
+
+
+def _print_replay(out: Console, table: HudiTable, rows: list[ReplayRow], failures: int) -> None:
+    t = Table(title=f"Filter replay against {table.name} ({table.properties.table_type}, "
+                    f"{len(table.latest_file_slices())} latest file slices)", show_lines=False)
+    t.add_column("#", justify="right")
+    t.add_column("filter", overflow="fold", max_width=60)
+    t.add_column("seen", justify="right")
+    t.add_column("files kept", justify="right")
+    t.add_column("bytes kept", justify="right")
+    t.add_column("kept: unknown", justify="right")
+    t.add_column("time", justify="right")
+    if any(r.verified is not None for r in rows):
+        t.add_column("verify")
+    files_total = files_kept = bytes_total = bytes_kept = unknown = 0
+    for i, r in enumerate(rows, start=1):
+        lst = r.listing
+        cells = [str(i), r.found.text if r.found.kind == "hiveql" else str(r.sarg), str(r.found.occurrences),
+                 f"{lst.files_kept} / {lst.files_total}",
+                 f"{_human_bytes(lst.bytes_kept)} / {_human_bytes(lst.bytes_total)}",
+                 str(lst.kept_unknown), f"{r.seconds * 1000:.1f} ms"]
+        if r.verified is not None:
+            cells.append("rows identical" if r.verified else f"DIFFERENT: {r.verify_detail}")
+        t.add_row(*cells)
+        files_total += lst.files_total
+        files_kept += lst.files_kept
+        bytes_total += lst.bytes_total
+        bytes_kept += lst.bytes_kept
+        unknown += lst.kept_unknown
+    out.print(t)
+    pct = 100.0 * (1 - files_kept / files_total) if files_total else 0.0
+    out.print(f"{len(rows)} distinct filters ({sum(r.found.occurrences for r in rows)} occurrences); "
+              f"files kept {files_kept} / {files_total} ({pct:.1f}% pruned), bytes kept "
+              f"{_human_bytes(bytes_kept)} / {_human_bytes(bytes_total)}; {unknown} kept only because something "
+              f"was unknown; {failures} failed", highlight=False)
+
+
+def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from hive_bridge.expression import translate
+
+    table = _open_table(args.table)
+    schema = _table_sarg_schema(table)
+    try:
+        parsed = read_any_filter(args.filter, schema)
+    except sarg.SargError as exc:
+        err.print(f"error: {exc}", highlight=False)
+        return 1
+    out.print(f"[bold]SearchArgument[/bold]  {parsed}", highlight=False)
+    out.print(f"[bold]old form[/bold]        {parsed.to_old_string()}", highlight=False)
+    out.print(f"[bold]HudiExpression[/bold]  {translate(parsed, schema)}", highlight=False)
+    listing = prune_slices(table, ColumnStatsIndex(table), table.latest_file_slices(), parsed, None,
+                           args.time_zone, explain=True)
+    t = Table(title="file verdicts")
+    t.add_column("file", overflow="fold")
+    t.add_column("verdict")
+    t.add_column("truth")
+    t.add_column("reason", overflow="fold")
+    for v in listing.verdicts:
+        verdict = "keep" if v.kept else "skip"
+        if v.kept and v.unknown:
+            verdict = "keep (unknown)"
+        t.add_row(v.path, verdict, str(v.truth) if v.truth else "-", f"[{v.stage}] {v.reason}")
+    out.print(t)
+    out.print(f"files kept {listing.files_kept} / {listing.files_total}: dropped {listing.dropped_by_partition} by "
+              f"partition values, {listing.dropped_by_statistics} by statistics; {listing.kept_unknown} kept "
+              f"because something was unknown; {listing.kept_log_files} with log files", highlight=False)
+    return 0
+
+
+def cmd_read(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from hive_bridge.spark import read_hudi, read_table, session
+
+    spark = session("hive-bridge-read")
+    if args.metastore:
+        from hive_bridge.metastore import MetastoreClient  # type: ignore[attr-defined]
+
+        db, _, name = args.table.rpartition(".")
+        with MetastoreClient(args.metastore) as client:
+            hive_table = client.get_table(db or "default", name)
+        location = hive_table.location
+        read = read_hudi(spark, location, args.filter)
+    elif Path(args.table).exists():
+        read = read_hudi(spark, args.table, args.filter)
+    else:
+        read = read_table(spark, args.table, args.filter)
+    listing = read.listing
+    err.print(f"read {listing.files_kept} of {listing.files_total} files "
+              f"({_human_bytes(listing.bytes_kept)} of {_human_bytes(listing.bytes_total)})", highlight=False)
+    df = read.df
+    if args.output:
+        df.write.mode("overwrite").parquet(args.output)
+        err.print(f"wrote {args.output}", highlight=False)
+    else:
+        rows = df.limit(args.limit).collect()
+        t = Table()
+        for name in df.columns:
+            t.add_column(name, overflow="fold")
+        for r in rows:
+            t.add_row(*[str(v) for v in r])
+        out.print(t)
+    return 0
+
+
+def cmd_index(args: argparse.Namespace, out: Console, err: Console) -> int:
+    table = _open_table(args.table)
+    index = ColumnStatsIndex(table)
+    t0 = time.perf_counter()
+    with err.status("reading parquet footers…"):
+        stats = index.refresh()
+    c = index.last
+    out.print(f"index of {table.name}: {stats.num_rows} files, {c.files_from_footers} footers read, "
+              f"{c.files_from_index} from the index, {c.unreadable_footers} unreadable "
+              f"({time.perf_counter() - t0:.2f} s) in {index.directory}", highlight=False)
+    return 1 if c.unreadable_footers else 0
+
+
+def cmd_demo(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from hive_bridge.demo import run_demo
+
+    return run_demo(out, err, rebuild=args.rebuild)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="hive-bridge", description=__doc__.split("\n\n")[0] if __doc__ else None)
+    sub = ap.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("replay", help="find the filters in Hive/Spark logs and replay them against a Hudi table")
+    p.add_argument("--table", required=True, help="the Hudi table's folder")
+    p.add_argument("logs", nargs="*", help="log files (default or '-': standard input)")
+    p.add_argument("--json", action="store_true", help="JSON Lines: one object per distinct filter")
+    p.add_argument("--verify", action="store_true", help="read each filter pruned and unpruned with Spark")
+    p.add_argument("--time-zone", default="UTC", help="session time zone for timestamp literals (default UTC)")
+    p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser("explain", help="a filter's SearchArgument, HudiExpression and each file's verdict")
+    p.add_argument("--table", required=True)
+    p.add_argument("filter", help="SearchArgument text (any printed form) or HiveQL filter text")
+    p.add_argument("--time-zone", default="UTC")
+    p.set_defaults(func=cmd_explain)
+
+    p = sub.add_parser("read", help="read a Hudi table through the pruned Hive-on-Spark path")
+    p.add_argument("--table", required=True, help="a folder, a Spark catalog table, or db.table with --metastore")
+    p.add_argument("--filter", default=None)
+    p.add_argument("--metastore", default=None, help="thrift://host:port of a Hive metastore")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--limit", type=int, default=20)
+    g.add_argument("--output", default=None, help="write the rows as parquet to this folder")
+    p.set_defaults(func=cmd_read)
+
+    p = sub.add_parser("index", help="build or refresh the column-statistics index")
+    p.add_argument("--table", required=True)
+    p.set_defaults(func=cmd_index)
+
+    p = sub.add_parser("demo", help="build a sample table, replay a sample log, compare pruned and full reads")
+    p.add_argument("--rebuild", action="store_true", help="rebuild the cached sample table")
+    p.set_defaults(func=cmd_demo)
+    return ap
+
+
+def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    out = Console(file=stdout or sys.stdout, soft_wrap=False)
+    err = Console(file=stderr or sys.stderr, stderr=stderr is None)
+    try:
+        return int(args.func(args, out, err))
+    except UsageError as exc:
+        err.print(f"hive-bridge {args.command}: {exc}", highlight=False)
+        return 2
+    except HiveBridgeError as exc:
+        err.print(f"hive-bridge {args.command}: {exc}", highlight=False)
+        return 1
+    except KeyboardInterrupt:
+        err.print("interrupted", highlight=False)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,142 @@
+"""Find the filters in real Hive and Spark logs, without being told which kind of log it is.
+
+Recognised, line by line:
+- Spark's ORC reader (logger ``org.apache.orc.impl.ReaderImpl`` at DEBUG), one line per file read:
+  ``Reading ORC rows from file:/…/part-0.orc with {include: […], offset: 0, length: 556, sarg: <SARG>,
+  schema: struct<…>, …}`` — the SearchArgument and the file schema it was typed with.
+- Hive's ORC input format: ``ORC pushdown predicate: <SARG>``, including the old newline-separated form
+  (``leaf-0 = (…)`` lines up to ``expr = …``) spanning several lines.
+- EXPLAIN output and HiveServer2 operation logs: ``filterExpr: <HiveQL>`` and ``hive.io.filter.text=<HiveQL>``.
+- Files with one filter per line: a line that is a SearchArgument in any printed form, or (a line that does not
+  look like a log line) HiveQL filter text.
+A scan logs one line per file, so filters repeat: they are deduplicated, counting occurrences.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+_ORC_READER = re.compile(r"Reading ORC rows from (?P<file>\S+) with \{(?P<body>.*)\}\s*$")
+_PUSHDOWN = re.compile(r"ORC pushdown predicate:\s?(?P<sarg>.*)$")
+_FILTER_EXPR = re.compile(r"filterExpr:\s*(?P<text>.+?)\s*(?:\(type: boolean\))?\s*$")
+_FILTER_TEXT = re.compile(r"hive\.io\.filter\.text\s*[=:]\s*(?P<text>.+?)\s*$")
+_LOG_PREFIX = re.compile(
+    r"^\s*(?:\d{2,4}[-/]\d{2}[-/]\d{2}[ T]\d{2}:\d{2}|\d{2}:\d{2}:\d{2}|\[?(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL)\b)"
+)
+_OLD_ENTRY = re.compile(r"^\s*leaf-\d+\s*=\s*\(")
+_OLD_EXPR = re.compile(r"^\s*expr\s*=")
+_SARG_START = re.compile(r"^\s*(?:leaf-|\((?:and|or|not)[\s)]|expr\s*=|(?:YES|NO|NULL)[A-Z_]*\s*$)")
+
+
+@dataclass
+class FoundFilter:
+    """One filter found in the input: its text, the schema logged with it (if any), where it was first seen."""
+
+    text: str
+    kind: str  # "sarg" or "hiveql"
+    source: str  # "spark-orc", "hive-orc", "explain", "jobconf", "line"
+    line: int
+    schema: str | None = None
+    occurrences: int = 1
+    lines: list[int] = field(default_factory=list)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.kind, self.text)
+
+
+def _split_reader_body(body: str) -> tuple[str | None, str | None]:
+    """The ``sarg:`` and ``schema:`` values of an ORC reader options dump."""
+    sarg_at = body.find("sarg: ")
+    if sarg_at < 0:
+        return None, None
+    schema_at = body.find(", schema: struct<", sarg_at)
+    if schema_at < 0:
+        end = body.find(", ", sarg_at + 6)
+        return body[sarg_at + 6: end if end >= 0 else len(body)].strip(), None
+    sarg_text = body[sarg_at + 6: schema_at]
+    start = schema_at + len(", schema: ")
+    depth = 0
+    for i in range(start, len(body)):
+        ch = body[i]
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+            if depth == 0:
+                return sarg_text, body[start: i + 1]
+    return sarg_text, body[start:]
+
+
+def scan_lines(lines: Iterable[str]) -> Iterator[FoundFilter]:
+    """Every filter occurrence in the input, in order (not deduplicated)."""
+    pending: list[str] | None = None
+    pending_line = 0
+    for number, raw in enumerate(lines, start=1):
+        line = raw.rstrip("\r\n")
+        if pending is not None:  # inside an old newline-separated SearchArgument
+            stripped = line.strip()
+            if _OLD_ENTRY.match(stripped):
+                pending.append(stripped)
+                continue
+            if _OLD_EXPR.match(stripped):
+                pending.append(stripped)
+                yield FoundFilter("\n".join(pending), "sarg", "hive-orc", pending_line)
+                pending = None
+                continue
+            yield FoundFilter("\n".join(pending), "sarg", "hive-orc", pending_line)  # truncated: parse reports it
+            pending = None
+        m = _ORC_READER.search(line)
+        if m:
+            sarg_text, schema = _split_reader_body(m.group("body"))
+            if sarg_text:
+                yield FoundFilter(sarg_text, "sarg", "spark-orc", number, schema)
+            continue
+        m = _PUSHDOWN.search(line)
+        if m:
+            text = m.group("sarg").strip()
+            if _OLD_ENTRY.match(text) and "expr =" not in text:
+                pending, pending_line = [text], number
+            elif text:
+                yield FoundFilter(text, "sarg", "hive-orc", number)
+            continue
+        m = _FILTER_EXPR.search(line)
+        if m:
+            yield FoundFilter(m.group("text"), "hiveql", "explain", number)
+            continue
+        m = _FILTER_TEXT.search(line)
+        if m:
+            yield FoundFilter(m.group("text"), "hiveql", "jobconf", number)
+            continue
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if _OLD_ENTRY.match(stripped) and "expr =" not in stripped and not stripped.rstrip().endswith(", "):
+            pending, pending_line = [stripped], number
+            continue
+        if _SARG_START.match(stripped):
+            yield FoundFilter(stripped, "sarg", "line", number)
+            continue
+        if _LOG_PREFIX.match(line):
+            continue
+        yield FoundFilter(stripped, "hiveql", "line", number)
+    if pending is not None:
+        yield FoundFilter("\n".join(pending), "sarg", "hive-orc", pending_line)
+
+
+def distinct_filters(lines: Iterable[str]) -> list[FoundFilter]:
+    """Filters deduplicated by text, in order of first appearance, with occurrence counts and line numbers."""
+    seen: dict[tuple[str, str], FoundFilter] = {}
+    for found in scan_lines(lines):
+        first = seen.get(found.key)
+        if first is None:
+            found.lines = [found.line]
+            seen[found.key] = found
+        else:
+            first.occurrences += 1
+            first.lines.append(found.line)
+            if first.schema is None:
+                first.schema = found.schema
+    return list(seen.values())
