@@ -96,8 +96,8 @@ def run_demo(out: Console, err: Console, rebuild: bool = False) -> int:
     import io
 
     from hive_bridge import cli
-    from hive_bridge.spark import read_slices, session
     from hive_bridge.spark import list_files as list_kept
+    from hive_bridge.spark import read_slices, session
 
     path = demo_table(rebuild, err)
     from hive_bridge.table import HudiTable
