@@ -1,0 +1,179 @@
+"""Per-file column statistics: the columnar table layout the index produces, and a scalar model of one row.
+
+The statistics table (``pyarrow.Table``, one row per file):
+
+- ``path`` string, ``partition`` string, ``file_size`` int64, ``instant`` string,
+  ``num_rows`` int64 (null = unknown), ``has_log_files`` bool (such files are always kept);
+- per data column ``c`` (dotted names for nested fields): ``c::min`` and ``c::max`` in the column's arrow type
+  (null = unknown bound), ``c::null_count`` int64 (null = unknown, never read as 0), ``c::min_exact`` and
+  ``c::max_exact`` bool (False = truncated bound, never used to conclude anything; null = unknown: not exact for
+  string/binary columns, exact for the others), optionally ``c::nan_count`` int64 (null = unknown; without it a
+  float column may hold NaN that its min/max do not show, since parquet statistics ignore NaN).
+- a column absent from a file's schema has null_count = num_rows and null bounds in that file.
+
+:class:`FileStats` / :class:`ColumnStats` hold the same facts for one file, for the scalar evaluator and the
+explain path. Values are Python values of the column's arrow type as ``pyarrow`` gives them, except that
+timestamps are integers in the column's unit (so nanoseconds survive) and dates may be ``datetime.date`` or
+days since the epoch.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+import pyarrow as pa
+
+SEP = "::"
+MIN, MAX, NULL_COUNT, MIN_EXACT, MAX_EXACT, NAN_COUNT = "min", "max", "null_count", "min_exact", "max_exact", \
+    "nan_count"
+STAT_SUFFIXES = (MIN, MAX, NULL_COUNT, MIN_EXACT, MAX_EXACT, NAN_COUNT)
+FILE_COLUMNS = ("path", "partition", "file_size", "instant", "num_rows", "has_log_files")
+
+StatValue = int | float | str | bytes | bool | Decimal | _dt.date | _dt.datetime
+
+
+def stat_name(column: str, stat: str) -> str:
+    """``stat_name("a.b", "min") == "a.b::min"``."""
+    return f"{column}{SEP}{stat}"
+
+
+def data_columns(schema: pa.Schema) -> dict[str, pa.DataType]:
+    """Data column name -> arrow type, from the ``c::min`` / ``c::max`` columns of a statistics table."""
+    out: dict[str, pa.DataType] = {}
+    for f in schema:
+        base, sep, stat = f.name.rpartition(SEP)
+        if sep and stat in (MIN, MAX) and base not in out:
+            out[base] = f.type
+    # columns that only have a null_count (no bounds column at all) are still known columns
+    for f in schema:
+        base, sep, stat = f.name.rpartition(SEP)
+        if sep and stat in STAT_SUFFIXES and base not in out:
+            out[base] = pa.null()
+    return out
+
+
+def resolve_column(columns: Mapping[str, object], name: str) -> str | None:
+    """The statistics column a SearchArgument column name means: exact match, else the single
+    case-insensitive match (Hive lower-cases names: ORC-670, SPARK-32646); None when absent or ambiguous."""
+    if name in columns:
+        return name
+    low = name.lower()
+    matches = [c for c in columns if c.lower() == low]
+    return matches[0] if len(matches) == 1 else None
+
+
+@dataclass(frozen=True)
+class ColumnStats:
+    """One column's statistics in one file. None means unknown, never zero."""
+
+    min: StatValue | None = None
+    max: StatValue | None = None
+    null_count: int | None = None
+    min_exact: bool | None = None
+    max_exact: bool | None = None
+    nan_count: int | None = None
+
+
+@dataclass(frozen=True)
+class FileStats:
+    """One file: its row count (None = unknown), its columns' statistics and their arrow types.
+
+    ``types`` must name the arrow type of every column in ``columns``; a column not in ``columns`` is unknown
+    (YES_NO_NULL). ``has_log_files``: a Hudi file slice with log files is always kept."""
+
+    num_rows: int | None
+    columns: Mapping[str, ColumnStats] = field(default_factory=dict)
+    types: Mapping[str, pa.DataType] = field(default_factory=dict)
+    path: str = ""
+    has_log_files: bool = False
+
+    def __post_init__(self) -> None:
+        missing = [c for c in self.columns if c not in self.types]
+        if missing:
+            raise ValueError(f"no arrow type for column(s) {missing}")
+
+
+def _pylist(array: pa.ChunkedArray) -> list[object]:
+    t = array.type
+    if pa.types.is_timestamp(t) or pa.types.is_time(t) or pa.types.is_duration(t):
+        return pa.compute.cast(array, pa.int64()).to_pylist()  # type: ignore[no-any-return]
+    return array.to_pylist()  # type: ignore[no-any-return]
+
+
+def file_stats_from_table(table: pa.Table) -> list[FileStats]:
+    """Every row of a statistics table as a FileStats (for the explain path and tests; slow for big tables)."""
+    import pyarrow.compute  # noqa: F401  (registers pa.compute)
+
+    n = table.num_rows
+    names = set(table.column_names)
+
+    def col(name: str) -> list[object]:
+        return _pylist(table.column(name)) if name in names else [None] * n
+
+    num_rows = col("num_rows")
+    paths = col("path")
+    logs = col("has_log_files")
+    types = data_columns(table.schema)
+    per_col = {c: {s: col(stat_name(c, s)) for s in STAT_SUFFIXES} for c in types}
+    out: list[FileStats] = []
+    for i in range(n):
+        columns = {
+            c: ColumnStats(
+                min=stats[MIN][i], max=stats[MAX][i], null_count=stats[NULL_COUNT][i],  # type: ignore[arg-type]
+                min_exact=stats[MIN_EXACT][i], max_exact=stats[MAX_EXACT][i],  # type: ignore[arg-type]
+                nan_count=stats[NAN_COUNT][i])  # type: ignore[arg-type]
+            for c, stats in per_col.items()
+        }
+        out.append(FileStats(num_rows=num_rows[i], columns=columns, types=types,  # type: ignore[arg-type]
+                             path=str(paths[i] or ""), has_log_files=bool(logs[i])))
+    return out
+
+
+def stats_table(files: list[FileStats], types: Mapping[str, pa.DataType] | None = None) -> pa.Table:
+    """The statistics table for a list of FileStats (the inverse of :func:`file_stats_from_table`)."""
+    import pyarrow.compute  # noqa: F401
+
+    all_types: dict[str, pa.DataType] = dict(types or {})
+    for f in files:
+        for c, t in f.types.items():
+            all_types.setdefault(c, t)
+    data: dict[str, pa.Array] = {
+        "path": pa.array([f.path for f in files], pa.string()),
+        "partition": pa.array([""] * len(files), pa.string()),
+        "file_size": pa.array([0] * len(files), pa.int64()),
+        "instant": pa.array([""] * len(files), pa.string()),
+        "num_rows": pa.array([f.num_rows for f in files], pa.int64()),
+        "has_log_files": pa.array([f.has_log_files for f in files], pa.bool_()),
+    }
+    for c, t in all_types.items():
+        stats = [f.columns.get(c, ColumnStats()) for f in files]
+        for side in (MIN, MAX):
+            values = [getattr(s, side) for s in stats]
+            if pa.types.is_timestamp(t):
+                arr = pa.array(values, pa.int64()).view(t)
+            else:
+                arr = pa.array(values, t)
+            data[stat_name(c, side)] = arr
+        data[stat_name(c, NULL_COUNT)] = pa.array([s.null_count for s in stats], pa.int64())
+        data[stat_name(c, MIN_EXACT)] = pa.array([s.min_exact for s in stats], pa.bool_())
+        data[stat_name(c, MAX_EXACT)] = pa.array([s.max_exact for s in stats], pa.bool_())
+        if any(s.nan_count is not None for s in stats):
+            data[stat_name(c, NAN_COUNT)] = pa.array([s.nan_count for s in stats], pa.int64())
+    return pa.table(data)
+
+
+__all__ = [
+    "FILE_COLUMNS",
+    "SEP",
+    "STAT_SUFFIXES",
+    "ColumnStats",
+    "FileStats",
+    "data_columns",
+    "file_stats_from_table",
+    "resolve_column",
+    "stat_name",
+    "stats_table",
+]

@@ -1,0 +1,568 @@
+"""The same verdicts as :mod:`hive_bridge.evaluator`, for every file of a statistics table at once.
+
+A TruthValue is three boolean arrays (can be true, can be false, can be null), so Hive's and/or/not become
+bitwise operations; the per-leaf questions are the plans of :func:`hive_bridge.evaluator.compile_leaf`, answered
+with Arrow compute kernels over the statistics columns (no per-file Python). The statistics table layout is
+described in :mod:`hive_bridge.stats_types`.
+
+    >>> result = prune(sarg_or_expression, stats_table, session_tz="UTC")
+    >>> result.keep            # pyarrow BooleanArray, one per file
+    >>> result.kept, result.dropped, result.kept_because_unknown
+
+Timestamps: see :mod:`hive_bridge.evaluator` (wall-clock literals; UTC-adjusted columns convert the literal
+from ``session_tz``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import TypeAlias, overload
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hive_bridge.evaluator import (
+    MAX_SIDE,
+    MIN_SIDE,
+    AndF,
+    AnyIn,
+    Cmp,
+    Const,
+    Domain,
+    DomainValue,
+    Formula,
+    Kind,
+    LeafPlan,
+    NotF,
+    OrF,
+    PointIn,
+    Var,
+    Verdict,
+    as_expression,
+    domain_of,
+    evaluate,
+    plan_leaves,
+)
+from hive_bridge.expression import And, Constant, ExpressionError, HudiExpression, Not, Or, Predicate
+from hive_bridge.stats_types import (
+    MAX,
+    MAX_EXACT,
+    MIN,
+    MIN_EXACT,
+    NAN_COUNT,
+    NULL_COUNT,
+    data_columns,
+    file_stats_from_table,
+    stat_name,
+)
+from sarg import SearchArgument, TruthValue
+
+BoolVec: TypeAlias = bool | pa.BooleanArray
+
+#: TruthValue <-> code: bit 4 = can be true, bit 2 = can be false, bit 1 = can be null.
+TRUTH_CODES: dict[int, TruthValue] = {
+    (4 if tv.can_true else 0) | (2 if tv.can_false else 0) | (1 if tv.can_null else 0): tv for tv in TruthValue
+}
+CODE_OF: dict[TruthValue, int] = {tv: code for code, tv in TRUTH_CODES.items()}
+
+
+# -- bool vectors that may be Python constants -------------------------------------------------------------
+
+def v_and(a: BoolVec, b: BoolVec) -> BoolVec:
+    if a is False or b is False:
+        return False
+    if a is True:
+        return b
+    if b is True:
+        return a
+    return pc.and_(a, b)
+
+
+def v_or(a: BoolVec, b: BoolVec) -> BoolVec:
+    if a is True or b is True:
+        return True
+    if a is False:
+        return b
+    if b is False:
+        return a
+    return pc.or_(a, b)
+
+
+def v_not(a: BoolVec) -> BoolVec:
+    if isinstance(a, bool):
+        return not a
+    return pc.invert(a)
+
+
+def v_full(a: BoolVec, n: int) -> pa.BooleanArray:
+    if isinstance(a, bool):
+        return pa.array([a], pa.bool_()).take(pa.array([0] * 0, pa.int32())) if n == 0 else \
+            pc.fill_null(pa.nulls(n, pa.bool_()), a)
+    return a
+
+
+@dataclass(frozen=True)
+class Triple:
+    """A TruthValue per file as three bool vectors."""
+
+    t: BoolVec
+    f: BoolVec
+    n: BoolVec
+
+    def and_(self, o: Triple) -> Triple:
+        return Triple(v_and(self.t, o.t), v_or(self.f, o.f),
+                      v_or(v_and(self.n, v_or(o.t, o.n)), v_and(self.t, o.n)))
+
+    def or_(self, o: Triple) -> Triple:
+        return Triple(v_or(self.t, o.t), v_and(self.f, o.f),
+                      v_or(v_and(self.n, v_or(o.f, o.n)), v_and(self.f, o.n)))
+
+    def not_(self) -> Triple:
+        return Triple(self.f, self.t, self.n)
+
+    @staticmethod
+    def of(tv: TruthValue) -> Triple:
+        return Triple(tv.can_true, tv.can_false, tv.can_null)
+
+
+# -- the prepared statistics ------------------------------------------------------------------------------
+
+@dataclass
+class _Column:
+    domain: Domain | None
+    min: pa.Array | None  # domain representation, null where not usable
+    max: pa.Array | None
+    min_ok: BoolVec
+    max_ok: BoolVec
+    may_value: BoolVec
+    may_null: BoolVec
+    may_nan: BoolVec
+    info_missing_bounds: BoolVec
+    info_missing_nulls: BoolVec
+
+
+class StatsTable:
+    """A statistics table prepared for pruning: columns are read into comparison form once, on first use, and
+    reused by every later :func:`prune` call on this object."""
+
+    def __init__(self, table: pa.Table) -> None:
+        self.table = table
+        self.num_files = table.num_rows
+        self.types: dict[str, pa.DataType] = data_columns(table.schema)
+        self._cols: dict[str, _Column] = {}
+        names = set(table.column_names)
+        n = self.num_files
+        self.num_rows: pa.Array = (self._array("num_rows") if "num_rows" in names
+                                   else pa.nulls(n, pa.int64()))
+        self.rows_unknown: BoolVec = _is_null(self.num_rows)
+        empty = pc.fill_null(pc.equal(self.num_rows, 0), False)
+        self.empty: BoolVec = empty if pc.any(empty).as_py() else False
+        if "has_log_files" in names:
+            logs = pc.fill_null(self._array("has_log_files"), False)
+            self.has_log: BoolVec = logs if pc.any(logs).as_py() else False
+        else:
+            self.has_log = False
+
+    def _array(self, name: str) -> pa.Array:
+        col = self.table.column(name)
+        return col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+
+    def column(self, name: str) -> _Column:
+        found = self._cols.get(name)
+        if found is None:
+            found = self._cols[name] = self._prepare(name)
+        return found
+
+    def _prepare(self, name: str) -> _Column:
+        names = set(self.table.column_names)
+        n = self.num_files
+        arrow_type = self.types[name]
+        domain = domain_of(arrow_type)
+        nc_name = stat_name(name, NULL_COUNT)
+        nc = self._array(nc_name) if nc_name in names else pa.nulls(n, pa.int64())
+        nc_unknown = _is_null(nc)
+        all_null = pc.fill_null(pc.greater_equal(nc, self.num_rows), False)
+        may_value = _simplify(pc.invert(all_null))
+        may_null = _simplify(pc.fill_null(pc.greater(nc, 0), True))
+        bounds: dict[str, pa.Array | None] = {}
+        oks: dict[str, BoolVec] = {}
+        for side, exact_stat in ((MIN, MIN_EXACT), (MAX, MAX_EXACT)):
+            col_name = stat_name(name, side)
+            if domain is None or col_name not in names:
+                bounds[side], oks[side] = None, False
+                continue
+            values = _domain_array(self._array(col_name), domain)
+            ok = pc.is_valid(values)
+            if domain.kind is Kind.FLOAT:
+                ok = pc.and_(ok, pc.invert(pc.fill_null(pc.is_nan(values), True)))
+            ex_name = stat_name(name, exact_stat)
+            if ex_name in names:
+                exact = pc.fill_null(self._array(ex_name), domain.kind is not Kind.STRING)
+                ok = pc.and_(ok, exact)
+            elif domain.kind is Kind.STRING:
+                bounds[side], oks[side] = None, False  # exactness unknown: a string bound may be truncated
+                continue
+            ok_s = _simplify(ok)
+            if ok_s is False:
+                bounds[side], oks[side] = None, False
+                continue
+            if ok_s is not True and values.null_count != n - pc.sum(ok).as_py():
+                values = pc.if_else(ok, values, pa.scalar(None, values.type))
+            bounds[side], oks[side] = values, ok_s
+        may_nan: BoolVec = False
+        if domain is not None and domain.kind is Kind.FLOAT:
+            nan_name = stat_name(name, NAN_COUNT)
+            if nan_name in names:
+                may_nan = _simplify(v_and(may_value, pc.fill_null(pc.greater(self._array(nan_name), 0), True)))
+            else:
+                may_nan = may_value
+        nulls_missing = v_or(nc_unknown, self.rows_unknown)
+        bounds_missing = v_or(nulls_missing, v_and(may_value, v_or(v_not(oks[MIN]), v_not(oks[MAX]))))
+        return _Column(domain, bounds[MIN], bounds[MAX], oks[MIN], oks[MAX], may_value, may_null, may_nan,
+                       _simplify_vec(bounds_missing), _simplify_vec(nulls_missing))
+
+
+def _is_null(arr: pa.Array) -> BoolVec:
+    if arr.null_count == 0:
+        return False
+    if arr.null_count == len(arr):
+        return True
+    return pc.is_null(arr)
+
+
+def _simplify(arr: pa.BooleanArray) -> BoolVec:
+    """A constant when every element is the same (saves work later)."""
+    if len(arr) == 0:
+        return False
+    true = pc.sum(arr).as_py() or 0
+    if true == len(arr):
+        return True
+    if true == 0:
+        return False
+    return arr
+
+
+def _simplify_vec(a: BoolVec) -> BoolVec:
+    return a if isinstance(a, bool) else _simplify(a)
+
+
+def _domain_array(arr: pa.Array, domain: Domain) -> pa.Array:
+    fam = domain.family
+    if fam == "timestamp":
+        return arr.view(pa.int64())
+    if fam == "date":
+        return pc.cast(arr.view(pa.int32()), pa.int64())
+    if fam in ("int", "bool"):
+        return pc.cast(arr, pa.int64())
+    if fam == "float":
+        return pc.cast(arr, pa.float64())
+    return arr
+
+
+def _scalar(col: _Column, value: DomainValue) -> object:
+    """A domain value as a scalar comparable with the column's prepared arrays."""
+    assert col.domain is not None
+    if col.domain.family == "decimal":
+        assert col.min is not None or col.max is not None
+        typ = (col.min if col.min is not None else col.max).type  # type: ignore[union-attr]
+        return pa.scalar(Decimal(value).scaleb(-col.domain.scale), typ)
+    if col.domain.kind is Kind.FLOAT:
+        return float(value)
+    return value
+
+
+_CMP = {"<": pc.less, "<=": pc.less_equal, ">": pc.greater, ">=": pc.greater_equal, "==": pc.equal}
+
+
+def _bound(col: _Column, side: str, op: str, value: DomainValue, unknown: bool) -> BoolVec:
+    values = col.min if side == MIN_SIDE else col.max
+    ok = col.min_ok if side == MIN_SIDE else col.max_ok
+    if values is None or ok is False:
+        return unknown
+    cmp = _CMP[op](values, _scalar(col, value))
+    if ok is True:
+        return cmp
+    if unknown:
+        return pc.or_kleene(cmp, pc.invert(ok))
+    return pc.and_kleene(cmp, ok)
+
+
+def eval_formula_vec(formula: Formula, col: _Column) -> BoolVec:
+    """A plan formula for every file."""
+    if isinstance(formula, Const):
+        return formula.value
+    if isinstance(formula, Var):
+        return getattr(col, formula.name)
+    if isinstance(formula, Cmp):
+        return _bound(col, formula.side, formula.op, formula.value, formula.unknown)
+    if isinstance(formula, AnyIn):
+        out: BoolVec = False
+        for lo, hi in formula.ranges:
+            out = v_or(out, v_and(_bound(col, MIN_SIDE, "<=", hi, True), _bound(col, MAX_SIDE, ">=", lo, True)))
+            if out is True:
+                break
+        return out
+    if isinstance(formula, PointIn):
+        if col.min is None or col.max is None or col.min_ok is False or col.max_ok is False:
+            return False
+        same = pc.equal(col.min, col.max)
+        same = pc.fill_null(same, False) if same.null_count else same
+        if not pc.any(same).as_py():
+            return False
+        value_set = pa.array([_scalar(col, p) for p in formula.points])
+        if value_set.type != col.min.type:
+            value_set = value_set.cast(col.min.type)
+        return v_and(same, pc.fill_null(pc.is_in(col.min, value_set=value_set), False))
+    if isinstance(formula, AndF):
+        out = True
+        for item in formula.items:
+            out = v_and(out, eval_formula_vec(item, col))
+            if out is False:
+                break
+        return out
+    if isinstance(formula, OrF):
+        out = False
+        for item in formula.items:
+            out = v_or(out, eval_formula_vec(item, col))
+            if out is True:
+                break
+        return out
+    if isinstance(formula, NotF):
+        return v_not(eval_formula_vec(formula.item, col))
+    raise ExpressionError(f"unknown formula {formula!r}")  # pragma: no cover
+
+
+# -- pruning ------------------------------------------------------------------------------------------------
+
+class TruthColumn(Sequence[TruthValue]):
+    """Per-file TruthValues, stored as codes (:data:`TRUTH_CODES`); ``column[i]`` is a TruthValue."""
+
+    def __init__(self, codes: pa.UInt8Array) -> None:
+        self.codes = codes
+        self._cache: list[TruthValue] | None = None
+
+    def _values(self) -> list[TruthValue]:
+        if self._cache is None:
+            self._cache = [TRUTH_CODES[c] for c in self.codes.to_pylist()]
+        return self._cache
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    @overload
+    def __getitem__(self, index: int) -> TruthValue: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[TruthValue]: ...
+
+    def __getitem__(self, index: int | slice) -> TruthValue | list[TruthValue]:
+        if isinstance(index, slice):
+            return self._values()[index]
+        return TRUTH_CODES[self.codes[index].as_py()]
+
+    def counts(self) -> dict[TruthValue, int]:
+        """How many files have each TruthValue."""
+        out = {tv: 0 for tv in TruthValue}
+        for item in pc.value_counts(self.codes).to_pylist():
+            out[TRUTH_CODES[item["values"]]] = item["counts"]
+        return out
+
+
+@dataclass(frozen=True)
+class PruneResult:
+    """The verdict for every file of a statistics table (in table order).
+
+    - ``keep``: BooleanArray, the files to read (root can be true, or the file has log files);
+    - ``truth``: the TruthValue of every file (a sequence; ``truth.codes`` is the UInt8Array of codes,
+      :data:`TRUTH_CODES`); empty files (num_rows = 0) are NO;
+    - ``unknown``: BooleanArray, files kept only because some leaf was YES_NO_NULL for lack of information
+      (had those leaves said "no row matches" in their position, the file would have been skipped);
+    - counts: ``files``, ``kept``, ``dropped``, ``kept_because_unknown``, ``kept_log_files`` (kept only because
+      of their log files), ``empty_files`` (num_rows = 0, skipped);
+    - ``reason(i)``: why file ``i`` got its verdict (computed on demand by the scalar evaluator).
+    """
+
+    keep: pa.BooleanArray
+    truth: TruthColumn
+    unknown: pa.BooleanArray
+    files: int
+    kept: int
+    dropped: int
+    kept_because_unknown: int
+    kept_log_files: int
+    empty_files: int
+    expression: HudiExpression = field(repr=False, compare=False)
+    stats: StatsTable = field(repr=False, compare=False)
+    session_tz: str = "UTC"
+
+    @property
+    def truth_codes(self) -> pa.UInt8Array:
+        return self.truth.codes
+
+    def truth_values(self) -> list[TruthValue]:
+        return self.truth[:]
+
+    def kept_indices(self) -> list[int]:
+        return pc.indices_nonzero(self.keep).to_pylist()  # type: ignore[no-any-return]
+
+    def verdict(self, index: int) -> Verdict:
+        """The scalar evaluator's verdict (with reasons) for file ``index``."""
+        row = self.stats.table.slice(index, 1)
+        return evaluate(self.expression, file_stats_from_table(row)[0], self.session_tz)
+
+    def reason(self, index: int) -> str:
+        """Why file ``index`` is kept or skipped, one line."""
+        return "; ".join(self.verdict(index).reasons)
+
+    def summary(self) -> str:
+        return (f"{self.files} files: kept {self.kept} ({self.kept_because_unknown} only because of missing "
+                f"information, {self.kept_log_files} for log files), skipped {self.dropped} "
+                f"({self.empty_files} empty)")
+
+
+def _leaf_triple(plan: LeafPlan, stats: StatsTable) -> tuple[Triple, BoolVec]:
+    """A leaf's truth for every file, and where it is unknown for lack of information."""
+    if plan.constant is not None:
+        unknown = plan.unknown and plan.constant is TruthValue.YES_NO_NULL
+        return Triple.of(plan.constant), unknown
+    assert plan.column is not None
+    col = stats.column(plan.column)
+    t = eval_formula_vec(plan.t, col)
+    f = eval_formula_vec(plan.f, col)
+    n = eval_formula_vec(plan.n, col)
+    # an impossible (empty) answer from contradictory statistics cannot prune: make it YES_NO_NULL
+    empty = v_not(v_or(t, v_or(f, n)))
+    if empty is not False:
+        t, f, n = v_or(t, empty), v_or(f, empty), v_or(n, empty)
+    missing = col.info_missing_bounds if plan.uses_bounds else col.info_missing_nulls
+    unknown = v_and(missing, v_and(t, v_and(f, n)))
+    return Triple(t, f, n), unknown
+
+
+def _combine(expr: HudiExpression, leaf: dict[Predicate | Constant, Triple],
+             replace: dict[Predicate | Constant, BoolVec] | None) -> Triple:
+    """Hive's and/or/not bottom-up; with ``replace``, unknown leaves say "no match" in their polarity."""
+    results: dict[int, Triple] = {}
+    stack: list[tuple[HudiExpression, bool, bool]] = [(expr, False, False)]
+    while stack:
+        node, negative, done = stack.pop()
+        if isinstance(node, Predicate | Constant):
+            value = leaf[node]
+            if replace is not None:
+                unk = replace[node]
+                if unk is not False:
+                    keep = v_not(unk)
+                    if negative:  # YES where unknown
+                        value = Triple(v_or(value.t, unk), v_and(value.f, keep), v_and(value.n, keep))
+                    else:  # NO where unknown
+                        value = Triple(v_and(value.t, keep), v_or(value.f, unk), v_and(value.n, keep))
+            results[id(node)] = value
+            continue
+        kid_negative = not negative if isinstance(node, Not) else negative
+        if not done:
+            stack.append((node, negative, True))
+            stack.extend((kid, kid_negative, False) for kid in node.children)
+            continue
+        values = [results[id(kid)] for kid in node.children]
+        if isinstance(node, Not):
+            results[id(node)] = values[0].not_()
+        else:
+            acc = values[0]
+            for other in values[1:]:
+                acc = acc.and_(other) if isinstance(node, And) else acc.or_(other)
+            assert isinstance(node, And | Or)
+            results[id(node)] = acc
+    return results[id(expr)]
+
+
+def _count(a: BoolVec, n: int) -> int:
+    if isinstance(a, bool):
+        return n if a else 0
+    return int(pc.sum(a).as_py() or 0)
+
+
+def prune(expr: HudiExpression | SearchArgument, stats: pa.Table | StatsTable,
+          session_tz: str = "UTC") -> PruneResult:
+    """Judge every file of a statistics table; see :class:`PruneResult`.
+
+    ``stats``: the statistics table (``pyarrow.Table``) or a :class:`StatsTable` prepared from it (reuse one
+    across calls to read each statistics column only once). ``session_tz``: the time zone wall-clock timestamp
+    literals are read in when compared with UTC-adjusted timestamp columns (default UTC)."""
+    prepared = stats if isinstance(stats, StatsTable) else StatsTable(stats)
+    expression = as_expression(expr)
+    n = prepared.num_files
+    plans = plan_leaves(expression, prepared.types, session_tz)
+    triples: dict[Predicate | Constant, Triple] = {}
+    unknowns: dict[Predicate | Constant, BoolVec] = {}
+    for leaf, plan in plans.items():
+        triples[leaf], unknowns[leaf] = _leaf_triple(plan, prepared)
+    root = _combine(expression, triples, None)
+    not_empty = v_not(prepared.empty)
+    t = v_and(root.t, not_empty)
+    f = v_or(root.f, prepared.empty)
+    nn = v_and(root.n, not_empty)
+    keep = v_or(t, prepared.has_log)
+    if any(u is not False for u in unknowns.values()):
+        replaced = _combine(expression, triples, unknowns)
+        unknown = v_and(v_and(t, v_not(replaced.t)), v_not(prepared.has_log))
+    else:
+        unknown = False
+    keep_arr = v_full(keep, n)
+    codes = _codes(t, f, nn, n)
+    kept = _count(keep, n)
+    return PruneResult(
+        keep=keep_arr,
+        truth=TruthColumn(codes),
+        unknown=v_full(unknown, n),
+        files=n,
+        kept=kept,
+        dropped=n - kept,
+        kept_because_unknown=_count(unknown, n),
+        kept_log_files=_count(v_and(prepared.has_log, v_not(t)), n),
+        empty_files=_count(v_and(prepared.empty, v_not(prepared.has_log)), n),
+        expression=expression,
+        stats=prepared,
+        session_tz=session_tz,
+    )
+
+
+def _codes(t: BoolVec, f: BoolVec, nn: BoolVec, n: int) -> pa.UInt8Array:
+    if all(isinstance(x, bool) for x in (t, f, nn)):
+        code = (4 if t else 0) | (2 if f else 0) | (1 if nn else 0)
+        return pc.cast(pc.fill_null(pa.nulls(n, pa.int8()), code), pa.uint8())
+    parts: list[pa.Array] = []
+    for bit, vec in ((4, t), (2, f), (1, nn)):
+        if vec is False:
+            continue
+        full = v_full(vec, n)
+        parts.append(pc.if_else(full, pa.scalar(bit, pa.uint8()), pa.scalar(0, pa.uint8())))
+    out = parts[0]
+    for p in parts[1:]:
+        out = pc.bit_wise_or(out, p)
+    return out
+
+
+def evaluate_table(expr: HudiExpression | SearchArgument, stats: pa.Table | StatsTable,
+                   session_tz: str = "UTC") -> list[TruthValue]:
+    """The TruthValue of every file (as :func:`hive_bridge.evaluator.evaluate` would give, file by file)."""
+    return prune(expr, stats, session_tz).truth_values()
+
+
+def kept_paths(result: PruneResult, stats: pa.Table | StatsTable) -> list[str]:
+    table = stats.table if isinstance(stats, StatsTable) else stats
+    return table.column("path").filter(result.keep).to_pylist()  # type: ignore[no-any-return]
+
+
+__all__ = [
+    "CODE_OF",
+    "TRUTH_CODES",
+    "PruneResult",
+    "StatsTable",
+    "Triple",
+    "TruthColumn",
+    "evaluate_table",
+    "kept_paths",
+    "prune",
+]
