@@ -1,0 +1,71 @@
+"""The storage-handler contract: JobConf keys, table job properties, decompose_predicate, the meta hook."""
+
+from __future__ import annotations
+
+import pytest
+
+import sarg
+from hive_bridge.handler import (
+    COLUMNS,
+    COLUMNS_TYPES,
+    INPUT_DIR,
+    HandlerError,
+    HudiMetaHook,
+    HudiStorageHandler,
+    JobConf,
+    TableDesc,
+    split_hive_types,
+)
+
+
+def test_split_hive_types_keeps_nested_commas_and_colons() -> None:
+    assert split_hive_types("int:string:decimal(10,2):struct<a:int,b:string>:date") == [
+        "int", "string", "decimal(10,2)", "struct<a:int,b:string>", "date"]
+    assert split_hive_types("") == []
+
+
+def test_jobconf_schema_and_mismatch() -> None:
+    conf = JobConf({COLUMNS: "a,b", COLUMNS_TYPES: "bigint:decimal(10,2)"})
+    assert conf.schema() == {"a": "bigint", "b": "decimal(10,2)"}
+    with pytest.raises(HandlerError, match=r"2 names but columns\.types has 1 types"):
+        JobConf({COLUMNS: "a,b", COLUMNS_TYPES: "bigint"}).schema()
+
+
+def test_handler_class_names_and_job_properties() -> None:
+    h = HudiStorageHandler()
+    assert h.get_input_format_class() == "org.apache.hudi.hadoop.HoodieParquetInputFormat"
+    assert h.get_serde_class() == "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe"
+    assert h.get_output_format_class() == "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat"
+    props: dict[str, str] = {}
+    h.configure_table_job_properties(TableDesc("t", "/data/t", (("id", "bigint"), ("name", "string")),
+                                               (("day", "string"),)), props)
+    assert props[INPUT_DIR] == "/data/t"
+    assert props[COLUMNS] == "id,name,day"
+    assert props[COLUMNS_TYPES] == "bigint:string:string"
+
+
+def test_decompose_predicate_pushes_sarg_and_keeps_whole_residual() -> None:
+    conf = JobConf({COLUMNS: "id,name", COLUMNS_TYPES: "bigint:string"})
+    text = "leaf-0 = (EQUALS id 5), leaf-1 = (IS_NULL name), expr = (or leaf-0 leaf-1)"
+    d = HudiStorageHandler().decompose_predicate(conf, text)
+    assert d is not None
+    assert d.pushed_predicate == "(or leaf-(EQUALS id 5) leaf-(IS_NULL name))"
+    assert d.residual_predicate == text
+    assert d.pushed_predicate_object.leaves[0].literal == 5
+
+
+def test_decompose_predicate_returns_none_when_nothing_can_be_pushed() -> None:
+    conf = JobConf({COLUMNS: "id", COLUMNS_TYPES: "bigint"})
+    assert HudiStorageHandler().decompose_predicate(conf, "YES_NO_NULL") is None
+    built = sarg.builder().literal(sarg.TruthValue.YES_NO_NULL).build()
+    assert HudiStorageHandler().decompose_predicate(conf, built) is None
+
+
+def test_decompose_predicate_bad_text_is_a_handler_error() -> None:
+    with pytest.raises(HandlerError, match="line 1, column"):
+        HudiStorageHandler().decompose_predicate(JobConf(), "(and leaf-(EQUALS a 1)")
+
+
+def test_meta_hook_refuses_a_folder_that_is_not_hudi(tmp_path) -> None:
+    with pytest.raises(HandlerError, match="table t"):
+        HudiMetaHook().pre_create_table(TableDesc("t", str(tmp_path), (("id", "bigint"),)))
