@@ -22,7 +22,7 @@ from rich.table import Table
 
 import sarg
 from hive_bridge.errors import HiveBridgeError
-from hive_bridge.handler import ListStatusResult, _table_sarg_schema, prune_slices
+from hive_bridge.handler import ListStatusResult, Pruner, _table_sarg_schema, prune_slices
 from hive_bridge.logscan import FoundFilter, distinct_filters
 from hive_bridge.table import HudiTable
 from hive_bridge.table.stats import ColumnStatsIndex
@@ -130,7 +130,7 @@ def cmd_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
     table = _open_table(args.table)
     index = ColumnStatsIndex(table)
     schema = _table_sarg_schema(table)
-    slices = table.latest_file_slices()
+    pruner = Pruner(table, index, table.latest_file_slices())
     found = distinct_filters(_input_lines(args.logs))
     failures = 0
     rows: list[ReplayRow] = []
@@ -157,7 +157,7 @@ def cmd_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
                     progress.advance(task)
                 continue
             t0 = time.perf_counter()
-            listing = prune_slices(table, index, slices, parsed, None, args.time_zone)
+            listing = pruner.run(parsed, None, args.time_zone)
             row = ReplayRow(f, parsed, listing, time.perf_counter() - t0)
             if spark is not None:
                 residual = f.text if f.kind == "hiveql" else to_sql(parsed)

@@ -349,65 +349,86 @@ def prune_slices(table: HudiTable, index: ColumnStatsIndex, slices: list[FileSli
                  filt: sarg.SearchArgument | None, schema: Mapping[str, str] | None,
                  session_time_zone: str = "UTC", explain: bool = False) -> ListStatusResult:
     """Keep the slices a filter may match: partition values first, then column statistics (vectorized)."""
-    from hive_bridge.expression import translate
-    from hive_bridge.vectorized import prune
+    return Pruner(table, index, slices).run(filt, schema, session_time_zone, explain)
 
-    result = ListStatusResult(files=[], slices=[], sarg=filt)
-    result.files_total = len(slices)
-    result.bytes_total = sum(s.base_file.size for s in slices if s.base_file is not None)
-    if not slices:
-        return result
-    with_base = [s for s in slices if s.base_file is not None]
-    keep = [True] * len(slices)
-    stages = ["no-filter"] * len(slices)
-    truths: list[sarg.TruthValue | None] = [None] * len(slices)
-    unknown = [False] * len(slices)
-    reasons = [""] * len(slices)
-    if filt is not None and with_base:
-        expression = translate(filt, dict(schema) if schema else _table_sarg_schema(table))
-        stats = index.table(with_base)
-        part = partition_stats(table, with_base, stats.column("num_rows"))
-        base_cols = stats.select([c for c in ("path", "partition", "file_size", "instant", "num_rows",
-                                              "has_log_files") if c in stats.column_names])
-        part_table = _concat(base_cols, part)
-        first = prune(expression, part_table, session_tz=session_time_zone)
-        full = _concat(stats, part)
-        second = prune(expression, full, session_tz=session_time_zone)
-        positions = {id(s): i for i, s in enumerate(slices)}
-        for j, s in enumerate(with_base):
-            i = positions[id(s)]
-            truths[i] = second.truth[j]
-            if not first.keep[j]:
-                keep[i], stages[i] = False, "partition"
-                truths[i] = first.truth[j]
-                result.dropped_by_partition += 1
-            elif s.has_log_files:
-                stages[i] = "log-files"
+
+class Pruner:
+    """The statistics of a set of file slices, prepared once, judged against any number of filters."""
+
+    def __init__(self, table: HudiTable, index: ColumnStatsIndex, slices: list[FileSlice]) -> None:
+        from hive_bridge.vectorized import StatsTable
+
+        self.table = table
+        self.slices = slices
+        self.with_base = [s for s in slices if s.base_file is not None]
+        self.sarg_schema = _table_sarg_schema(table)
+        self._partition: StatsTable | None = None
+        self._full: StatsTable | None = None
+        if self.with_base:
+            stats = index.table(self.with_base)
+            part = partition_stats(table, self.with_base, stats.column("num_rows"))
+            base_cols = stats.select([c for c in ("path", "partition", "file_size", "instant", "num_rows")
+                                      if c in stats.column_names])
+            # Stage 1 sees partition values only (log files do not matter: a file group keeps its partition);
+            # stage 2 sees the column statistics, with the partition values (they can only help).
+            self._partition = StatsTable(_concat(base_cols, part))
+            self._full = StatsTable(_concat(stats, part))
+
+    def run(self, filt: sarg.SearchArgument | None, schema: Mapping[str, str] | None = None,
+            session_time_zone: str = "UTC", explain: bool = False) -> ListStatusResult:
+        from hive_bridge.expression import translate
+        from hive_bridge.vectorized import prune
+
+        slices = self.slices
+        result = ListStatusResult(files=[], slices=[], sarg=filt)
+        result.files_total = len(slices)
+        result.bytes_total = sum(s.base_file.size for s in slices if s.base_file is not None)
+        keep = [True] * len(slices)
+        stages = ["no-filter"] * len(slices)
+        truths: list[sarg.TruthValue | None] = [None] * len(slices)
+        unknown = [False] * len(slices)
+        reasons = [""] * len(slices)
+        if filt is not None and self._partition is not None and self._full is not None:
+            expression = translate(filt, dict(schema) if schema else self.sarg_schema)
+            first = prune(expression, self._partition, session_tz=session_time_zone)
+            second = prune(expression, self._full, session_tz=session_time_zone)
+            keep1, keep2 = first.keep.to_pylist(), second.keep.to_pylist()
+            unknown2 = second.unknown.to_pylist()
+            positions = {id(s): i for i, s in enumerate(slices)}
+            for j, s in enumerate(self.with_base):
+                i = positions[id(s)]
+                truths[i] = second.truth[j]
+                if not keep1[j]:
+                    keep[i], stages[i] = False, "partition"
+                    truths[i] = first.truth[j]
+                    result.dropped_by_partition += 1
+                elif s.has_log_files:
+                    stages[i] = "log-files"
+                    result.kept_log_files += 1
+                elif not keep2[j]:
+                    keep[i], stages[i] = False, "statistics"
+                    result.dropped_by_statistics += 1
+                else:
+                    stages[i] = "statistics"
+                    if unknown2[j]:
+                        unknown[i] = True
+                        result.kept_unknown += 1
+                if explain:
+                    reasons[i] = second.reason(j) if stages[i] != "partition" else first.reason(j)
+        for i, s in enumerate(slices):
+            if s.base_file is None:
+                stages[i] = "no-base-file"
                 result.kept_log_files += 1
-            elif not second.keep[j]:
-                keep[i], stages[i] = False, "statistics"
-                result.dropped_by_statistics += 1
-            else:
-                stages[i] = "statistics"
-                if second.unknown[j]:
-                    unknown[i] = True
-                    result.kept_unknown += 1
+            if keep[i]:
+                result.slices.append(s)
+                if s.base_file is not None:
+                    result.files.append(FileStatus(s.base_file.full_path, s.base_file.size,
+                                                   int(s.base_file.mtime * 1000)))
             if explain:
-                reasons[i] = second.reason(j) if stages[i] != "partition" else first.reason(j)
-    for i, s in enumerate(slices):
-        if s.base_file is None:
-            stages[i] = "no-base-file"
-            result.kept_log_files += 1
-        if keep[i]:
-            result.slices.append(s)
-            if s.base_file is not None:
-                result.files.append(FileStatus(s.base_file.full_path, s.base_file.size,
-                                               int(s.base_file.mtime * 1000)))
-        if explain:
-            path = s.base_file.path if s.base_file is not None else f"{s.partition_path}/{s.file_id} (log only)"
-            result.verdicts.append(FileVerdict(path, s.partition_path, keep[i], stages[i], truths[i], unknown[i],
-                                               reasons[i]))
-    return result
+                path = s.base_file.path if s.base_file is not None else f"{s.partition_path}/{s.file_id} (log only)"
+                result.verdicts.append(FileVerdict(path, s.partition_path, keep[i], stages[i], truths[i],
+                                                   unknown[i], reasons[i]))
+        return result
 
 
 def _concat(left: pa.Table, right: pa.Table) -> pa.Table:
