@@ -458,3 +458,15 @@ def test_java_key_distinguishes_what_java_does() -> None:
     assert java_key(math.nan) == java_key(float("nan"))
     assert java_key(1) != java_key(True)
     assert java_key(1) != java_key(1.0)
+
+
+def test_paren_limitation_texts_are_hives(hive: HiveOracle) -> None:
+    """The two texts of test_parser.py's known-limitation tests are what Hive really prints."""
+    from tests.sarg.test_parser import HIVE_IN_CLOSE_PAREN, HIVE_MISREAD
+
+    cases = hive.scripts([
+        [_leaf("in", "s", Type.STRING, ")")],
+        [["startOr"], _leaf("equals", "s", Type.STRING, ")"), _leaf("equals", "s", Type.STRING, "("), ["end"],
+         _leaf("equals", "s", Type.STRING, "x")],
+    ])
+    assert [c.new for c in cases] == [HIVE_IN_CLOSE_PAREN, HIVE_MISREAD]

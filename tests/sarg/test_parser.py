@@ -346,3 +346,24 @@ def test_fuzzed_texts_parse_or_raise_syntax_error(base: str, data: st.DataObject
         return
     again = sarg.parse(str(s), schema)
     assert str(again) == str(s)
+
+
+# -- known limitation: STRING literals with unbalanced parentheses ----------------------------------------------
+# Both texts are exactly what Hive 2.8.1 prints (test_hive_oracle.py::test_paren_limitation_texts_are_hives).
+HIVE_IN_CLOSE_PAREN = "leaf-(IN s ))"  # in("s", STRING, ")"): the only reading of this text
+HIVE_MISREAD = "(and (or leaf-(EQUALS s )) leaf-(EQUALS s ()) leaf-(EQUALS s x))"  # (s=")" or s="(") and s="x"
+
+
+@pytest.mark.xfail(strict=True, reason="the leaf lexer ends a leaf at the first ')' that may end it; "
+                                       "no backtracking when the rest of the text then fails")
+def test_unbalanced_paren_string_with_one_reading_parses() -> None:
+    s = sarg.parse(HIVE_IN_CLOSE_PAREN, {"s": "string"})
+    assert s.leaves[0].literals == (")",)
+
+
+@pytest.mark.xfail(strict=True, reason="a misread leaf (s='' instead of s=')') is not marked ambiguous, so "
+                                       "pruning could trust it")
+def test_misread_paren_strings_are_all_marked_ambiguous() -> None:
+    s = sarg.parse(HIVE_MISREAD, {"s": "string"})
+    hive = {")", "(", "x"}
+    assert all(leaf.ambiguous or leaf.literal in hive for leaf in s.leaves), [str(x) for x in s.leaves]
