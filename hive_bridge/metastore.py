@@ -22,6 +22,7 @@ backoff, database or table missing, not a Hudi table), never a raw thrift traceb
 
 from __future__ import annotations
 
+import socket
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -151,6 +152,16 @@ def _describe(exc: BaseException) -> str:
     return " ".join(str(message).split())
 
 
+def _connect_reason(exc: BaseException | None, timeout: float) -> str:
+    if isinstance(exc, ConnectionRefusedError):
+        return f"connection refused ({_describe(exc)})"
+    if isinstance(exc, socket.gaierror):
+        return f"unknown host ({_describe(exc)})"
+    if isinstance(exc, TimeoutError):
+        return f"timed out after {timeout:g} s"
+    return _describe(exc) if exc is not None else "unknown error"
+
+
 class MetastoreClient:
     """A connection to one Hive Metastore; use it as a context manager (``with MetastoreClient(uri) as hms``).
 
@@ -181,6 +192,12 @@ class MetastoreClient:
         for attempt in range(self.retries):
             if attempt:
                 time.sleep(self.backoff * 2 ** (attempt - 1))
+            # A plain socket first: thrift's TSocket hides why a connection failed (and logs it at ERROR).
+            try:
+                socket.create_connection((self.host, self.port), timeout=self.timeout).close()
+            except OSError as exc:
+                last = exc
+                continue
             sock = TSocket.TSocket(self.host, self.port)
             sock.setTimeout(self.timeout * 1000)
             transport = TTransport.TBufferedTransport(sock)
@@ -192,11 +209,8 @@ class MetastoreClient:
             self._transport = transport
             self._client = ThriftHiveMetastore.Client(TBinaryProtocol.TBinaryProtocol(transport))
             return self
-        reason = _describe(last) if last is not None else "unknown error"
-        if isinstance(last, ConnectionRefusedError) or "refused" in reason.lower():
-            reason = f"connection refused ({reason})"
         raise MetastoreError(f"cannot reach the Hive Metastore at {self.uri} after {self.retries} attempt(s): "
-                             f"{reason}")
+                             f"{_connect_reason(last, self.timeout)}")
 
     def close(self) -> None:
         if self._transport is not None:
@@ -292,13 +306,14 @@ class MetastoreClient:
 
         if not columns:
             raise MetastoreError(f"cannot register {db}.{name}: no columns given")
+        location_uri = _location_uri(location)
         self.create_database(db)
         if replace and self.table_exists(db, name):
             self._call(f"drop table {db}.{name}", lambda c: c.drop_table(db, name, False))
         params = {"EXTERNAL": "TRUE", STORAGE_HANDLER_KEY: storage_handler, "hudi.table.name": name}
         params.update(parameters or {})
         sd = ttypes.StorageDescriptor(
-            cols=_fields(columns), location=_location_uri(location), inputFormat=HUDI_INPUT_FORMAT,
+            cols=_fields(columns), location=location_uri, inputFormat=HUDI_INPUT_FORMAT,
             outputFormat=HUDI_OUTPUT_FORMAT, compressed=False, numBuckets=-1,
             serdeInfo=ttypes.SerDeInfo(name=name, serializationLib=HUDI_SERDE,
                                        parameters={"serialization.format": "1"}),

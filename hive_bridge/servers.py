@@ -562,7 +562,8 @@ def parse_orc_record(record: str) -> LoggedSarg | None:
         return LoggedSarg(sarg_text, schema, path)
     i = record.find(_HIVE_ORC)
     if i >= 0:
-        return LoggedSarg(record[i + len(_HIVE_ORC):].rstrip("\r\n"), None, None)
+        # Hive's own log has other lines after this one: the predicate is the rest of its line.
+        return LoggedSarg(record[i + len(_HIVE_ORC):].split("\n", 1)[0].rstrip("\r"), None, None)
     return None
 
 
