@@ -32,7 +32,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hive_bridge.table.errors import HudiTableError
-from hive_bridge.table.fsview import FileSlice
+from hive_bridge.table.fsview import FileSlice, gc_paused
 from hive_bridge.table.properties import HOODIE_DIR
 from hive_bridge.table.table import HudiTable
 
@@ -415,12 +415,20 @@ def _key(path: str, size: int, instant: str) -> str:
     return f"{path}\x00{size}\x00{instant}"
 
 
+def _keys(paths: Any, sizes: Any, instants: Any) -> pa.Array:
+    """Index keys (path, size, instant) as one string array; a row is used only when all three match."""
+    joined = pc.binary_join_element_wise(paths, pc.cast(sizes, pa.string()), instants, "\x00")
+    if isinstance(joined, pa.ChunkedArray):
+        joined = joined.combine_chunks()
+    return joined
+
+
 # ------------------------------------------------------------------ index
 @dataclass
 class _State:
     raw_segments: list[tuple[str, pa.Table]] = field(default_factory=list)
     entries: pa.Table | None = None
-    positions: dict[str, int] = field(default_factory=dict)
+    keys: pa.Array = field(default_factory=lambda: pa.array([], pa.string()))
 
 
 class ColumnStatsIndex:
@@ -452,33 +460,69 @@ class ColumnStatsIndex:
     def table(self, slices: Iterable[FileSlice] | None = None) -> pa.Table:
         """The statistics table for `slices` (default: the latest file slices), one row per slice, in order."""
         slice_list = list(self.hudi_table.latest_file_slices() if slices is None else slices)
-        last = IndexCounters(persisted=self._persist)
-        state, last = self._ensure_loaded(last)
+        with gc_paused():
+            return self._table(slice_list)
+
+    def _table(self, slice_list: list[FileSlice]) -> pa.Table:
+        state, last = self._ensure_loaded(IndexCounters(persisted=self._persist))
         target = self.target_leaves()
-        keys: list[str] = []
-        missing: list[tuple[str, str, int, str, str]] = []
-        positions = state.positions
-        seen_missing: set[str] = set()
-        for s in slice_list:
+        n = len(slice_list)
+        paths: list[str] = [""] * n
+        partitions: list[str] = [""] * n
+        sizes: list[int] = [0] * n
+        instants: list[str] = [""] * n
+        has_logs: list[bool] = [False] * n
+        base_rows: list[int] = []
+        for i, s in enumerate(slice_list):
             bf = s.base_file
-            if bf is None:
-                keys.append("")
-                continue
-            k = _key(bf.path, bf.size, s.base_instant)
-            keys.append(k)
-            if k not in positions and k not in seen_missing:
-                seen_missing.add(k)
+            if bf is not None:
+                paths[i] = bf.path
+                sizes[i] = bf.size
+                base_rows.append(i)
+            else:  # log-only file group: no statistics, always kept (has_log_files)
+                first = s.log_files[0]
+                paths[i] = first.path
+                sizes[i] = first.size
+            partitions[i] = s.partition_path
+            instants[i] = s.base_instant
+            has_logs[i] = bool(s.log_files)
+        path_arr = pa.array(paths, pa.string())
+        size_arr = pa.array(sizes, pa.int64())
+        instant_arr = pa.array(instants, pa.string())
+        keys = _keys(path_arr, size_arr, instant_arr)
+        is_base = pa.array([s.base_file is not None for s in slice_list], pa.bool_())
+        positions = pc.index_in(keys, value_set=state.keys)
+        missing_mask = pc.and_(pc.is_null(positions), is_base)
+        missing_rows = pc.indices_nonzero(missing_mask).to_pylist() if n else []
+        seen: set[tuple[str, int, str]] = set()
+        missing: list[tuple[str, str, int, str, str]] = []
+        for i in missing_rows:
+            s = slice_list[i]
+            bf = s.base_file
+            assert bf is not None
+            k = (bf.path, bf.size, s.base_instant)
+            if k not in seen:
+                seen.add(k)
                 missing.append((bf.path, s.partition_path, bf.size, s.base_instant, bf.full_path))
-        from_footers = len(missing)
         if missing:
             last = self._add_from_footers(state, missing, target, last)
+            positions = pc.index_in(keys, value_set=state.keys)
+        positions = pc.if_else(is_base, positions, pa.nulls(n, pa.int32())) if n else positions
         assert state.entries is not None
-        positions = state.positions
-        indices = [positions.get(k) if k else None for k in keys]
-        n_base = sum(1 for s in slice_list if s.base_file is not None)
+        taken = state.entries.take(positions)
+        columns = [
+            path_arr,
+            pa.array(partitions, pa.string()),
+            size_arr,
+            instant_arr,
+            taken.column("num_rows"),
+            pa.array(has_logs, pa.bool_()),
+        ]
+        columns += [taken.column(i) for i in range(len(KEY_FIELDS), taken.num_columns)]
+        result = pa.Table.from_arrays(columns, schema=stats_schema(target, with_has_log_files=True))
         last = IndexCounters(
-            files_from_index=n_base - from_footers,
-            files_from_footers=from_footers,
+            files_from_index=len(base_rows) - len(missing_rows),
+            files_from_footers=len(missing_rows),
             unreadable_footers=last.unreadable_footers,
             segments_read=last.segments_read,
             segments_written=last.segments_written,
@@ -487,7 +531,7 @@ class ColumnStatsIndex:
         )
         self.last = last
         self.counters = self.counters + last
-        return self._assemble(state.entries, indices, slice_list, target)
+        return result
 
     def target_leaves(self) -> list[Leaf]:
         """The statistics columns: leaves of the table schema, without partition columns only in paths."""
@@ -548,15 +592,8 @@ class ColumnStatsIndex:
             entries = pa.concat_tables(parts)
         else:
             entries = stats_schema(target, with_has_log_files=False).empty_table()
-        keys = pc.binary_join_element_wise(
-            entries.column("path"), pc.cast(entries.column("file_size"), pa.string()), entries.column("instant"),
-            "\x00",
-        ).to_pylist()
-        positions: dict[str, int] = {}
-        for i, k in enumerate(keys):
-            positions.setdefault(k, i)  # first segment wins; duplicates are identical by key
-        state.entries = entries
-        state.positions = positions
+        state.entries = entries.combine_chunks()
+        state.keys = _keys(entries.column("path"), entries.column("file_size"), entries.column("instant"))
 
     def _add_from_footers(
         self, state: _State, missing: list[tuple[str, str, int, str, str]], target: list[Leaf],
@@ -609,7 +646,7 @@ class ColumnStatsIndex:
             stamp = time.strftime("%Y%m%d%H%M%S", time.gmtime())
             name = f"seg-{stamp}-{uuid.uuid4().hex[:12]}.parquet"
             tmp = self.directory / f".tmp-{name}"
-            pq.write_table(table, tmp, compression="zstd")
+            pq.write_table(table, tmp, compression="lz4")
             os.replace(tmp, self.directory / name)
             return name
         except OSError:
@@ -629,11 +666,13 @@ class ColumnStatsIndex:
         }
         target = self.target_leaves()
         merged = pa.concat_tables([normalize(seg, target) for _, seg in persisted])
-        keys = pc.binary_join_element_wise(
-            merged.column("path"), pc.cast(merged.column("file_size"), pa.string()), merged.column("instant"), "\x00"
-        )
+        keys = _keys(merged.column("path"), merged.column("file_size"), merged.column("instant"))
         keep = pc.is_in(keys, value_set=pa.array(sorted(current), pa.string()))
-        merged = merged.filter(keep).replace_schema_metadata({FORMAT_KEY: FORMAT_VERSION})
+        merged = merged.filter(keep)
+        keys = keys.filter(keep)
+        # one row per key: keep first occurrences
+        first = pc.equal(pc.index_in(keys, value_set=keys), pa.array(range(len(keys)), pa.int32()))
+        merged = merged.filter(first).replace_schema_metadata({FORMAT_KEY: FORMAT_VERSION})
         name = self._write_segment(merged)
         if name is None:
             return 0
@@ -648,35 +687,3 @@ class ColumnStatsIndex:
             path.unlink()
         except OSError:
             pass
-
-    def _assemble(
-        self, entries: pa.Table, indices: list[int | None], slices: list[FileSlice], target: list[Leaf]
-    ) -> pa.Table:
-        taken = entries.take(pa.array(indices, pa.int64()))
-        # key columns come from the slices (log-only slices have no base file and no entry)
-        paths: list[str] = []
-        partitions: list[str] = []
-        sizes: list[int] = []
-        instants: list[str] = []
-        for s in slices:
-            bf = s.base_file
-            if bf is not None:
-                paths.append(bf.path)
-                sizes.append(bf.size)
-            else:
-                first = s.log_files[0]
-                paths.append(first.path)
-                sizes.append(first.size)
-            partitions.append(s.partition_path)
-            instants.append(s.base_instant)
-        has_logs = pa.array([bool(s.log_files) for s in slices], pa.bool_())
-        columns = [
-            pa.array(paths, pa.string()),
-            pa.array(partitions, pa.string()),
-            pa.array(sizes, pa.int64()),
-            pa.array(instants, pa.string()),
-            taken.column("num_rows"),
-            has_logs,
-        ]
-        columns += [taken.column(i) for i in range(len(KEY_FIELDS), taken.num_columns)]
-        return pa.Table.from_arrays(columns, schema=stats_schema(target, with_has_log_files=True))

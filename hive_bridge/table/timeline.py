@@ -8,7 +8,7 @@ import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -17,7 +17,7 @@ from hive_bridge.table.errors import HudiTableError
 from hive_bridge.table.properties import TableProperties
 
 
-class State(str, Enum):
+class State(StrEnum):
     REQUESTED = "REQUESTED"
     INFLIGHT = "INFLIGHT"
     COMPLETED = "COMPLETED"

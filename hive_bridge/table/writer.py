@@ -16,7 +16,7 @@ import os
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -204,7 +204,7 @@ class HudiWriter:
             (hoodie / "timeline").mkdir(exist_ok=True)
         else:
             props["hoodie.table.keygenerator.class"] = keygen
-        lines = ["#Properties saved on " + datetime.now(timezone.utc).strftime("%a %b %d %H:%M:%S UTC %Y")]
+        lines = ["#Properties saved on " + datetime.now(UTC).strftime("%a %b %d %H:%M:%S UTC %Y")]
         for key in sorted(props):
             value = props[key].replace("\\", "\\\\").replace(":", "\\:").replace("=", "\\=")
             lines.append(f"{key}={value}")
@@ -216,7 +216,7 @@ class HudiWriter:
 
     def new_instant(self) -> str:
         """A fresh instant time (yyyyMMddHHmmssSSS, UTC), later than every instant written so far."""
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         stamp = now.strftime("%Y%m%d%H%M%S") + f"{now.microsecond // 1000:03d}"
         if stamp <= self._last_instant:
             stamp = _plus_one_ms(self._last_instant)
@@ -481,7 +481,7 @@ class HudiWriter:
         depth = len(partition.split("/")) if partition else 0
         text = (
             "#partition metadata\n"
-            f"#{datetime.now(timezone.utc).strftime('%a %b %d %H:%M:%S UTC %Y')}\n"
+            f"#{datetime.now(UTC).strftime('%a %b %d %H:%M:%S UTC %Y')}\n"
             f"commitTime={instant}\npartitionDepth={depth}\n"
         )
         _atomic_write(marker, text.encode("latin-1"))
@@ -521,10 +521,10 @@ def _as_strings(column: pa.ChunkedArray) -> list[str | None]:
 
 def _plus_one_ms(stamp: str) -> str:
     try:
-        dt = datetime.strptime(stamp[:14], "%Y%m%d%H%M%S").replace(tzinfo=timezone.utc)
+        dt = datetime.strptime(stamp[:14], "%Y%m%d%H%M%S").replace(tzinfo=UTC)
         ms = int(stamp[14:17] or "0") + 1
         if ms >= 1000:
-            dt = datetime.fromtimestamp(dt.timestamp() + 1, timezone.utc)
+            dt = datetime.fromtimestamp(dt.timestamp() + 1, UTC)
             ms = 0
         return dt.strftime("%Y%m%d%H%M%S") + f"{ms:03d}"
     except ValueError:
