@@ -634,7 +634,7 @@ class _Builder:
             return None
         v = grid[0]
         if isinstance(v, float) and math.isinf(v):
-            return v
+            return v if self.d.kind is Kind.FLOAT else None
         if self.d.kind is Kind.INT and isinstance(v, int):
             assert self.d.low is not None and self.d.high is not None
             if not self.d.low <= v <= self.d.high:

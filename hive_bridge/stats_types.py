@@ -32,6 +32,8 @@ MIN, MAX, NULL_COUNT, MIN_EXACT, MAX_EXACT, NAN_COUNT = "min", "max", "null_coun
 STAT_SUFFIXES = (MIN, MAX, NULL_COUNT, MIN_EXACT, MAX_EXACT, NAN_COUNT)
 FILE_COLUMNS = ("path", "partition", "file_size", "instant", "num_rows", "has_log_files")
 
+_EPOCH_DATE = _dt.date(1970, 1, 1)
+
 StatValue = int | float | str | bytes | bool | Decimal | _dt.date | _dt.datetime
 
 
@@ -152,8 +154,11 @@ def stats_table(files: list[FileStats], types: Mapping[str, pa.DataType] | None 
         stats = [f.columns.get(c, ColumnStats()) for f in files]
         for side in (MIN, MAX):
             values = [getattr(s, side) for s in stats]
-            if pa.types.is_timestamp(t):
+            if pa.types.is_timestamp(t) and all(v is None or isinstance(v, int) for v in values):
                 arr = pa.array(values, pa.int64()).view(t)
+            elif pa.types.is_date32(t):
+                days = [v if v is None or isinstance(v, int) else (v - _EPOCH_DATE).days for v in values]
+                arr = pa.array(days, pa.int32()).view(t)
             else:
                 arr = pa.array(values, t)
             data[stat_name(c, side)] = arr

@@ -232,8 +232,10 @@ def _is_null(arr: pa.Array) -> BoolVec:
     return pc.is_null(arr)
 
 
-def _simplify(arr: pa.BooleanArray) -> BoolVec:
+def _simplify(arr: BoolVec) -> BoolVec:
     """A constant when every element is the same (saves work later)."""
+    if isinstance(arr, bool):
+        return arr
     if len(arr) == 0:
         return False
     true = pc.sum(arr).as_py() or 0
