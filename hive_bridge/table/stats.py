@@ -620,8 +620,9 @@ class ColumnStatsIndex:
             good = new.filter(mask)
         if self._persist and good.num_rows:
             name = self._write_segment(good)
-            if name is None:
+            if name is None:  # read-only table folder: keep the rows in memory only
                 persisted = False
+                state.raw_segments.append(("<memory>", good))
             else:
                 written = 1
                 state.raw_segments.append((name, good))
