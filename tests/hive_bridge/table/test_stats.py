@@ -473,7 +473,7 @@ def test_table_for_given_slices_keeps_their_order(tmp_path: Path) -> None:
 
 
 def test_thousands_of_small_files(tmp_path: Path) -> None:
-    n = 1500
+    n = 1000
     w = HudiWriter(tmp_path / "many", rows_per_file=1)
     w.insert(pa.table({"id": pa.array(range(n), pa.int64()), "s": [f"{i:05d}" for i in range(n)]}))
     table = w.table()
