@@ -280,9 +280,9 @@ def number_literal(text: str) -> Const:
     if suffix == "D" or not integral:
         return Const(Kind.DOUBLE, float(body))
     value = int(body)
-    if value <= _INT_MAX + 1:
-        return Const(Kind.INT if value <= _INT_MAX else Kind.BIGINT, value)
-    if value <= _LONG_MAX + 1:
+    if value <= _INT_MAX:
+        return Const(Kind.INT, value)
+    if value <= _LONG_MAX + 1:  # 2**63 itself only as the magnitude of -2**63 (else out of range later)
         return Const(Kind.BIGINT, value)
     return Const(Kind.DECIMAL, Decimal(value))
 
@@ -294,12 +294,8 @@ def _negate(const: Const) -> Const | Opaque:
     assert isinstance(value, (int, float, Decimal)) and not isinstance(value, bool)
     negated = -value
     kind = const.kind
-    if kind is Kind.INT and negated < _INT_MIN:  # pragma: no cover - int literals are <= 2**31 - 1 + 1
-        kind = Kind.BIGINT
-    if kind is Kind.INT and isinstance(negated, int) and negated == _INT_MAX + 1:
-        kind = Kind.BIGINT
-    if kind in _INTEGRAL and isinstance(negated, int) and negated > _LONG_MAX:
-        return Opaque("integer out of range")
+    if kind is Kind.BIGINT and isinstance(negated, int) and negated == _INT_MIN:
+        kind = Kind.INT  # -2147483648 is an int
     return Const(kind, negated)
 
 
@@ -521,8 +517,8 @@ def _box(const: Const, sarg_type: Type, column_type: ColumnType | None) -> Liter
     if sarg_type is Type.LONG:
         if kind in _INTEGRAL:
             assert isinstance(v, int)
-            return int(v)
-        if kind in (Kind.DECIMAL, Kind.DOUBLE, Kind.FLOAT):
+            number = int(v)
+        elif kind in (Kind.DECIMAL, Kind.DOUBLE, Kind.FLOAT):
             assert isinstance(v, (Decimal, float))
             if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
                 raise _Fail("not a finite number")

@@ -24,7 +24,6 @@ from typing import Any
 
 import pytest
 
-from sarg import Operator, PredicateLeaf, SearchArgument, TruthValue
 from sarg.hiveql import parse_hiveql
 from tests.sarg.hiveql_oracle import gen
 
@@ -78,36 +77,6 @@ def _unescape(line: str) -> str:
 def filters() -> list[gen.Node]:
     rng = random.Random(SEED)
     return [gen.tree(rng) for _ in range(FILTERS)]
-
-
-# -- evaluating a SearchArgument on one row (SQL's three-valued logic per leaf) ---------------------------------
-
-def leaf_truth(leaf: PredicateLeaf, row: dict[str, Any]) -> TruthValue:
-    value = row.get(leaf.column)
-    op = leaf.operator
-    if op is Operator.IS_NULL:
-        return TruthValue.YES if value is None else TruthValue.NO
-    if op is Operator.NULL_SAFE_EQUALS:
-        return TruthValue.YES if value is not None and value == leaf.literal else TruthValue.NO
-    if value is None:
-        return TruthValue.NULL
-    if op is Operator.IN:
-        assert leaf.literals is not None
-        if any(v is not None and value == v for v in leaf.literals):
-            return TruthValue.YES
-        return TruthValue.NULL if None in leaf.literals else TruthValue.NO
-    if op is Operator.BETWEEN:
-        assert leaf.literals is not None
-        lo, hi = leaf.literals
-        return TruthValue.YES if lo <= value <= hi else TruthValue.NO  # type: ignore[operator]
-    lit = leaf.literal
-    ok = {Operator.EQUALS: lambda: value == lit, Operator.LESS_THAN: lambda: value < lit,  # type: ignore[operator]
-          Operator.LESS_THAN_EQUALS: lambda: value <= lit}[op]()  # type: ignore[operator]
-    return TruthValue.YES if ok else TruthValue.NO
-
-
-def sarg_truth(s: SearchArgument, row: dict[str, Any]) -> TruthValue:
-    return s.evaluate([leaf_truth(leaf, row) for leaf in s.leaves])
 
 
 # -- (b) Hive's ConvertAstToSearchArg ----------------------------------------------------------------------
@@ -189,11 +158,11 @@ def test_spark_orc_conversion_agrees(oracle: Any, filters: list[gen.Node]) -> No
         for row in rows:
             truth = gen.sql_truth(node, row)
             if truth is True:
-                assert sarg_truth(ours, row).is_needed(), (n, row)
-                assert on_view is None or sarg_truth(on_view, row).is_needed(), (n, row)
+                assert gen.sarg_truth(ours, row).is_needed(), (n, row)
+                assert on_view is None or gen.sarg_truth(on_view, row).is_needed(), (n, row)
             if exact[n]:
                 # every part of the filter became a leaf: the SearchArgument is the filter itself
-                outcome = sarg_truth(ours, row)
+                outcome = gen.sarg_truth(ours, row)
                 assert (outcome.can_true, outcome.can_false, outcome.can_null) == (
                     truth is True, truth is False, truth is None), (n, row, truth, outcome)
     assert figures["identical"] > FILTERS * 0.5, figures

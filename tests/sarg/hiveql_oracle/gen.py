@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from sarg import Literal, Timestamp
+from sarg import Literal, Operator, PredicateLeaf, SearchArgument, Timestamp, TruthValue
 from sarg.hiveql import Const, Kind, box_literal
 from sarg.literals import decimal_str, java_double_str
 from sarg.schema import resolve_schema
@@ -631,3 +631,33 @@ def fully_supported(node: Node) -> bool:
     if any(isinstance(v, Exception) for v in values):
         return False
     return op == "in" or all(v is not None for v in values)
+
+
+# -- evaluating a SearchArgument on one row (SQL's three-valued logic per leaf) ------------------------------
+
+def leaf_truth(leaf: PredicateLeaf, row: dict[str, Any]) -> TruthValue:
+    value = row.get(leaf.column)
+    op = leaf.operator
+    if op is Operator.IS_NULL:
+        return TruthValue.YES if value is None else TruthValue.NO
+    if op is Operator.NULL_SAFE_EQUALS:
+        return TruthValue.YES if value is not None and value == leaf.literal else TruthValue.NO
+    if value is None:
+        return TruthValue.NULL
+    if op is Operator.IN:
+        assert leaf.literals is not None
+        if any(v is not None and value == v for v in leaf.literals):
+            return TruthValue.YES
+        return TruthValue.NULL if None in leaf.literals else TruthValue.NO
+    if op is Operator.BETWEEN:
+        assert leaf.literals is not None
+        lo, hi = leaf.literals
+        return TruthValue.YES if lo <= value <= hi else TruthValue.NO  # type: ignore[operator]
+    lit = leaf.literal
+    ok = {Operator.EQUALS: lambda: value == lit, Operator.LESS_THAN: lambda: value < lit,  # type: ignore[operator]
+          Operator.LESS_THAN_EQUALS: lambda: value <= lit}[op]()  # type: ignore[operator]
+    return TruthValue.YES if ok else TruthValue.NO
+
+
+def sarg_truth(s: SearchArgument, row: dict[str, Any]) -> TruthValue:
+    return s.evaluate([leaf_truth(leaf, row) for leaf in s.leaves])
