@@ -12,10 +12,11 @@ tuples), ``hs2_queries`` (each query's SearchArguments and HiveServer2's rows) a
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -155,7 +156,8 @@ class CollectedQuery:
 
 
 @pytest.fixture(scope="session")
-def hs2_queries(hive_servers: HiveServers, hs2_cursor: Any, hs2_table: HS2Table) -> dict[str, CollectedQuery]:
+def hs2_queries(hive_servers: HiveServers, hs2_cursor: Any, hs2_table: HS2Table,
+                tmp_path_factory: pytest.TempPathFactory) -> dict[str, CollectedQuery]:
     """Run every query of ``hs2_data.QUERIES``; the SearchArguments come from the server's ORC log."""
     if hive_servers.orc_log is None:
         pytest.skip("HIVE_BRIDGE_ORC_LOG is not set: the SearchArguments of an external HiveServer2 are not "
@@ -176,7 +178,19 @@ def hs2_queries(hive_servers: HiveServers, hs2_cursor: Any, hs2_table: HS2Table)
         pairs = tuple(dict.fromkeys((s.sarg, s.schema or hs2_table.struct_schema) for s in logged))
         files = tuple(dict.fromkeys(s.path for s in logged if s.path))
         out[query.name] = CollectedQuery(query, tuple(rows), pairs, files)
+    dump = tmp_path_factory.mktemp("hs2-sargs") / "hs2_sargs.jsonl"
+    write_sargs_jsonl(dump, out.values(), flavor="spark-thriftserver" if hive_servers.local else "external")
+    print(f"\nSearchArguments collected from HiveServer2 written to {dump}")
     return out
+
+
+def write_sargs_jsonl(path: Path, queries: Iterable[CollectedQuery], flavor: str) -> None:
+    """One JSON object per (query, SearchArgument): what ``data/hs2_sargs.jsonl`` holds (see its test)."""
+    with path.open("w", encoding="utf-8") as f:
+        for collected in queries:
+            for text, schema in collected.sargs:
+                f.write(json.dumps({"server": flavor, "query": collected.query.name, "where": collected.query.where,
+                                    "sarg": text, "schema": schema, "rows": len(collected.rows)}) + "\n")
 
 
 @dataclass(frozen=True)

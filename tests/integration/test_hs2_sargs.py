@@ -75,16 +75,11 @@ def test_every_leaf_operator_tree_operator_and_type_was_produced(hs2_replay: HS2
         types |= {leaf.type for leaf in parsed.leaves}
         columns |= {leaf.column for leaf in parsed.leaves}
         trees |= {node.operator for node in parsed.expression.walk()}
-    # Spark turns BETWEEN into two comparisons before pushing it to ORC; Hive 4 keeps a BETWEEN leaf.
-    required = set(Operator) - ({Operator.BETWEEN} if hive_servers_are_spark(hs2_replay) else set())
-    assert operators >= required, required - operators
+    # Spark turns SQL BETWEEN into two comparisons, but pushes a timestamp equality as a BETWEEN leaf.
+    assert operators == set(Operator), set(Operator) - operators
     assert trees >= {TreeOperator.AND, TreeOperator.OR, TreeOperator.NOT, TreeOperator.LEAF}
     assert types == set(Type)
     assert columns == {name for name, _ in hs2_replay.table.columns}
-
-
-def hive_servers_are_spark(replay: HS2Replay) -> bool:
-    return replay.servers.local
 
 
 def test_rows_per_query_are_subsets_of_the_table(hs2_replay: HS2Replay) -> None:
