@@ -141,6 +141,7 @@ class HudiWriter:
         self.rows_per_file = rows_per_file
         self._last_instant = "0"
         self._task = 0
+        self._partitions_done: set[str] = set()
         prop_file = self.base_path / HOODIE_DIR / PROPERTIES_FILE
         if not prop_file.exists():
             if version not in (6, 8):
@@ -435,7 +436,8 @@ class HudiWriter:
         token = f"{task}-{task % 1000}-{task}"
         name = f"{file_id}_{token}_{instant}.parquet"
         directory = self.base_path / partition if partition else self.base_path
-        directory.mkdir(parents=True, exist_ok=True)
+        if partition not in self._partitions_done:
+            directory.mkdir(parents=True, exist_ok=True)
         self._ensure_partition_metadata(directory, partition, instant)
         data = incoming.select([c for c in incoming.column_names if c not in META_FIELDS])
         n = data.num_rows
@@ -468,14 +470,21 @@ class HudiWriter:
             inserts = 0
         elif carried is not None:
             updates, inserts = n, 0
-        tmp = directory / f".tmp-{name}"
-        pq.write_table(data, tmp)
-        os.replace(tmp, directory / name)
-        size = (directory / name).stat().st_size
+        # serialize in memory, then one plain write: file creation dominates on small files, and a
+        # partly written file is harmless (its instant is not committed yet)
+        buf = pa.BufferOutputStream()
+        pq.write_table(data, buf)
+        payload = buf.getvalue()
+        with open(directory / name, "wb") as f:
+            f.write(payload)
+        size = payload.size
         return _NewFile(partition, file_id, name, data.num_rows, size, prev_commit, prev_base_file, inserts, updates)
 
     def _ensure_partition_metadata(self, directory: Path, partition: str, instant: str) -> None:
+        if partition in self._partitions_done:
+            return
         marker = directory / PARTITION_METADATA
+        self._partitions_done.add(partition)
         if marker.exists():
             return
         depth = len(partition.split("/")) if partition else 0
@@ -532,7 +541,7 @@ def _plus_one_ms(stamp: str) -> str:
 
 
 def _json_bytes(meta: dict[str, Any]) -> bytes:
-    return json.dumps(meta, indent=2).encode("utf-8")
+    return json.dumps(meta).encode("utf-8")
 
 
 def _avro_bytes(meta: dict[str, Any], replace: bool) -> bytes:
