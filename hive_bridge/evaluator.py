@@ -532,6 +532,12 @@ def _cmp(domain: Domain, side: str, op: str, value: DomainValue | float, unknown
                 decided = False
             elif (op == "<=" and value == high) or (op == ">=" and value == low):
                 decided = True
+    elif domain.kind is Kind.FLOAT and isinstance(value, float) and math.isinf(value):
+        # nothing is below -inf or above +inf (the vectorized evaluator relies on these being folded)
+        if value < 0:
+            decided = {"<": False, ">=": True}.get(op)
+        else:
+            decided = {">": False, "<=": True}.get(op)
     if decided is None:
         return Cmp(side, op, value, unknown)
     if decided == unknown:

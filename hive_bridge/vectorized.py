@@ -15,10 +15,13 @@ from ``session_tz``).
 
 from __future__ import annotations
 
+import bisect
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TypeAlias, overload
+from functools import cached_property
+from typing import Any, TypeAlias, overload
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -132,7 +135,7 @@ class Triple:
 @dataclass
 class _Column:
     domain: Domain | None
-    min: pa.Array | None  # domain representation, null where not usable
+    min: pa.Array | None  # comparison form, null where not usable
     max: pa.Array | None
     min_ok: BoolVec
     max_ok: BoolVec
@@ -141,14 +144,26 @@ class _Column:
     may_nan: BoolVec
     info_missing_bounds: BoolVec
     info_missing_nulls: BoolVec
+    # the same bounds with unusable entries replaced by the domain's extreme values (no nulls): a comparison
+    # "min < v", "min <= v", "max > v", "max >= v" is then true where the bound is unknown, as plans require
+    min_filled: pa.Array | None = None
+    max_filled: pa.Array | None = None
+    # string columns prepared as ranks: sorted distinct bound values; min/max hold each value's rank
+    ranks: pa.Array | None = None
+    same: BoolVec | None = None  # both bounds usable and equal (cached on first use)
 
 
 class StatsTable:
     """A statistics table prepared for pruning: columns are read into comparison form once, on first use, and
-    reused by every later :func:`prune` call on this object."""
+    reused by every later :func:`prune` call on this object.
 
-    def __init__(self, table: pa.Table) -> None:
+    ``rank_strings``: string bounds are replaced by their rank among all distinct bound values (a one-time
+    sort, about a second per million files), after which string comparisons cost as little as integer ones.
+    Worth it for a table that answers many filters; :func:`prune` on a bare ``pyarrow.Table`` does not."""
+
+    def __init__(self, table: pa.Table, rank_strings: bool = True) -> None:
         self.table = table
+        self.rank_strings = rank_strings
         self.num_files = table.num_rows
         self.types: dict[str, pa.DataType] = data_columns(table.schema)
         self._cols: dict[str, _Column] = {}
@@ -174,6 +189,12 @@ class StatsTable:
         if found is None:
             found = self._cols[name] = self._prepare(name)
         return found
+
+    def prepare_all(self) -> StatsTable:
+        """Read every statistics column now (otherwise each is read on first use)."""
+        for name in self.types:
+            self.column(name)
+        return self
 
     def _prepare(self, name: str) -> _Column:
         names = set(self.table.column_names)
@@ -220,8 +241,69 @@ class StatsTable:
                 may_nan = may_value
         nulls_missing = v_or(nc_unknown, self.rows_unknown)
         bounds_missing = v_or(nulls_missing, v_and(may_value, v_or(v_not(oks[MIN]), v_not(oks[MAX]))))
-        return _Column(domain, bounds[MIN], bounds[MAX], oks[MIN], oks[MAX], may_value, may_null, may_nan,
-                       _simplify_vec(bounds_missing), _simplify_vec(nulls_missing))
+        col = _Column(domain, bounds[MIN], bounds[MAX], oks[MIN], oks[MAX], may_value, may_null, may_nan,
+                      _simplify_vec(bounds_missing), _simplify_vec(nulls_missing))
+        if domain is None:
+            return col
+        if col.min is None and col.max is None:
+            return col
+        if domain.kind is Kind.STRING:
+            if self.rank_strings:
+                _rank(col)
+            return col
+        low, high = _extremes(domain, col)
+        if col.min is not None:
+            col.min_filled = col.min if col.min.null_count == 0 else pc.fill_null(col.min, low)
+        if col.max is not None:
+            col.max_filled = col.max if col.max.null_count == 0 else pc.fill_null(col.max, high)
+        return col
+
+
+def _extremes(domain: Domain, col: _Column) -> tuple[object, object]:
+    """The smallest and largest values of the column's comparison form."""
+    if domain.kind is Kind.FLOAT:
+        return -math.inf, math.inf
+    assert domain.low is not None and domain.high is not None
+    arr = col.min if col.min is not None else col.max
+    assert arr is not None
+    if pa.types.is_decimal(arr.type):
+        return (pa.scalar(Decimal(domain.low).scaleb(-domain.scale), arr.type),
+                pa.scalar(Decimal(domain.high).scaleb(-domain.scale), arr.type))
+    return domain.low, domain.high
+
+
+def _rank(col: _Column) -> None:
+    """Replace string bounds by their ranks among the sorted distinct bound values."""
+    parts = [a for a in (col.min, col.max) if a is not None]
+    everything = pa.concat_arrays([a.cast(pa.large_string()) for a in parts])
+    distinct = pc.unique(everything.drop_null())
+    ranks = distinct.take(pc.array_sort_indices(distinct))
+    col.ranks = ranks
+    size = len(ranks)
+    if col.min is not None:
+        col.min = pc.cast(pc.index_in(col.min.cast(pa.large_string()), value_set=ranks), pa.int64())
+        col.min_filled = pc.fill_null(col.min, -1)
+    if col.max is not None:
+        col.max = pc.cast(pc.index_in(col.max.cast(pa.large_string()), value_set=ranks), pa.int64())
+        col.max_filled = pc.fill_null(col.max, size)
+
+
+class _RankView(Sequence[str]):
+    def __init__(self, ranks: pa.Array) -> None:
+        self.ranks = ranks
+
+    def __len__(self) -> int:
+        return len(self.ranks)
+
+    def __getitem__(self, i: Any) -> Any:
+        return self.ranks[i].as_py()
+
+
+def _positions(col: _Column, value: str) -> tuple[int, int]:
+    """(number of distinct values < value, number <= value)."""
+    assert col.ranks is not None
+    view = _RankView(col.ranks)
+    return bisect.bisect_left(view, value), bisect.bisect_right(view, value)
 
 
 def _is_null(arr: pa.Array) -> BoolVec:
@@ -260,6 +342,10 @@ def _domain_array(arr: pa.Array, domain: Domain) -> pa.Array:
         return pc.cast(arr, pa.int64())
     if fam == "float":
         return pc.cast(arr, pa.float64())
+    if fam == "decimal" and arr.type.precision <= 18:
+        # unscaled integers: exact (values are whole multiples of 10**-scale), and int64 compares fast
+        scaled = pc.multiply(arr, pa.scalar(Decimal(10) ** arr.type.scale, pa.decimal128(arr.type.scale + 1, 0)))
+        return pc.cast(pc.cast(scaled, pa.decimal128(38, 0)), pa.int64())
     return arr
 
 
@@ -267,9 +353,11 @@ def _scalar(col: _Column, value: DomainValue) -> object:
     """A domain value as a scalar comparable with the column's prepared arrays."""
     assert col.domain is not None
     if col.domain.family == "decimal":
-        assert col.min is not None or col.max is not None
-        typ = (col.min if col.min is not None else col.max).type  # type: ignore[union-attr]
-        return pa.scalar(Decimal(value).scaleb(-col.domain.scale), typ)
+        arr = col.min if col.min is not None else col.max
+        assert arr is not None
+        if pa.types.is_decimal(arr.type):
+            return pa.scalar(Decimal(value).scaleb(-col.domain.scale), arr.type)
+        return value
     if col.domain.kind is Kind.FLOAT:
         return float(value)
     return value
@@ -279,16 +367,66 @@ _CMP = {"<": pc.less, "<=": pc.less_equal, ">": pc.greater, ">=": pc.greater_equ
 
 
 def _bound(col: _Column, side: str, op: str, value: DomainValue, unknown: bool) -> BoolVec:
-    values = col.min if side == MIN_SIDE else col.max
-    ok = col.min_ok if side == MIN_SIDE else col.max_ok
-    if values is None or ok is False:
+    is_min = side == MIN_SIDE
+    ok = col.min_ok if is_min else col.max_ok
+    if ok is False:
         return unknown
-    cmp = _CMP[op](values, _scalar(col, value))
+    if col.ranks is not None:
+        assert isinstance(value, str)
+        lt, le = _positions(col, value)
+        if op == "==":
+            if lt == le:
+                return unknown if ok is not True else False
+            op, threshold = "==", lt
+        else:
+            op, threshold = {"<": ("<", lt), "<=": ("<", le), ">": (">=", le), ">=": (">=", lt)}[op]
+        filled = col.min_filled if is_min else col.max_filled
+        if unknown and op != "==" and filled is not None:
+            return _CMP[op](filled, threshold)
+        values = col.min if is_min else col.max
+        return _with_unknown(_CMP[op](values, threshold), ok, unknown)
+    filled = col.min_filled if is_min else col.max_filled
+    if unknown and op != "==" and filled is not None:
+        return _CMP[op](filled, _scalar(col, value))
+    values = col.min if is_min else col.max
+    if values is None:
+        return unknown
+    return _with_unknown(_CMP[op](values, _scalar(col, value)), ok, unknown)
+
+
+def _with_unknown(cmp: pa.BooleanArray, ok: BoolVec, unknown: bool) -> BoolVec:
     if ok is True:
         return cmp
     if unknown:
         return pc.or_kleene(cmp, pc.invert(ok))
     return pc.and_kleene(cmp, ok)
+
+
+def _point_in(col: _Column, points: Sequence[DomainValue]) -> BoolVec:
+    if col.min is None or col.max is None or col.min_ok is False or col.max_ok is False:
+        return False
+    if col.same is None:
+        same = pc.equal(col.min, col.max)
+        same = pc.fill_null(same, False) if same.null_count else same
+        col.same = same if pc.any(same).as_py() else False
+    same = col.same
+    if same is False:
+        return False
+    if col.ranks is not None:
+        codes = []
+        for p in points:
+            assert isinstance(p, str)
+            lt, le = _positions(col, p)
+            if lt < le:
+                codes.append(lt)
+        if not codes:
+            return False
+        value_set = pa.array(codes, pa.int64())
+    else:
+        value_set = pa.array([_scalar(col, p) for p in points])
+        if value_set.type != col.min.type:
+            value_set = value_set.cast(col.min.type)
+    return v_and(same, pc.fill_null(pc.is_in(col.min, value_set=value_set), False))
 
 
 def eval_formula_vec(formula: Formula, col: _Column) -> BoolVec:
@@ -307,16 +445,7 @@ def eval_formula_vec(formula: Formula, col: _Column) -> BoolVec:
                 break
         return out
     if isinstance(formula, PointIn):
-        if col.min is None or col.max is None or col.min_ok is False or col.max_ok is False:
-            return False
-        same = pc.equal(col.min, col.max)
-        same = pc.fill_null(same, False) if same.null_count else same
-        if not pc.any(same).as_py():
-            return False
-        value_set = pa.array([_scalar(col, p) for p in formula.points])
-        if value_set.type != col.min.type:
-            value_set = value_set.cast(col.min.type)
-        return v_and(same, pc.fill_null(pc.is_in(col.min, value_set=value_set), False))
+        return _point_in(col, formula.points)
     if isinstance(formula, AndF):
         out = True
         for item in formula.items:
@@ -344,6 +473,12 @@ class TruthColumn(Sequence[TruthValue]):
     def __init__(self, codes: pa.UInt8Array) -> None:
         self.codes = codes
         self._cache: list[TruthValue] | None = None
+
+    @staticmethod
+    def from_bits(t: pa.BooleanArray, f: pa.BooleanArray, n: pa.BooleanArray) -> TruthColumn:
+        parts = [pc.if_else(vec, pa.scalar(bit, pa.uint8()), pa.scalar(0, pa.uint8()))
+                 for bit, vec in ((4, t), (2, f), (1, n))]
+        return TruthColumn(pc.bit_wise_or(pc.bit_wise_or(parts[0], parts[1]), parts[2]))
 
     def _values(self) -> list[TruthValue]:
         if self._cache is None:
@@ -377,7 +512,8 @@ class PruneResult:
     """The verdict for every file of a statistics table (in table order).
 
     - ``keep``: BooleanArray, the files to read (root can be true, or the file has log files);
-    - ``truth``: the TruthValue of every file (a sequence; ``truth.codes`` is the UInt8Array of codes,
+    - ``can_true``, ``can_false``, ``can_null``: the TruthValue of every file as three BooleanArrays;
+      ``truth``: the same as a sequence of TruthValues (``truth.codes`` is the UInt8Array of codes,
       :data:`TRUTH_CODES`); empty files (num_rows = 0) are NO;
     - ``unknown``: BooleanArray, files kept only because some leaf was YES_NO_NULL for lack of information
       (had those leaves said "no row matches" in their position, the file would have been skipped);
@@ -387,7 +523,9 @@ class PruneResult:
     """
 
     keep: pa.BooleanArray
-    truth: TruthColumn
+    can_true: pa.BooleanArray
+    can_false: pa.BooleanArray
+    can_null: pa.BooleanArray
     unknown: pa.BooleanArray
     files: int
     kept: int
@@ -398,6 +536,11 @@ class PruneResult:
     expression: HudiExpression = field(repr=False, compare=False)
     stats: StatsTable = field(repr=False, compare=False)
     session_tz: str = "UTC"
+
+    @cached_property
+    def truth(self) -> TruthColumn:
+        """The TruthValue of every file (codes computed on first use from the three bit vectors)."""
+        return TruthColumn.from_bits(self.can_true, self.can_false, self.can_null)
 
     @property
     def truth_codes(self) -> pa.UInt8Array:
@@ -492,7 +635,7 @@ def prune(expr: HudiExpression | SearchArgument, stats: pa.Table | StatsTable,
     ``stats``: the statistics table (``pyarrow.Table``) or a :class:`StatsTable` prepared from it (reuse one
     across calls to read each statistics column only once). ``session_tz``: the time zone wall-clock timestamp
     literals are read in when compared with UTC-adjusted timestamp columns (default UTC)."""
-    prepared = stats if isinstance(stats, StatsTable) else StatsTable(stats)
+    prepared = stats if isinstance(stats, StatsTable) else StatsTable(stats, rank_strings=False)
     expression = as_expression(expr)
     n = prepared.num_files
     plans = plan_leaves(expression, prepared.types, session_tz)
@@ -512,11 +655,12 @@ def prune(expr: HudiExpression | SearchArgument, stats: pa.Table | StatsTable,
     else:
         unknown = False
     keep_arr = v_full(keep, n)
-    codes = _codes(t, f, nn, n)
     kept = _count(keep, n)
     return PruneResult(
         keep=keep_arr,
-        truth=TruthColumn(codes),
+        can_true=v_full(t, n),
+        can_false=v_full(f, n),
+        can_null=v_full(nn, n),
         unknown=v_full(unknown, n),
         files=n,
         kept=kept,
@@ -528,22 +672,6 @@ def prune(expr: HudiExpression | SearchArgument, stats: pa.Table | StatsTable,
         stats=prepared,
         session_tz=session_tz,
     )
-
-
-def _codes(t: BoolVec, f: BoolVec, nn: BoolVec, n: int) -> pa.UInt8Array:
-    if all(isinstance(x, bool) for x in (t, f, nn)):
-        code = (4 if t else 0) | (2 if f else 0) | (1 if nn else 0)
-        return pc.cast(pc.fill_null(pa.nulls(n, pa.int8()), code), pa.uint8())
-    parts: list[pa.Array] = []
-    for bit, vec in ((4, t), (2, f), (1, nn)):
-        if vec is False:
-            continue
-        full = v_full(vec, n)
-        parts.append(pc.if_else(full, pa.scalar(bit, pa.uint8()), pa.scalar(0, pa.uint8())))
-    out = parts[0]
-    for p in parts[1:]:
-        out = pc.bit_wise_or(out, p)
-    return out
 
 
 def evaluate_table(expr: HudiExpression | SearchArgument, stats: pa.Table | StatsTable,

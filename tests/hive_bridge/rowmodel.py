@@ -76,7 +76,7 @@ def _decimal_literals() -> st.SearchStrategy[Decimal]:
 KINDS: dict[str, Kind] = {
     "i": Kind("i", pa.int64(), st.integers(-6, 6) | st.sampled_from([2**62, -(2**62), 2**53 + 1]), {
         Type.LONG: st.integers(-8, 8) | st.sampled_from([2**63 - 1, -(2**63), 2**53 + 1, 2**62]),
-        Type.FLOAT: st.sampled_from(_FLOATS + [2.0**53, 2.0**62, 4.0]) | st.floats(-8, 8),
+        Type.FLOAT: st.sampled_from([*_FLOATS, 2.0**53, 2.0**62, 4.0]) | st.floats(-8, 8),
         Type.DECIMAL: _decimal_literals(),
     }, "bigint"),
     "i8": Kind("i8", pa.int8(), st.integers(-128, 127), {
@@ -89,7 +89,7 @@ KINDS: dict[str, Kind] = {
     }, "double"),
     "g": Kind("g", pa.float32(), st.sampled_from([f32(x) for x in _FLOATS]) | st.floats(-4, 4, width=32)
               | st.just(16_777_216.0), {
-        Type.FLOAT: st.sampled_from(_FLOATS + [f32(0.1), 16_777_216.0]) | st.floats(-4, 4, width=32),
+        Type.FLOAT: st.sampled_from([*_FLOATS, f32(0.1), 16_777_216.0]) | st.floats(-4, 4, width=32),
         Type.LONG: st.integers(-4, 4) | st.just(16_777_217),
         Type.DECIMAL: _decimal_literals(),
     }, "float"),
@@ -291,12 +291,10 @@ def random_file(draw: Callable[[st.SearchStrategy[Any]], Any], columns: Sequence
         kind = KINDS[name]
         absent = draw(st.integers(0, 9)) == 0  # the file's schema lacks the column: all null
         null_rate = draw(st.sampled_from([0.0, 0.3, 1.0])) if not absent else 1.0
-        vals = []
-        for row in rows:
-            is_null = null_rate >= 1.0 or (null_rate > 0 and draw(st.booleans()))
-            v = None if is_null else draw(kind.values)
+        cell = st.none() if null_rate >= 1.0 else kind.values | st.none() if null_rate > 0 else kind.values
+        vals = draw(st.lists(cell, min_size=n, max_size=n))
+        for row, v in zip(rows, vals, strict=True):
             row[name] = v
-            vals.append(v)
         cs = true_stats(kind, vals)
         if absent:
             cs = ColumnStats(None, None, n, None, None, None)

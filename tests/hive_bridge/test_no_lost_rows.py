@@ -22,7 +22,7 @@ import sarg
 from hive_bridge.evaluator import evaluate
 from hive_bridge.expression import translate
 from hive_bridge.stats_types import ColumnStats, FileStats, stats_table
-from hive_bridge.vectorized import prune
+from hive_bridge.vectorized import StatsTable, prune
 from sarg import TruthValue
 from tests.hive_bridge.rowmodel import (
     KINDS,
@@ -35,8 +35,8 @@ from tests.hive_bridge.rowmodel import (
     schema_for,
 )
 
-EXAMPLES = max(settings().max_examples, 2500)
-FOOTER_EXAMPLES = max(settings().max_examples, 600)
+EXAMPLES = max(settings().max_examples, 2000)
+FOOTER_EXAMPLES = max(settings().max_examples // 4, 500)
 ZONES = ["UTC", "America/New_York", "Asia/Kolkata", "Australia/Lord_Howe"]
 
 
@@ -88,9 +88,12 @@ def test_no_file_with_a_matching_row_is_skipped(case: tuple[list[str], sarg.Sear
     scalar = [evaluate(expr, f.stats, tz) for f in files]
     assert result.keep.to_pylist() == [v.keep for v in scalar]
     assert result.unknown.to_pylist() == [v.kept_because_unknown for v in scalar]
+    ranked = prune(expr, StatsTable(table, rank_strings=True), tz)
+    assert ranked.truth_values() == truths
+    assert ranked.unknown.to_pylist() == result.unknown.to_pylist()
 
 
-@settings(max_examples=EXAMPLES // 2)
+@settings(max_examples=EXAMPLES * 2 // 5)
 @given(scenario(allow_damage=False))
 def test_no_lost_rows_with_exact_statistics(
         case: tuple[list[str], sarg.SearchArgument, list[RandomFile], str]) -> None:
