@@ -20,7 +20,7 @@ COMPOSE = DOCKER / "docker-compose.yml"
 def load_yaml(text: str) -> Any:
     """PyYAML if installed, else strictyaml (installed with pyiceberg, the bench extra), else skip."""
     try:
-        import yaml  # type: ignore[import-untyped]
+        import yaml
     except ImportError:
         pass
     else:

@@ -96,7 +96,7 @@ def hive_servers(external_endpoints: ExternalEndpoints,
             metastore = stack.enter_context(servers.start_metastore(work / "metastore", timeout=180))
             metastore_uri = metastore.uri
         hs2 = stack.enter_context(servers.start_thrift_server(work / "thriftserver", metastore_uri=metastore_uri,
-                                                              timeout=240))
+                                                              timeout=240, jvm_options=servers.QUICK_START_JVM))
         host, port, orc_log = hs2.host, hs2.port, hs2.orc_log
         print(f"\nlocal Hive servers up in {time.monotonic() - started:.1f} s: metastore {metastore_uri}, "
               f"HiveServer2 {host}:{port}, work dir {work}")
@@ -190,7 +190,8 @@ def write_sargs_jsonl(path: Path, queries: Iterable[CollectedQuery], flavor: str
         for collected in queries:
             for text, schema in collected.sargs:
                 f.write(json.dumps({"server": flavor, "query": collected.query.name, "where": collected.query.where,
-                                    "sarg": text, "schema": schema, "rows": len(collected.rows)}) + "\n")
+                                    "sarg": text, "schema": schema,
+                                    "ids": [row[0] for row in collected.rows]}) + "\n")
 
 
 @dataclass(frozen=True)

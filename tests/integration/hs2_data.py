@@ -139,7 +139,8 @@ def insert_sql(batch: Sequence[Row]) -> str:
 
 def create_sql() -> str:
     cols = ", ".join(f"{name} {typ}" for name, typ in COLUMNS)
-    return f"CREATE TABLE {DATABASE}.{TABLE} ({cols}) STORED AS ORC"
+    # Not transactional: Hive 4 could otherwise make a managed ORC table ACID (delta folders, no plain ORC scans).
+    return f"CREATE TABLE {DATABASE}.{TABLE} ({cols}) STORED AS ORC TBLPROPERTIES ('transactional'='false')"
 
 
 def normalize(value: Any, hive_type: str) -> Any:

@@ -95,3 +95,17 @@ def test_scans_read_several_files(hs2_replay: HS2Replay) -> None:
         pytest.skip("file names are logged only by the Spark Thrift Server's ORC reader")
     files = {f for q in hs2_replay.queries.values() for f in q.files}
     assert len(files) >= len(hs2_data.BATCHES)
+
+
+def test_live_sargs_and_rows_match_the_recording(hs2_replay: HS2Replay) -> None:
+    """The Spark Thrift Server still produces what ``data/hs2_sargs.jsonl`` holds (and returns the same rows)."""
+    if not hs2_replay.servers.local:
+        pytest.skip("the recording is of the local Spark Thrift Server")
+    from tests.integration.test_recorded_sargs import records
+
+    recorded: dict[str, list[dict[str, Any]]] = {}
+    for r in records():
+        recorded.setdefault(r["query"], []).append(r)
+    for name, collected in hs2_replay.queries.items():
+        assert [(r["sarg"], r["schema"]) for r in recorded[name]] == list(collected.sargs), name
+        assert all(r["ids"] == [row[0] for row in collected.rows] for r in recorded[name]), name
