@@ -5,10 +5,9 @@ from __future__ import annotations
 import gc
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from urllib.parse import unquote
 
 from hive_bridge.table.errors import HudiTableError
@@ -350,16 +349,6 @@ class FileSystemView:
     def partition_paths(self) -> list[str]:
         listed = self._list()
         return sorted(listed.bases.keys() | listed.logs.keys())
-
-
-def base_file_from_path(base_path: str, rel: str) -> BaseFile:
-    full = str(Path(base_path) / rel)
-    st = os.stat(full)
-    return BaseFile(rel, full, st.st_size, st.st_mtime)
-
-
-def sort_slices(slices: Iterable[FileSlice]) -> list[FileSlice]:
-    return sorted(slices, key=lambda s: (s.partition_path, s.file_id))
 
 
 __all__ = [

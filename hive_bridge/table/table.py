@@ -68,12 +68,28 @@ class HudiTable:
         """
         schema = self.file_schema()
         names = set(schema.names)
-        extra = [pa.field(f, pa.string()) for f in self.properties.partition_fields if f not in names]
-        if extra:
+        missing = [f for f in self.properties.partition_fields if f not in names]
+        if missing:
+            declared = self._declared_schema()
+            extra = [
+                declared.field(f) if declared is not None and declared.get_field_index(f) >= 0
+                else pa.field(f, pa.string())
+                for f in missing
+            ]
             schema = pa.schema(list(schema) + extra)
         if not include_meta_fields:
             schema = pa.schema([f for f in schema if f.name not in META_FIELDS], metadata=schema.metadata)
         return schema
+
+    def _declared_schema(self) -> pa.Schema | None:
+        """The writer's schema from commit metadata or hoodie.properties (types of path-only columns)."""
+        avro = self.timeline.latest_schema_json() or self.properties.create_schema
+        if avro is None:
+            return None
+        try:
+            return avro_to_arrow_schema(avro)
+        except HudiTableError:
+            return None
 
     def file_schema(self) -> pa.Schema:
         """The schema of the data files (without partition columns that live only in paths)."""

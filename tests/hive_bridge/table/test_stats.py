@@ -103,7 +103,8 @@ def test_partition_columns_only_in_paths_have_no_statistics(tmp_path: Path) -> N
                     extra_props="hoodie.table.partition.fields=region\n"
                                 "hoodie.datasource.write.drop.partition.columns=true\n", partition="region=eu")
     table = HudiTable.open(path)
-    assert "region" in table.arrow_schema().names
+    assert table.arrow_schema().field("region").type == pa.string()
+    assert "region" not in table.file_schema().names
     stats = ColumnStatsIndex(table).load()
     assert "region::min" not in stats.column_names and "id::min" in stats.column_names
     assert stats.column("partition").to_pylist() == ["region=eu"]
@@ -500,3 +501,16 @@ def test_fixture_copy_is_private(fixture_copy: Callable[[str], Path], fixture_ta
     ColumnStatsIndex(HudiTable.open(path)).load()
     assert _segments(path) and not _segments(fixture_tables["sample_table.cow.v6_nonpartitioned"])
     shutil.rmtree(path)
+
+
+def test_path_only_partition_column_takes_its_declared_type(tmp_path: Path) -> None:
+    create = '{"type"\\:"record","name"\\:"r","fields"\\:[{"name"\\:"id","type"\\:["long","null"]},' \
+             '{"name"\\:"region","type"\\:["int","null"]}]}'
+    path = _crafted(tmp_path, {"a": pa.table({"id": [1]})}, partition="region=7",
+                    extra_props="hoodie.table.partition.fields=region\n"
+                                "hoodie.datasource.write.drop.partition.columns=true\n"
+                                f"hoodie.table.create.schema={create}\n")
+    table = HudiTable.open(path)
+    assert table.arrow_schema().field("region").type == pa.int32()
+    assert table.latest_file_slices()[0].partition_values == {"region": "7"}
+    assert "region::min" not in ColumnStatsIndex(table).load().column_names
