@@ -37,10 +37,11 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
+from typing import TypeVar
 
 from hive_bridge.errors import HiveBridgeError
 
@@ -88,6 +89,18 @@ public final class LoopbackMetastore {
   public static void main(String[] args) throws Exception {
     String host = args[0];
     int port = Integer.parseInt(args[1]);
+    if (Boolean.getBoolean("hive_bridge.exit_with_parent")) {
+      // Our stdin is a pipe from the process that started us: when it closes, that process is gone.
+      Thread watchdog = new Thread(() -> {
+        try {
+          while (System.in.read() != -1) { }
+        } catch (java.io.IOException e) { }
+        System.err.println("LoopbackMetastore: stdin closed (parent gone), exiting");
+        System.exit(0);
+      }, "parent-watchdog");
+      watchdog.setDaemon(true);
+      watchdog.start();
+    }
     HiveConf conf = new HiveConf(HiveMetaStore.HMSHandler.class);
     for (int i = 2; i < args.length; i++) {
       int eq = args[i].indexOf('=');
@@ -229,6 +242,9 @@ class ServerProcess:
                         os.kill(proc.pid, signal.SIGKILL)
                     proc.wait(10)
         finally:
+            if proc.stdin is not None:
+                with contextlib.suppress(OSError):
+                    proc.stdin.close()
             with _RUNNING_LOCK:
                 _RUNNING.discard(self)
         return proc.returncode
@@ -252,6 +268,9 @@ class ThriftServer(ServerProcess):
         return self
 
 
+_S = TypeVar("_S", bound=ServerProcess)
+
+
 def stop_all() -> None:
     """Stop every server this process started and has not stopped yet (registered with atexit)."""
     with _RUNNING_LOCK:
@@ -262,6 +281,19 @@ def stop_all() -> None:
 
 
 atexit.register(stop_all)
+
+
+def _on_free_port(start: Callable[[int], _S], host: str, port: int | None, attempts: int = 3) -> _S:
+    """``start(port)``; with no port given, on a free one, trying another if it was taken meanwhile."""
+    if port is not None:
+        return start(port)
+    for attempt in range(attempts):
+        try:
+            return start(free_port(host))
+        except ServerError as exc:
+            if "Address already in use" not in str(exc) or attempt == attempts - 1:
+                raise
+    raise AssertionError("unreachable")
 
 
 def wait_for_port(server: ServerProcess, timeout: float) -> None:
@@ -282,14 +314,16 @@ def wait_for_port(server: ServerProcess, timeout: float) -> None:
 
 def _launch(name: str, argv: Sequence[str], *, host: str, port: int, work_dir: Path, log_name: str,
             env: Mapping[str, str], timeout: float, cls: type[ServerProcess] = ServerProcess,
-            **extra: object) -> ServerProcess:
+            stdin_pipe: bool = False, **extra: object) -> ServerProcess:
     log_path = work_dir / "logs" / log_name
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("ab") as log:
         log.write(f"=== {time.strftime('%Y-%m-%d %H:%M:%S')} starting: {' '.join(argv)}\n".encode())
         log.flush()
         # A session of its own: Ctrl-C in the terminal reaches pytest, not the JVM; we stop it by PID.
-        process = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+        # A stdin pipe lets a server notice that we died without stopping it (see LoopbackMetastore).
+        process = subprocess.Popen(list(argv), stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL,
+                                   stdout=log, stderr=subprocess.STDOUT,
                                    cwd=work_dir, env=dict(env), start_new_session=True)
     server = cls(name=name, process=process, host=host, port=port, log_path=log_path, work_dir=work_dir,
                  **extra)
@@ -407,22 +441,24 @@ def start_metastore(work_dir: Path, *, port: int | None = None, host: str = LOOP
     work_dir = _prepare(work_dir)
     classes = compile_metastore_main(cache_dir or work_dir / "classes")
     jars = pyspark_home() / "jars"
-    port = port or free_port(host)
     log4j = write_log4j2(work_dir / "conf" / "log4j2-metastore.properties")
-    argv = [
-        java, f"-Xmx{heap}", *QUICK_START_JVM, *_jvm_flags(work_dir),
-        f"-Dlog4j.configurationFile=file:{log4j}", f"-Dlog4j2.configurationFile=file:{log4j}",
-        "-cp", f"{classes}{os.pathsep}{jars}/*", METASTORE_MAIN, host, str(port),
-        f"javax.jdo.option.ConnectionURL=jdbc:derby:;databaseName={work_dir / 'metastore_db'};create=true",
-        "javax.jdo.option.ConnectionDriverName=org.apache.derby.jdbc.EmbeddedDriver",
-        "datanucleus.schema.autoCreateAll=true",
-        "hive.metastore.schema.verification=false",
-        f"hive.metastore.warehouse.dir={(work_dir / 'warehouse').as_uri()}",
-        "hive.metastore.uris=",
-    ]
-    server = _launch("Hive Metastore", argv, host=host, port=port, work_dir=work_dir, log_name="metastore.log",
-                     env=_base_env(work_dir), timeout=timeout)
-    return server
+
+    def start(port: int) -> ServerProcess:
+        argv = [
+            java, f"-Xmx{heap}", *QUICK_START_JVM, *_jvm_flags(work_dir), "-Dhive_bridge.exit_with_parent=true",
+            f"-Dlog4j.configurationFile=file:{log4j}", f"-Dlog4j2.configurationFile=file:{log4j}",
+            "-cp", f"{classes}{os.pathsep}{jars}/*", METASTORE_MAIN, host, str(port),
+            f"javax.jdo.option.ConnectionURL=jdbc:derby:;databaseName={work_dir / 'metastore_db'};create=true",
+            "javax.jdo.option.ConnectionDriverName=org.apache.derby.jdbc.EmbeddedDriver",
+            "datanucleus.schema.autoCreateAll=true",
+            "hive.metastore.schema.verification=false",
+            f"hive.metastore.warehouse.dir={(work_dir / 'warehouse').as_uri()}",
+            "hive.metastore.uris=",
+        ]
+        return _launch("Hive Metastore", argv, host=host, port=port, work_dir=work_dir, log_name="metastore.log",
+                       env=_base_env(work_dir), timeout=timeout, stdin_pipe=True)
+
+    return _on_free_port(start, host, port)
 
 
 # --------------------------------------------------------------------------------------------- thrift server
@@ -441,7 +477,6 @@ def start_thrift_server(work_dir: Path, *, metastore_uri: str | None = None, por
     """
     _require_java()
     work_dir = _prepare(work_dir)
-    port = port or free_port(host)
     home = pyspark_home()
     orc_log = work_dir / "logs" / "orc-reader.log"
     orc_log.touch()
@@ -471,7 +506,6 @@ def start_thrift_server(work_dir: Path, *, metastore_uri: str | None = None, por
     argv.append("spark-internal")
     hiveconf = {
         "hive.server2.thrift.bind.host": host,
-        "hive.server2.thrift.port": str(port),
         "hive.server2.authentication": "NONE",
         "hive.server2.transport.mode": "binary",
         "hive.server2.logging.operation.log.location": str(work_dir / "oplogs"),
@@ -481,11 +515,16 @@ def start_thrift_server(work_dir: Path, *, metastore_uri: str | None = None, por
     }
     for key, value in hiveconf.items():
         argv += ["--hiveconf", f"{key}={value}"]
-    server = _launch("Spark Thrift Server", argv, host=host, port=port, work_dir=work_dir,
-                     log_name="thriftserver.log", env=_base_env(work_dir), timeout=timeout, cls=ThriftServer,
-                     orc_log=orc_log, metastore_uri=metastore_uri)
-    assert isinstance(server, ThriftServer)
-    return server
+
+    def start(port: int) -> ThriftServer:
+        server = _launch("Spark Thrift Server", [*argv, "--hiveconf", f"hive.server2.thrift.port={port}"],
+                         host=host, port=port, work_dir=work_dir, log_name="thriftserver.log",
+                         env=_base_env(work_dir), timeout=timeout, cls=ThriftServer, orc_log=orc_log,
+                         metastore_uri=metastore_uri)
+        assert isinstance(server, ThriftServer)
+        return server
+
+    return _on_free_port(start, host, port)
 
 
 @contextlib.contextmanager

@@ -140,3 +140,26 @@ def test_missing_java_is_a_clear_server_error(monkeypatch: pytest.MonkeyPatch, t
         servers.start_metastore(tmp_path)
     with pytest.raises(ServerError, match="no `java` found"):
         servers.start_thrift_server(tmp_path)
+
+
+def test_a_port_taken_meanwhile_is_retried_on_another(tmp_path: Path) -> None:
+    tried: list[int] = []
+
+    def start(port: int) -> ServerProcess:
+        tried.append(port)
+        if len(tried) < 3:
+            raise ServerError("Hive Metastore exited with code 1 ...\njava.net.BindException: Address already in use")
+        return ServerProcess("ok", None, "127.0.0.1", port, tmp_path / "log", tmp_path)  # type: ignore[arg-type]
+
+    assert servers._on_free_port(start, "127.0.0.1", None).port == tried[-1]
+    assert len(tried) == 3
+    tried.clear()
+    with pytest.raises(ServerError, match="Address already in use"):
+        servers._on_free_port(start, "127.0.0.1", 4242)  # an explicit port is never changed
+    assert tried == [4242]
+
+    def broken(port: int) -> ServerProcess:
+        raise ServerError("exited with code 1: no such class")
+
+    with pytest.raises(ServerError, match="no such class"):
+        servers._on_free_port(broken, "127.0.0.1", None)
