@@ -28,11 +28,10 @@ import pyarrow.compute as pc
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import sarg  # noqa: E402
-from sarg import Timestamp, Type  # noqa: E402
-
-from hive_bridge.expression import translate  # noqa: E402
-from hive_bridge.vectorized import StatsTable, prune  # noqa: E402
+import sarg
+from hive_bridge.expression import translate
+from hive_bridge.vectorized import StatsTable, prune
+from sarg import Timestamp, Type
 
 T0 = dt.datetime(2023, 1, 1)
 T0_MICROS = int((T0 - dt.datetime(1970, 1, 1)).total_seconds()) * 1_000_000

@@ -1032,7 +1032,8 @@ def _leaf_verdict(plan: LeafPlan, stats: FileStats) -> tuple[TruthValue, bool, s
     truth = TruthValue.of(t, f, n)
     missing = facts.info_missing if plan.uses_bounds else (
         col.null_count is None or stats.num_rows is None)
-    unknown_leaf = missing and truth is TruthValue.YES_NO_NULL
+    # judged "anything goes" for lack of information (IS [NOT] NULL is never NULL: true and false suffice)
+    unknown_leaf = missing and t and f and (n or not plan.uses_bounds)
     why = (f"{facts.text}; can be true: {'yes' if t else 'no'} [{plan.t.render()}], "
            f"false: {'yes' if f else 'no'} [{plan.f.render()}], null: {'yes' if n else 'no'} [{plan.n.render()}]")
     return truth, unknown_leaf, why

@@ -341,7 +341,8 @@ def _domain_array(arr: pa.Array, domain: Domain) -> pa.Array:
     if fam in ("int", "bool"):
         return pc.cast(arr, pa.int64())
     if fam == "float":
-        return pc.cast(arr, pa.float64())
+        # + 0.0 turns -0.0 into 0.0, so hashing kernels (is_in) treat them as equal, as Spark does
+        return pc.add(pc.cast(arr, pa.float64()), 0.0)
     if fam == "decimal" and arr.type.precision <= 18:
         # unscaled integers: exact (values are whole multiples of 10**-scale), and int64 compares fast
         scaled = pc.multiply(arr, pa.scalar(Decimal(10) ** arr.type.scale, pa.decimal128(arr.type.scale + 1, 0)))
@@ -582,7 +583,7 @@ def _leaf_triple(plan: LeafPlan, stats: StatsTable) -> tuple[Triple, BoolVec]:
     if empty is not False:
         t, f, n = v_or(t, empty), v_or(f, empty), v_or(n, empty)
     missing = col.info_missing_bounds if plan.uses_bounds else col.info_missing_nulls
-    unknown = v_and(missing, v_and(t, v_and(f, n)))
+    unknown = v_and(missing, v_and(t, v_and(f, n if plan.uses_bounds else True)))
     return Triple(t, f, n), unknown
 
 
