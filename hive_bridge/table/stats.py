@@ -270,7 +270,11 @@ def _footer_stats(md: pq.FileMetaData, plan: _ColumnPlan | pa.Schema) -> FooterS
                 bounds_known = False
                 continue
             if mode == _LOGICAL:
-                a, b = st.min, st.max
+                try:
+                    a, b = st.min, st.max
+                except (UnicodeDecodeError, ValueError, ArithmeticError):  # e.g. invalid UTF-8 bounds
+                    bounds_known = False
+                    continue
             else:
                 a, b = st.min_raw, st.max_raw
                 if mode == _FLOAT and (math.isnan(a) or math.isnan(b)):
@@ -297,6 +301,31 @@ def _exactness(typ: pa.DataType) -> bool | None:
             or pa.types.is_large_binary(typ) or pa.types.is_fixed_size_binary(typ):
         return None
     return True
+
+
+def order_preserving_cast(src: pa.DataType, dst: pa.DataType) -> bool:
+    """Whether casting bounds from `src` to `dst` keeps them bounds (a monotonic conversion).
+
+    Widening numbers, decimals, dates to timestamps, timestamp units (same zone) and string/binary
+    flavours qualify; string <-> number does not (lexicographic bounds are not numeric bounds)."""
+    if src == dst:
+        return True
+    t = pa.types
+    if t.is_integer(src) and (t.is_integer(dst) or t.is_floating(dst) or t.is_decimal(dst)):
+        return True
+    if t.is_floating(src) and t.is_floating(dst):
+        return True
+    if t.is_decimal(src) and (t.is_decimal(dst) or t.is_floating(dst)):
+        return True
+    if t.is_date(src) and (t.is_date(dst) or (t.is_timestamp(dst) and dst.tz is None)):
+        return True
+    if t.is_timestamp(src) and t.is_timestamp(dst):
+        return bool(src.tz == dst.tz)
+    stringy = (t.is_string(src) or t.is_large_string(src), t.is_string(dst) or t.is_large_string(dst))
+    if all(stringy):
+        return True
+    binary_dst = t.is_binary(dst) or t.is_large_binary(dst)
+    return bool((stringy[0] or t.is_binary(src) or t.is_large_binary(src)) and binary_dst)
 
 
 def _stat_array(values: list[Any], typ: pa.DataType) -> pa.Array:
@@ -368,6 +397,8 @@ def _typed_bounds(
         lo_vals = [mins[r] for r in rows]
         hi_vals = [maxs[r] for r in rows]
         try:
+            if not order_preserving_cast(own, typ):
+                raise TypeError(f"{own} bounds are not {typ} bounds")
             lo = _stat_array(lo_vals, own)
             hi = _stat_array(hi_vals, own)
             if own != typ:
@@ -421,6 +452,8 @@ def normalize(segment: pa.Table, target: Sequence[Leaf]) -> pa.Table:
             lo_exact, hi_exact = segment.column(f"{leaf.name}::min_exact"), segment.column(f"{leaf.name}::max_exact")
             if lo.type != leaf.type:
                 try:
+                    if not order_preserving_cast(lo.type, leaf.type):
+                        raise pa.ArrowInvalid(f"{lo.type} bounds are not {leaf.type} bounds")
                     lo = pc.cast(lo, leaf.type, safe=True)
                     hi = pc.cast(hi, leaf.type, safe=True)
                 except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):

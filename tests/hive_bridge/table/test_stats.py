@@ -514,3 +514,25 @@ def test_path_only_partition_column_takes_its_declared_type(tmp_path: Path) -> N
     assert table.arrow_schema().field("region").type == pa.int32()
     assert table.latest_file_slices()[0].partition_values == {"region": "7"}
     assert "region::min" not in ColumnStatsIndex(table).load().column_names
+
+
+def test_string_bounds_never_become_numeric_bounds(tmp_path: Path) -> None:
+    # lexicographically "10" < "9": cast to numbers these would claim min 10 > max 9
+    old = pa.table({"id": [1, 2], "c": ["10", "9"]})
+    new = pa.table({"id": [3], "c": pa.array([5], pa.int64())})
+    path = _crafted(tmp_path, {"old": old, "new": new}, instants={"new": "20240102000000000"})
+    stats = ColumnStatsIndex(HudiTable.open(path)).load()
+    o = _row(stats, "old")
+    assert (o["c::min"], o["c::max"], o["c::min_exact"]) == (None, None, None)
+    assert o["c::null_count"] == 0
+
+
+def test_order_preserving_casts() -> None:
+    ok = stats_mod.order_preserving_cast
+    assert ok(pa.int32(), pa.int64()) and ok(pa.int64(), pa.float64()) and ok(pa.float32(), pa.float64())
+    assert ok(pa.decimal128(5, 2), pa.decimal128(10, 2)) and ok(pa.date32(), pa.timestamp("us"))
+    assert ok(pa.timestamp("ms", tz="UTC"), pa.timestamp("us", tz="UTC"))
+    assert not ok(pa.timestamp("ms"), pa.timestamp("us", tz="UTC"))
+    assert not ok(pa.string(), pa.int64()) and not ok(pa.int64(), pa.string())
+    assert ok(pa.string(), pa.large_string()) and ok(pa.string(), pa.binary())
+    assert not ok(pa.binary(), pa.string()) and not ok(pa.bool_(), pa.int8())
