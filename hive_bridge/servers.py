@@ -21,6 +21,11 @@ file (``orc_log``), with the SearchArgument pushed to that file::
 
 ``read_logged_sargs`` extracts those (SearchArgument text, schema) pairs, also Hive 4's
 ``ORC pushdown predicate: <SARG>`` lines, reading only what was appended since an offset.
+
+Stopping "whatever happens": ``ServerProcess.stop`` (SIGTERM, then SIGKILL) from context managers, an ``atexit``
+hook for whatever is still running, and, should this Python process be killed outright, each JVM reads a pipe
+from us on stdin and exits when it closes (``LoopbackMetastore`` itself; the Thrift Server through the tiny
+``ParentWatchdog`` Java agent).
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ import subprocess
 import sys
 import threading
 import time
+import zipfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,6 +69,7 @@ __all__ = [
     "start_thrift_server",
     "stop_all",
     "wait_for_port",
+    "watchdog_agent",
 ]
 
 LOOPBACK = "127.0.0.1"
@@ -120,6 +127,25 @@ public final class LoopbackMetastore {
     System.out.println("LoopbackMetastore listening on " + host + ":" + port);
     System.out.flush();
     server.serve();
+  }
+}
+"""
+
+
+WATCHDOG_MAIN = "ParentWatchdog"
+WATCHDOG_JAVA = r"""
+/** A Java agent: when stdin (a pipe from the process that started this JVM) closes, exit. */
+public final class ParentWatchdog {
+  public static void premain(String args) {
+    Thread watchdog = new Thread(() -> {
+      try {
+        while (System.in.read() != -1) { }
+      } catch (java.io.IOException e) { }
+      System.err.println("ParentWatchdog: stdin closed (parent gone), exiting");
+      System.exit(0);
+    }, "parent-watchdog");
+    watchdog.setDaemon(true);
+    watchdog.start();
   }
 }
 """
@@ -402,32 +428,51 @@ def write_log4j2(path: Path, orc_log: Path | None = None) -> Path:
 # --------------------------------------------------------------------------------------------- metastore
 
 
+def _compile(main: str, source: str, cache_dir: Path, classpath: str) -> Path:
+    """javac ``source`` (class ``main``) into a folder under ``cache_dir`` keyed by source and classpath."""
+    _, javac = _require_java(javac=True)
+    key = hashlib.sha256((source + classpath).encode()).hexdigest()[:16]
+    out = Path(cache_dir).resolve() / f"{main}-{key}"
+    if (out / f"{main}.class").is_file():
+        return out
+    src = out / "src"
+    src.mkdir(parents=True, exist_ok=True)
+    (src / f"{main}.java").write_text(source, encoding="utf-8")
+    build = out.with_name(out.name + f".tmp{os.getpid()}")
+    build.mkdir(parents=True, exist_ok=True)
+    argv = [javac, "-nowarn", "-d", str(build), *(["-cp", classpath] if classpath else []), str(src / f"{main}.java")]
+    done = subprocess.run(argv, capture_output=True, text=True)
+    if done.returncode != 0:
+        shutil.rmtree(build, ignore_errors=True)
+        raise ServerError(f"javac failed on {main}.java (classpath {classpath or '-'}):\n{done.stderr[-4000:]}")
+    for cls in build.glob("*.class"):
+        os.replace(cls, out / cls.name)
+    shutil.rmtree(build, ignore_errors=True)
+    return out
+
+
 def compile_metastore_main(cache_dir: Path, jars: Path | None = None) -> Path:
     """Compile ``LoopbackMetastore`` with javac against pyspark's jars into a folder under ``cache_dir``.
 
     The folder is keyed by the source and the jar folder, so a second call (or a second run with the same cache)
     reuses it. Returns the folder that holds ``LoopbackMetastore.class``.
     """
-    _, javac = _require_java(javac=True)
     jars = jars or pyspark_home() / "jars"
-    key = hashlib.sha256((METASTORE_JAVA + str(jars)).encode()).hexdigest()[:16]
-    out = Path(cache_dir).resolve() / f"loopback-metastore-{key}"
-    if (out / f"{METASTORE_MAIN}.class").is_file():
-        return out
-    src = out / "src"
-    src.mkdir(parents=True, exist_ok=True)
-    (src / f"{METASTORE_MAIN}.java").write_text(METASTORE_JAVA, encoding="utf-8")
-    build = out.with_name(out.name + f".tmp{os.getpid()}")
-    build.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run([javac, "-nowarn", "-d", str(build), "-cp", f"{jars}/*", str(src / f"{METASTORE_MAIN}.java")],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        shutil.rmtree(build, ignore_errors=True)
-        raise ServerError(f"javac failed on {METASTORE_MAIN}.java (against {jars}):\n{done.stderr[-4000:]}")
-    for cls in build.glob("*.class"):
-        os.replace(cls, out / cls.name)
-    shutil.rmtree(build, ignore_errors=True)
-    return out
+    return _compile(METASTORE_MAIN, METASTORE_JAVA, cache_dir, f"{jars}/*")
+
+
+def watchdog_agent(cache_dir: Path) -> Path:
+    """A Java agent jar (``-javaagent:<jar>``) that exits the JVM when its stdin closes, i.e. when we die."""
+    classes = _compile(WATCHDOG_MAIN, WATCHDOG_JAVA, cache_dir, "")
+    jar = classes / "parent-watchdog.jar"
+    if not jar.is_file():
+        tmp = jar.with_suffix(f".tmp{os.getpid()}")
+        with zipfile.ZipFile(tmp, "w") as zf:
+            zf.writestr("META-INF/MANIFEST.MF", f"Manifest-Version: 1.0\nPremain-Class: {WATCHDOG_MAIN}\n\n")
+            for cls in sorted(classes.glob("*.class")):
+                zf.write(cls, cls.name)
+        os.replace(tmp, jar)
+    return jar
 
 
 def start_metastore(work_dir: Path, *, port: int | None = None, host: str = LOOPBACK, timeout: float = 120.0,
@@ -481,7 +526,12 @@ def start_thrift_server(work_dir: Path, *, metastore_uri: str | None = None, por
     orc_log = work_dir / "logs" / "orc-reader.log"
     orc_log.touch()
     log4j = write_log4j2(work_dir / "conf" / "log4j2-thriftserver.properties", orc_log=orc_log)
-    java_opts = " ".join([*jvm_options, *_jvm_flags(work_dir), f"-Dlog4j.configurationFile=file:{log4j}",
+    try:  # the JVM exits by itself if we die without stopping it (needs javac; optional)
+        agent = [f"-javaagent:{watchdog_agent(work_dir / 'classes')}"]
+    except ServerError:
+        agent = []
+    java_opts = " ".join([*jvm_options, *_jvm_flags(work_dir), *agent,
+                          f"-Dlog4j.configurationFile=file:{log4j}",
                           f"-Dlog4j2.configurationFile=file:{log4j}"])
     settings: dict[str, str] = {
         "spark.ui.enabled": "false",
@@ -491,7 +541,6 @@ def start_thrift_server(work_dir: Path, *, metastore_uri: str | None = None, por
         "spark.local.dir": str(work_dir / "tmp"),
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.shuffle.partitions": "2",
-        "spark.executor.extraJavaOptions": java_opts,
         "spark.hadoop.javax.jdo.option.ConnectionURL":
             f"jdbc:derby:;databaseName={work_dir / 'thriftserver_metastore_db'};create=true",
     }
@@ -520,7 +569,7 @@ def start_thrift_server(work_dir: Path, *, metastore_uri: str | None = None, por
         server = _launch("Spark Thrift Server", [*argv, "--hiveconf", f"hive.server2.thrift.port={port}"],
                          host=host, port=port, work_dir=work_dir, log_name="thriftserver.log",
                          env=_base_env(work_dir), timeout=timeout, cls=ThriftServer, orc_log=orc_log,
-                         metastore_uri=metastore_uri)
+                         metastore_uri=metastore_uri, stdin_pipe=True)
         assert isinstance(server, ThriftServer)
         return server
 
