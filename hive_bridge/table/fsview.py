@@ -274,7 +274,7 @@ class FileSystemView:
         pending = {i.timestamp for i in timeline.pending}
         pending_compactions = {i.timestamp for i in timeline.pending if i.action == "compaction"}
         rolled_back = timeline.rolled_back_timestamps if any(
-            i.action == "rollback" for i in timeline.completed
+            i.action in ("rollback", "restore") for i in timeline.completed
         ) else frozenset()
         replaced = timeline.replaced_file_groups(as_of)
         layout2 = self.properties.timeline_layout_version >= 2

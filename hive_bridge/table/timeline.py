@@ -186,15 +186,21 @@ class Timeline:
         """Instants undone by completed rollbacks (their files must never be returned)."""
         out: set[str] = set()
         for instant in self.completed:
-            if instant.action != "rollback":
+            if instant.action not in ("rollback", "restore"):
                 continue
             meta = self.read_metadata(instant)
-            for ts in meta.get("commitsRollback") or ():
-                if isinstance(ts, str):
-                    out.add(ts)
-            for item in meta.get("instantsRollback") or ():
-                if isinstance(item, dict) and isinstance(item.get("commitTime"), str):
-                    out.add(item["commitTime"])
+            rollbacks = [meta]
+            if instant.action == "restore":  # a restore is a list of rollbacks per undone instant
+                for nested in (meta.get("hoodieRestoreMetadata") or {}).values():
+                    rollbacks += [m for m in nested or () if isinstance(m, dict)]
+            for m in rollbacks:
+                for ts in m.get("commitsRollback") or ():
+                    if isinstance(ts, str):
+                        out.add(ts)
+                for key in ("instantsRollback", "instantsToRollback"):
+                    for item in m.get(key) or ():
+                        if isinstance(item, dict) and isinstance(item.get("commitTime"), str):
+                            out.add(item["commitTime"])
         return frozenset(out)
 
     def replaced_file_groups(self, as_of: str | None = None) -> frozenset[tuple[str, str]]:

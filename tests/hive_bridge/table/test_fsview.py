@@ -340,3 +340,35 @@ def test_normalize_timestamp() -> None:
     assert normalize_timestamp("2024-01-01 00:00:00.123") == "20240101000000123"
     with pytest.raises(HudiTableError):
         normalize_timestamp("2024")
+
+
+def test_restore_undoes_commits(tmp_path: Path) -> None:
+    import fastavro
+    import pyarrow as pa
+
+    from hive_bridge.table import HudiWriter
+
+    w = HudiWriter(tmp_path / "t", rows_per_file=2)
+    first = w.insert(pa.table({"id": pa.array([1, 2, 3], pa.int64())}))
+    second = w.insert(pa.table({"id": pa.array([4, 5], pa.int64())}))
+    hoodie = tmp_path / "t" / ".hoodie"
+    # a restore that undid the first commit, whose files could not be deleted: its commit file is gone, so
+    # only the restore metadata tells that these files (older than every remaining commit) are not data
+    (hoodie / f"{first.instant}.commit").unlink()
+    restore = w.new_instant()
+    schema = {"type": "record", "name": "HoodieRestoreMetadata", "fields": [
+        {"name": "startRestoreTime", "type": "string"},
+        {"name": "instantsToRollback", "type": {"type": "array", "items": {
+            "type": "record", "name": "HoodieInstantInfo",
+            "fields": [{"name": "commitTime", "type": "string"}, {"name": "action", "type": "string"}]}}},
+    ]}
+    with (hoodie / f"{restore}.restore").open("wb") as f:
+        fastavro.writer(f, fastavro.parse_schema(schema), [
+            {"startRestoreTime": restore, "instantsToRollback": [{"commitTime": first.instant, "action": "commit"}]}])
+    table = HudiTable.open(tmp_path / "t")
+    assert table.timeline.rolled_back_timestamps == {first.instant}
+    assert {s.base_instant for s in table.latest_file_slices()} == {second.instant}
+    assert len(table.latest_file_slices()) == 1
+    (hoodie / f"{restore}.restore").unlink()  # without the restore they would count as archived commits
+    assert {s.base_instant for s in HudiTable.open(tmp_path / "t").latest_file_slices()} == {
+        first.instant, second.instant}
