@@ -54,7 +54,7 @@ import struct
 import zoneinfo
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal
+from decimal import Context, Decimal
 from enum import Enum
 from fractions import Fraction
 from functools import lru_cache
@@ -79,6 +79,7 @@ from sarg import SearchArgument, Timestamp, TruthValue, Type
 # Domains: how a column's values are compared.
 # ---------------------------------------------------------------------------------------------------------
 
+_EXACT = Context(prec=100)  # Decimal arithmetic without rounding (decimal128 has 38 digits)
 _NANOS = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
 _DAY_NANOS = 86_400 * 10**9
 _EPOCH_DATE = _dt.date(1970, 1, 1)
@@ -197,7 +198,7 @@ def domain_repr(domain: Domain, value: DomainValue) -> str:
             ts = Timestamp.from_epoch_nanos(value * domain.unit_nanos)
             return str(ts) + (" UTC" if domain.utc else "")
         if domain.family == "decimal" and isinstance(value, int):
-            return str(Decimal(value).scaleb(-domain.scale))
+            return str(Decimal(value).scaleb(-domain.scale, _EXACT))
         if domain.family == "bool":
             return "true" if value else "false"
     except (OverflowError, ValueError):

@@ -19,7 +19,7 @@ import bisect
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal
+from decimal import Context, Decimal
 from functools import cached_property
 from typing import Any, TypeAlias, overload
 
@@ -62,6 +62,7 @@ from hive_bridge.stats_types import (
 )
 from sarg import SearchArgument, TruthValue
 
+_EXACT = Context(prec=100)  # Decimal arithmetic without rounding (decimal128 has 38 digits)
 BoolVec: TypeAlias = bool | pa.BooleanArray
 
 #: TruthValue <-> code: bit 4 = can be true, bit 2 = can be false, bit 1 = can be null.
@@ -267,8 +268,8 @@ def _extremes(domain: Domain, col: _Column) -> tuple[object, object]:
     arr = col.min if col.min is not None else col.max
     assert arr is not None
     if pa.types.is_decimal(arr.type):
-        return (pa.scalar(Decimal(domain.low).scaleb(-domain.scale), arr.type),
-                pa.scalar(Decimal(domain.high).scaleb(-domain.scale), arr.type))
+        return (pa.scalar(Decimal(domain.low).scaleb(-domain.scale, _EXACT), arr.type),
+                pa.scalar(Decimal(domain.high).scaleb(-domain.scale, _EXACT), arr.type))
     return domain.low, domain.high
 
 
@@ -357,7 +358,7 @@ def _scalar(col: _Column, value: DomainValue) -> object:
         arr = col.min if col.min is not None else col.max
         assert arr is not None
         if pa.types.is_decimal(arr.type):
-            return pa.scalar(Decimal(value).scaleb(-col.domain.scale), arr.type)
+            return pa.scalar(Decimal(value).scaleb(-col.domain.scale, _EXACT), arr.type)
         return value
     if col.domain.kind is Kind.FLOAT:
         return float(value)

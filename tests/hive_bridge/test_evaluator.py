@@ -10,13 +10,13 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-import sarg
-from sarg import Timestamp, TruthValue, Type
 
+import sarg
 from hive_bridge.evaluator import Verdict, evaluate
 from hive_bridge.expression import HudiExpression, Op, Predicate, translate
 from hive_bridge.stats_types import ColumnStats, FileStats, stats_table
 from hive_bridge.vectorized import StatsTable, prune
+from sarg import Timestamp, TruthValue, Type
 
 Y, N, NULL = TruthValue.YES, TruthValue.NO, TruthValue.NULL
 YN, YNULL, NNULL, YNN = TruthValue.YES_NO, TruthValue.YES_NULL, TruthValue.NO_NULL, TruthValue.YES_NO_NULL

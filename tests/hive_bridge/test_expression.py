@@ -6,9 +6,8 @@ import dataclasses
 from decimal import Decimal
 
 import pytest
-import sarg
-from sarg import TruthValue, Type
 
+import sarg
 from hive_bridge.expression import (
     And,
     Constant,
@@ -22,6 +21,7 @@ from hive_bridge.expression import (
     from_builder,
     translate,
 )
+from sarg import TruthValue, Type
 
 SCHEMA = {"a": "bigint", "s": "string", "c": "char(4)", "f": "double", "d": "decimal(10,2)"}
 
