@@ -354,7 +354,8 @@ def test_restore_undoes_commits(tmp_path: Path) -> None:
     hoodie = tmp_path / "t" / ".hoodie"
     # a restore that undid the first commit, whose files could not be deleted: its commit file is gone, so
     # only the restore metadata tells that these files (older than every remaining commit) are not data
-    (hoodie / f"{first.instant}.commit").unlink()
+    for f in hoodie.glob(f"{first.instant}.*"):
+        f.unlink()
     restore = w.new_instant()
     schema = {"type": "record", "name": "HoodieRestoreMetadata", "fields": [
         {"name": "startRestoreTime", "type": "string"},
