@@ -419,6 +419,8 @@ class Pruner:
             if s.base_file is None:
                 stages[i] = "no-base-file"
                 result.kept_log_files += 1
+            elif keep[i] and s.has_log_files and stages[i] == "no-filter":
+                result.kept_log_files += 1
             if keep[i]:
                 result.slices.append(s)
                 if s.base_file is not None:

@@ -59,6 +59,7 @@ def session(app: str = "hive-bridge", master: str = "local[2]", **conf: str) -> 
 
     builder = (SparkSession.builder.master(master).appName(app)
                .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
                .config("spark.driver.bindAddress", "127.0.0.1")
                .config("spark.driver.host", "127.0.0.1")
                .config("spark.sql.session.timeZone", "UTC")
@@ -260,12 +261,34 @@ def _catalog_table(spark: SparkSession, name: str) -> tuple[str, dict[str, str]]
 # The `hudi-hive` Python data source
 # --------------------------------------------------------------------------------------------------------------
 
-_SCAN_REPORTS: list[dict[str, Any]] = []
+def _report_file() -> str:
+    import tempfile
+
+    folder = os.environ.get("HIVE_BRIDGE_SCAN_REPORTS") or os.path.join(tempfile.gettempdir(), "hive-bridge")
+    os.makedirs(folder, exist_ok=True)
+    return os.path.join(folder, "scans.jsonl")
+
+
+def _record_scan(report: dict[str, Any]) -> None:
+    """Scans are planned in a Python worker process, not in the driver: reports go through a file on the
+    driver's machine (where planning workers run)."""
+    import json
+
+    with open(_report_file(), "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(report) + "\n")
 
 
 def last_scan_report() -> dict[str, Any] | None:
-    """Files read / total of the latest `hudi-hive` scan planned in this driver."""
-    return _SCAN_REPORTS[-1] if _SCAN_REPORTS else None
+    """Files read / total of the latest `hudi-hive` scan planned on this machine (path, filter, files_total,
+    files_read, slices_read)."""
+    import json
+
+    try:
+        with open(_report_file(), encoding="utf-8") as fh:
+            lines = fh.readlines()
+    except OSError:
+        return None
+    return json.loads(lines[-1]) if lines else None
 
 
 def spark_filters_to_sarg(filters: Sequence[Any], types: dict[str, sarg.Type]) -> tuple[sarg.SearchArgument | None,
@@ -389,9 +412,9 @@ class HudiHiveReader(DataSourceReader):  # type: ignore[misc]
         filt, _ = spark_filters_to_sarg(self.filters, types)
         listing = prune_slices(table, ColumnStatsIndex(table), table.latest_file_slices(), filt, None,
                                self.options.get("sessionTimeZone", "UTC"))
-        _SCAN_REPORTS.append({"path": self.path, "filter": str(filt) if filt else None,
-                              "files_total": listing.files_total, "files_read": listing.files_kept,
-                              "slices_read": len(listing.slices)})
+        _record_scan({"path": self.path, "filter": str(filt) if filt else None,
+                      "files_total": listing.files_total, "files_read": listing.files_kept,
+                      "slices_read": len(listing.slices)})
         parts = []
         for s in listing.slices:
             base = s.base_file.full_path if s.base_file is not None else ""

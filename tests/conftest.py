@@ -54,6 +54,7 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
         SparkSession.builder.master("local[2]")
         .appName("hive-bridge-tests")
         .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.driver.host", "127.0.0.1")
         .config("spark.sql.shuffle.partitions", "2")
