@@ -125,10 +125,17 @@ DOCUMENTED_DIFFERENCES = [
 ]
 
 
+@pytest.fixture(scope="module")
+def hive_on_differences(oracle: Any) -> dict[str, str]:
+    """Hive's answers for every documented difference, from one JVM."""
+    lines = [json.dumps(p.values[0]) for p in DOCUMENTED_DIFFERENCES]
+    return dict(zip(lines, oracle("hive", lines), strict=True))
+
+
 @pytest.mark.parametrize(("hive_json", "text", "hive_builds", "we_build"), DOCUMENTED_DIFFERENCES)
-def test_documented_differences_from_hive_2_3(oracle: Any, hive_json: dict[str, Any], text: str,
-                                              hive_builds: str, we_build: str) -> None:
-    assert oracle("hive", [json.dumps(hive_json)]) == [hive_builds]
+def test_documented_differences_from_hive_2_3(hive_on_differences: dict[str, str], hive_json: dict[str, Any],
+                                              text: str, hive_builds: str, we_build: str) -> None:
+    assert hive_on_differences[json.dumps(hive_json)] == hive_builds
     assert str(parse_hiveql(text, gen.SCHEMA)) == we_build
 
 
