@@ -60,6 +60,7 @@ __all__ = [
     "ThriftServer",
     "compile_metastore_main",
     "find_java",
+    "java_major_version",
     "free_port",
     "local_hive",
     "log_offset",
@@ -169,6 +170,16 @@ def find_java() -> tuple[str, str | None] | None:
     if java_path is None:
         return None
     return java_path, shutil.which("javac")
+
+
+def java_major_version(java: str) -> int | None:
+    """The major version of a ``java`` binary (17 for "17.0.15"), None if it cannot be told."""
+    try:
+        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30).stderr
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    m = re.search(r'version "(1\.)?(\d+)', out)
+    return int(m.group(2)) if m else None
 
 
 def _require_java(javac: bool = False) -> tuple[str, str]:

@@ -88,6 +88,9 @@ def hive_servers(external_endpoints: ExternalEndpoints,
     found = servers.find_java()
     if found is None or found[1] is None:
         pytest.skip("the local Hive servers need Java 17+ with javac (JAVA_HOME or PATH); none found")
+    version = servers.java_major_version(found[0])
+    if version is None or version < 17:
+        pytest.skip(f"the local Hive servers need Java 17+ (PySpark 4); {found[0]} is version {version}")
     work = tmp_path_factory.mktemp("hive-servers")
     with _sigterm_as_exit(), contextlib.ExitStack() as stack:
         started = time.monotonic()

@@ -163,3 +163,12 @@ def test_a_port_taken_meanwhile_is_retried_on_another(tmp_path: Path) -> None:
 
     with pytest.raises(ServerError, match="no such class"):
         servers._on_free_port(broken, "127.0.0.1", None)
+
+
+def test_java_major_version(tmp_path: Path) -> None:
+    found = servers.find_java()
+    if found is None:
+        pytest.skip("no java here")
+    version = servers.java_major_version(found[0])
+    assert version is not None and version >= 8
+    assert servers.java_major_version(str(tmp_path / "no-such-java")) is None
