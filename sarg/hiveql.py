@@ -49,7 +49,8 @@ Column names: backquoted names may hold any character; a dotted name is looked u
 fields, as ``sarg.schema`` names them), then without its first part when that part is not a column (a table
 alias: ``t.event_id``). Lookups ignore case; leaves carry the schema's spelling.
 
-Bad text raises :class:`sarg.SargSyntaxError` with line, column, a caret and the expected tokens. Logical
+A line copied from EXPLAIN (``filterExpr: ... (type: boolean)``, ``predicate: ...``) is read without its label
+and type. Bad text raises :class:`sarg.SargSyntaxError` with line, column, a caret and the expected tokens. Logical
 nesting deeper than ``MAX_DEPTH`` (after merging AND-in-AND, OR-in-OR and cancelling NOT NOT) is refused with
 that error too; any depth of parentheses alone is fine. Nothing recurses on the input's depth.
 """
@@ -845,6 +846,22 @@ def _parser() -> tuple[Lark, _Callbacks]:
     return state
 
 
+_EXPLAIN_HEAD_RE = re.compile(r"\A\s*(?:filterExpr|predicate)\s*:", re.IGNORECASE)
+_EXPLAIN_TAIL_RE = re.compile(r"\(type:\s*boolean\)\s*\Z", re.IGNORECASE)
+
+
+def _blank_explain_decorations(text: str) -> str:
+    """EXPLAIN prints ``filterExpr: <expr> (type: boolean)``: blank the label and the type (same length, so error
+    positions stay those of the original text)."""
+    head = _EXPLAIN_HEAD_RE.match(text)
+    if head is not None:
+        text = " " * head.end() + text[head.end():]
+    tail = _EXPLAIN_TAIL_RE.search(text)
+    if tail is not None:
+        text = text[:tail.start()] + " " * (len(text) - tail.start())
+    return text
+
+
 def parse_expression(text: str) -> Expr:
     """The parsed filter expression (before any schema is applied)."""
     if not isinstance(text, str):
@@ -852,7 +869,7 @@ def parse_expression(text: str) -> Expr:
     parser, callbacks = _parser()
     callbacks.text = text
     try:
-        result = cast(Expr, parser.parse(text))
+        result = cast(Expr, parser.parse(_blank_explain_decorations(text)))
     except SargSyntaxError:
         raise
     except lark.exceptions.UnexpectedCharacters as exc:

@@ -373,6 +373,15 @@ def test_syntax_errors_say_where_and_what(text: str, line: int, column: int, rea
     assert caret_line.index("^") == column + 1  # two spaces of indent, then the column
 
 
+def test_explain_lines_are_read_without_label_and_type() -> None:
+    line = "      filterExpr: ((event_id = 1) and name is not null) (type: boolean)"
+    assert sarg_text(line) == "(and leaf-(EQUALS event_id 1) (not leaf-(IS_NULL name)))"
+    assert sarg_text("predicate: (i > 5) (type: boolean)") == "(not leaf-(LESS_THAN_EQUALS i 5))"
+    with pytest.raises(SargSyntaxError) as info:
+        parse_hiveql("filterExpr: (i > ) (type: boolean)", SCHEMA)
+    assert info.value.column == 18
+
+
 def test_not_a_string() -> None:
     with pytest.raises(TypeError):
         parse_hiveql(b"i = 1", SCHEMA)  # type: ignore[arg-type]
