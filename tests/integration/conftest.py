@@ -6,7 +6,15 @@ happens (fixture finalizers, plus ``hive_bridge.servers``' atexit hook, plus SIG
 With ``HIVE_BRIDGE_METASTORE_URI`` / ``HIVE_BRIDGE_HS2_HOST`` set (see ``endpoints.py``) those servers are used.
 
 Fixtures for later tests (the replay against a Hudi table): ``hs2_cursor``, ``hs2_table`` (the rows as Python
-tuples), ``hs2_queries`` (each query's SearchArguments and HiveServer2's rows) and ``hs2_replay`` (all of it).
+tuples), ``hs2_queries`` (each query's SearchArguments and HiveServer2's rows), ``metastore`` (a connected
+``MetastoreClient``) and ``hs2_replay`` (all of it)::
+
+    def test_replay(hs2_replay, metastore):
+        rows = hs2_replay.table.rows                      # tuples in hs2_data.COLUMNS order
+        where = hs2_replay.servers.data_dir / "sarg_types"  # write the Hudi table there, then register it
+        metastore.register_hudi_table("db", "t", str(where), hs2_replay.table.columns, replace=True)
+        for name, q in hs2_replay.queries.items():        # q.sargs: [(sarg_text, struct_schema)], q.rows
+            ...
 """
 
 from __future__ import annotations
