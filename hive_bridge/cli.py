@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -126,6 +127,19 @@ def verify_filter(spark: Any, table: HudiTable, listing: ListStatusResult, resid
     return True, f"{f.count()} rows identical"
 
 
+def describe_error(found: FoundFilter, exc: sarg.SargError) -> str:
+    """Where a filter failed, in the input's own line and column numbers, with the reason and a caret."""
+    more = f" (and {found.occurrences - 1} more occurrences)" if found.occurrences > 1 else ""
+    if not isinstance(exc, sarg.SargSyntaxError):
+        return f"error: line {found.line}{more}: {exc}"
+    line = found.line + exc.line - 1
+    column = exc.column + (found.column - 1 if exc.line == 1 else 0)
+    caret = " " * (exc.column - 1) + "^"
+    expected = f"\n  expected one of: {', '.join(exc.expected)}" if exc.expected else ""
+    return (f"error: line {line}, column {column}{more}: {exc.reason}\n  {exc.source_line}\n  {caret}"
+            f"{expected}")
+
+
 def cmd_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
     table = _open_table(args.table)
     index = ColumnStatsIndex(table)
@@ -151,8 +165,7 @@ def cmd_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
                 parsed = read_any_filter(f.text, schema)
             except sarg.SargError as exc:
                 failures += 1
-                where = f"line {f.line}" + (f" (+{f.occurrences - 1} more)" if f.occurrences > 1 else "")
-                err.print(f"[red]error[/red] in {where}: {exc}", markup=True, highlight=False)
+                err.print(describe_error(f, exc), highlight=False, markup=False)
                 if progress and task is not None:
                     progress.advance(task)
                 continue
@@ -195,7 +208,7 @@ def _print_replay(out: Console, table: HudiTable, rows: list[ReplayRow], failure
     t = Table(title=f"Filter replay against {table.name} ({table.properties.table_type}, "
                     f"{len(table.latest_file_slices())} latest file slices)", show_lines=False)
     t.add_column("#", justify="right")
-    t.add_column("filter", overflow="fold", max_width=60)
+    t.add_column("filter", overflow="fold", max_width=70)
     t.add_column("seen", justify="right")
     t.add_column("files kept", justify="right")
     t.add_column("bytes kept", justify="right")
@@ -350,7 +363,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     args = build_parser().parse_args(argv)
-    out = Console(file=stdout or sys.stdout, soft_wrap=False)
+    target = stdout or sys.stdout
+    # a pipe or file gets wide lines (nothing to wrap for); a terminal gets its own width
+    out = Console(file=target, soft_wrap=False, width=None if target.isatty() else 160)
     err = Console(file=stderr or sys.stderr, stderr=stderr is None)
     try:
         return int(args.func(args, out, err))
@@ -363,6 +378,12 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
     except KeyboardInterrupt:
         err.print("interrupted", highlight=False)
         return 130
+    except BrokenPipeError:  # e.g. `hive-bridge replay --json … | head`
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return 0
 
 
 if __name__ == "__main__":

@@ -39,6 +39,7 @@ class FoundFilter:
     source: str  # "spark-orc", "hive-orc", "explain", "jobconf", "line"
     line: int
     schema: str | None = None
+    column: int = 1  # where the filter text starts in its (first) line, 1-based
     occurrences: int = 1
     lines: list[int] = field(default_factory=list)
 
@@ -70,6 +71,11 @@ def _split_reader_body(body: str) -> tuple[str | None, str | None]:
     return sarg_text, body[start:]
 
 
+def _col(line: str, text: str) -> int:
+    at = line.find(text)
+    return at + 1 if at >= 0 else 1
+
+
 def scan_lines(lines: Iterable[str]) -> Iterator[FoundFilter]:
     """Every filter occurrence in the input, in order (not deduplicated)."""
     pending: list[str] | None = None
@@ -92,7 +98,7 @@ def scan_lines(lines: Iterable[str]) -> Iterator[FoundFilter]:
         if m:
             sarg_text, schema = _split_reader_body(m.group("body"))
             if sarg_text:
-                yield FoundFilter(sarg_text, "sarg", "spark-orc", number, schema)
+                yield FoundFilter(sarg_text, "sarg", "spark-orc", number, schema, _col(line, sarg_text))
             continue
         m = _PUSHDOWN.search(line)
         if m:
@@ -100,15 +106,15 @@ def scan_lines(lines: Iterable[str]) -> Iterator[FoundFilter]:
             if _OLD_ENTRY.match(text) and "expr =" not in text:
                 pending, pending_line = [text], number
             elif text:
-                yield FoundFilter(text, "sarg", "hive-orc", number)
+                yield FoundFilter(text, "sarg", "hive-orc", number, None, _col(line, text))
             continue
         m = _FILTER_EXPR.search(line)
         if m:
-            yield FoundFilter(m.group("text"), "hiveql", "explain", number)
+            yield FoundFilter(m.group("text"), "hiveql", "explain", number, None, m.start("text") + 1)
             continue
         m = _FILTER_TEXT.search(line)
         if m:
-            yield FoundFilter(m.group("text"), "hiveql", "jobconf", number)
+            yield FoundFilter(m.group("text"), "hiveql", "jobconf", number, None, m.start("text") + 1)
             continue
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
@@ -117,11 +123,11 @@ def scan_lines(lines: Iterable[str]) -> Iterator[FoundFilter]:
             pending, pending_line = [stripped], number
             continue
         if _SARG_START.match(stripped):
-            yield FoundFilter(stripped, "sarg", "line", number)
+            yield FoundFilter(stripped, "sarg", "line", number, None, _col(line, stripped))
             continue
         if _LOG_PREFIX.match(line):
             continue
-        yield FoundFilter(stripped, "hiveql", "line", number)
+        yield FoundFilter(stripped, "hiveql", "line", number, None, _col(line, stripped))
     if pending is not None:
         yield FoundFilter("\n".join(pending), "sarg", "hive-orc", pending_line)
 
