@@ -778,6 +778,10 @@ def compile_leaf(pred: Predicate, column: str | None, arrow_type: pa.DataType | 
             f, n = mv, f_or(mn, mv)
         elif has_null:
             f, n = FALSE, f_or(mn, f_and(mv, values_false))
+        elif pred.type is Type.STRING and "null" in pred.literals:
+            # a printed STRING list keeps the text null, which may have been a SQL NULL: then a row that
+            # matches nothing is NULL rather than false (keeping "false" too is safe either way)
+            f, n = f_and(mv, values_false), f_or(mn, f_and(mv, values_false))
         else:
             f, n = f_and(mv, values_false), mn
     else:  # pragma: no cover - every positive operator is handled above

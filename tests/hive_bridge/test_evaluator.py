@@ -345,3 +345,11 @@ def test_reasons_name_the_leaf_and_the_statistics() -> None:
     text = v.explain()
     assert text.startswith("SKIP NO")
     assert "a = 9" in text and "max=5" in text and "null_count=0" in text
+
+
+def test_printed_string_list_with_null_text_may_be_null() -> None:
+    s = sarg.parse("leaf-(IN s a null)", {"s": "string"})
+    cols = {"s": (pa.string(), ColumnStats("x", "y", 0, True, True))}
+    v = judge(s, cols)
+    assert v.truth is TruthValue.NO_NULL and not v.keep
+    assert judge(translate(sarg.parse("(not leaf-(IN s a null))", {"s": "string"})), cols).keep
