@@ -132,7 +132,8 @@ class TableProperties:
     def load(cls, base_path: str | os.PathLike[str]) -> TableProperties:
         base = Path(base_path)
         if not base.is_dir():
-            raise HudiTableError(f"{base}: not a Hudi table: the folder does not exist")
+            why = "it is not a folder" if base.exists() else "the folder does not exist"
+            raise HudiTableError(f"{base}: not a Hudi table: {why}")
         hoodie = base / HOODIE_DIR
         if not hoodie.is_dir():
             raise HudiTableError(f"{base}: not a Hudi table: it has no {HOODIE_DIR}/ folder")

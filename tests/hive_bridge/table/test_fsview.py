@@ -237,6 +237,9 @@ def test_error_not_a_hudi_folder(tmp_path: Path) -> None:
     assert str(tmp_path) in _messages(exc) and "no .hoodie/" in str(exc.value)
     with pytest.raises(HudiTableError, match="does not exist"):
         HudiTable.open(tmp_path / "missing")
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(HudiTableError, match="not a folder"):
+        HudiTable.open(tmp_path / "file")
 
 
 def test_error_missing_properties(tmp_path: Path) -> None:
