@@ -64,7 +64,9 @@ class LogFile:
 
 @dataclass(frozen=True, slots=True)
 class FileSlice:
-    """The latest state of one file group: a base file (None for log-only groups) plus its log files."""
+    """The latest state of one file group: a base file (None for log-only groups) plus its log files.
+
+    `partition_values` is shared by the slices of one partition: read it, do not mutate it."""
 
     file_id: str
     partition_path: str
