@@ -276,7 +276,7 @@ def cmd_read(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     spark = session("hive-bridge-read")
     if args.metastore:
-        from hive_bridge.metastore import MetastoreClient  # type: ignore[attr-defined]
+        from hive_bridge.metastore import MetastoreClient
 
         db, _, name = args.table.rpartition(".")
         with MetastoreClient(args.metastore) as client:

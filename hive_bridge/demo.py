@@ -14,6 +14,7 @@ import time
 from decimal import Decimal
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 from rich.console import Console
@@ -109,7 +110,8 @@ def run_demo(out: Console, err: Console, rebuild: bool = False) -> int:
     log_path = cache_dir() / "demo_sample.log"
     log_path.write_text(sample_log(), encoding="utf-8")
     out.print(f"table: {path}\nlog:   {log_path}\n", highlight=False)
-    code = cli.main(["replay", "--table", str(path), str(log_path)], stdout=out.file, stderr=io.StringIO())
+    code = cli.main(["replay", "--table", str(path), str(log_path)], stdout=out.file,  # type: ignore[arg-type]
+                    stderr=io.StringIO())
 
     out.rule("2. One query through Spark: pruned (hive-bridge) and unpruned (Spark's own parquet scan)")
     out.print(f"filter: {DEMO_QUERY}", highlight=False)
@@ -119,7 +121,7 @@ def run_demo(out: Console, err: Console, rebuild: bool = False) -> int:
     _, full_listing, _ = list_kept(str(path), DEMO_QUERY, prune=False)
     assert residual is not None
 
-    def timed(slices: list) -> tuple[float, list]:
+    def timed(slices: list[Any]) -> tuple[float, list[Any]]:
         t0 = time.perf_counter()
         rows = read_slices(spark, table, slices).where(residual).collect()
         return time.perf_counter() - t0, rows

@@ -379,13 +379,13 @@ def spark_filters_to_sarg(filters: Sequence[Any], types: dict[str, sarg.Type]) -
     return builder.build(), rejected
 
 
-class _FilesPartition(InputPartition):  # type: ignore[misc]
+class _FilesPartition(InputPartition):
     def __init__(self, files: list[tuple[str, tuple[str, ...], dict[str, str]]]) -> None:
         super().__init__(files)
         self.files = files
 
 
-class HudiHiveReader(DataSourceReader):  # type: ignore[misc]
+class HudiHiveReader(DataSourceReader):
     """Prunes with the filters Spark pushes, then reads the surviving files (and merged MOR slices)."""
 
     def __init__(self, path: str, schema: Any, options: dict[str, str]) -> None:
@@ -422,10 +422,11 @@ class HudiHiveReader(DataSourceReader):  # type: ignore[misc]
                                            dict(s.partition_values))]))
         return parts or [_FilesPartition([])]
 
-    def read(self, partition: _FilesPartition) -> Iterator[pa.RecordBatch]:
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         from pyspark.sql.pandas.types import to_arrow_schema
 
         target = to_arrow_schema(self.schema)
+        assert isinstance(partition, _FilesPartition)
         for base, logs, values in partition.files:
             if logs or not base:
                 table = _merge_with_hudi(self.path, base, list(logs))
@@ -460,7 +461,7 @@ def _conform(table: pa.Table, target: pa.Schema, partition_values: dict[str, str
     return pa.table(cols, schema=target)
 
 
-class HudiHiveDataSource(DataSource):  # type: ignore[misc]
+class HudiHiveDataSource(DataSource):
     """``spark.read.format("hudi-hive").load(path)``: a Hudi table read through the Hive storage handler path."""
 
     @classmethod

@@ -25,10 +25,8 @@ from sarg.schema import resolve_schema
 
 def read_filter(text: str, schema: Any = None) -> SearchArgument:
     """A SearchArgument from SARG text in any printed form, or from HiveQL filter text."""
-    try:
-        from sarg import hiveql
-    except ImportError:  # pragma: no cover - the HiveQL reader ships with the package
-        return parse(text, schema)
+    import sarg.hiveql as hiveql
+
     if hiveql.looks_like_sarg(text):
         return parse(text, schema)
     result: SearchArgument = hiveql.parse_hiveql(text, schema)
