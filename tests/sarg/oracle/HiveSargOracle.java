@@ -61,7 +61,7 @@ public final class HiveSargOracle {
     "\u65e5\u672c\u8a9e", "\ud83d\ude00", "123", "-5", "007", "1.5", "1.0E-4", "NaN", "Infinity", "-0.0",
     "2023-01-01", "2023-01-01 10:00:00.0", "true", "false", "YES_NO_NULL", "leaf-0", "and", "or", "not",
     "expr", "=", "a = b", "DynamicValue(RS_7_x_min)", "x\ty", "\u00a0", "back\\slash", "quote\"s", "z",
-    "hello world", "x ", " ", "A", "\u0000nul",
+    "hello world", "x ", " ", "A", "\u0000nul", "a\nb", "x\n",
   };
   private static final String[] ALPHABET = {
     "a", "b", "Z", " ", " ", "\t", "(", ")", ",", "-", ":", ".", "0", "1", "9", "\u00e9", "\u4e2d",
