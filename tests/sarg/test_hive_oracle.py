@@ -19,6 +19,7 @@ import pytest
 
 import sarg
 from sarg import Operator, TruthValue, Type
+from sarg.schema import Schema
 from tests.sarg.oracle.hive import (
     COLUMNS,
     HIVE_NAMES,
@@ -37,7 +38,7 @@ pytestmark = pytest.mark.java
 SEED = int(os.environ.get("SARG_ORACLE_SEED", "20261122"))
 COUNT = int(os.environ.get("SARG_ORACLE_COUNT", "3000"))
 CHUNKS = 10
-SCHEMAS: list[object] = [COLUMNS, HIVE_NAMES, STRUCT_SCHEMA]
+SCHEMAS: list[Schema] = [COLUMNS, HIVE_NAMES, STRUCT_SCHEMA]
 
 
 @pytest.fixture(scope="session")
@@ -147,7 +148,7 @@ def _leaf_matches(java: JavaLeaf, leaf: sarg.PredicateLeaf) -> str | None:
     return f"literal {leaf!r} != {java!r}"
 
 
-def _check_parsed(case: Case, schema: object, failures: list[str]) -> None:
+def _check_parsed(case: Case, schema: Schema, failures: list[str]) -> None:
     assert case.new is not None and case.old is not None
     parsed = {}
     for form, text in (("new", case.new), ("old", case.old)):
@@ -414,6 +415,7 @@ def test_edge_scripts_match_hive(hive: HiveOracle, name: str) -> None:
     assert case.error is None, case.error
     s = replay(case.script)
     assert (str(s), s.to_old_string()) == (case.new, case.old)
+    assert case.new is not None
     parsed = sarg.parse(case.new, COLUMNS | {"a": Type.LONG, "z": Type.DATE})
     assert (str(parsed), parsed.to_old_string()) == (case.new, case.old)
     if name != "null-in-list":  # a STRING list keeps the text `null`
@@ -440,7 +442,7 @@ def test_cnf_limit_as_hive(hive: HiveOracle) -> None:
 
 
 def test_builder_errors_where_hive_errors(hive: HiveOracle) -> None:
-    bad = {
+    bad: dict[str, list[list[object]]] = {
         "end-without-start": [["end"], ["end"]],
         "unclosed": [["startAnd"], _leaf("isNull", "a", Type.LONG)],
         "empty-or": [["startOr"], ["end"]],
