@@ -107,6 +107,13 @@ class Kind(Enum):
 
 
 _INTEGRAL = frozenset({Kind.TINYINT, Kind.SMALLINT, Kind.INT, Kind.BIGINT})
+
+
+def _huge(value: float | Decimal) -> bool:
+    """Beyond any LONG or Hive decimal (checked before int() or plain printing, which would be slow)."""
+    if isinstance(value, Decimal):
+        return value.is_finite() and value != 0 and value.adjusted() > 40
+    return value != value or abs(value) > 1e40
 _NUMERIC = _INTEGRAL | {Kind.FLOAT, Kind.DOUBLE, Kind.DECIMAL}
 
 ConstValue = int | float | Decimal | str | _dt.date | Timestamp | bool | None
@@ -382,7 +389,7 @@ def _fold(value: Const, base: str, p1: int | None, p2: int | None) -> Value:
             number = int(v)
         elif kind in (Kind.DOUBLE, Kind.FLOAT, Kind.DECIMAL):
             assert isinstance(v, (float, Decimal))
-            if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
+            if _huge(v) or (isinstance(v, float) and v in (float("inf"), float("-inf"))):
                 return opaque
             number = int(v)  # truncation toward zero, as Hive's casts
         elif kind is Kind.STRING:
@@ -443,6 +450,8 @@ def _fold(value: Const, base: str, p1: int | None, p2: int | None) -> Value:
             s = str(v)
         elif kind is Kind.DECIMAL:
             assert isinstance(v, Decimal)
+            if _huge(v) or v.as_tuple().exponent < -40:  # type: ignore[operator]
+                return opaque
             s = decimal_str(v)
         elif kind is Kind.DATE:
             assert isinstance(v, _dt.date)
@@ -521,8 +530,8 @@ def _box(const: Const, sarg_type: Type, column_type: ColumnType | None) -> Liter
             number = int(v)
         elif kind in (Kind.DECIMAL, Kind.DOUBLE, Kind.FLOAT):
             assert isinstance(v, (Decimal, float))
-            if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
-                raise _Fail("not a finite number")
+            if _huge(v) or (isinstance(v, float) and v in (float("inf"), float("-inf"))):
+                raise _Fail(f"{v} is out of the LONG range")
             if v != int(v):
                 raise _Fail(f"{v} is not an integer")
             number = int(v)
@@ -608,8 +617,11 @@ def _box(const: Const, sarg_type: Type, column_type: ColumnType | None) -> Liter
                 raise _Fail(f"{v!r} is not a decimal")
         else:
             raise _Fail()
-        if len(d.normalize().as_tuple().digits) > _HIVE_DECIMAL_MAX_DIGITS:
-            raise _Fail("more digits than a Hive decimal holds")
+        exponent = d.as_tuple().exponent
+        assert isinstance(exponent, int)
+        if d != 0 and (d.adjusted() >= _HIVE_DECIMAL_MAX_DIGITS or exponent < -_HIVE_DECIMAL_MAX_DIGITS
+                       or len(d.as_tuple().digits) - max(0, _trailing_zeros(d)) > _HIVE_DECIMAL_MAX_DIGITS):
+            raise _Fail("beyond what a Hive decimal holds (38 digits)")
         return d
     if sarg_type is Type.BOOLEAN:
         if kind is Kind.BOOLEAN:
@@ -617,6 +629,16 @@ def _box(const: Const, sarg_type: Type, column_type: ColumnType | None) -> Liter
             return v
         raise _Fail()
     raise _Fail()  # pragma: no cover - every Type is handled above
+
+
+def _trailing_zeros(d: Decimal) -> int:
+    digits = d.as_tuple().digits
+    count = 0
+    for digit in reversed(digits):
+        if digit != 0:
+            break
+        count += 1
+    return count
 
 
 _INFERRED = {

@@ -196,6 +196,16 @@ LITERALS = [
     ("i = CAST(300 AS tinyint)", "YES_NO_NULL"),  # Hive wraps around: never guess
     ("i = CAST(null AS int)", "YES_NO_NULL"),
     ("i IN (1, CAST(2 AS int), 3L)", "leaf-(IN i 1 2 3)"),
+    # magnitudes nothing can hold are refused at once (never a billion-digit number)
+    ("i = 1e999999999BD", "YES_NO_NULL"),
+    ("dec = 1e999999999BD", "YES_NO_NULL"),
+    ("dec = 1e-50BD", "YES_NO_NULL"),
+    ("dec = 1e37BD", "leaf-(EQUALS dec 10000000000000000000000000000000000000)"),
+    ("name = CAST(1e999999999BD AS string)", "YES_NO_NULL"),
+    ("i = CAST(1e999999999BD AS bigint)", "YES_NO_NULL"),
+    ("dec = CAST(1e999999999BD AS decimal(10,2))", "YES_NO_NULL"),
+    ("d = 1e999999999BD", "leaf-(EQUALS d Infinity)"),
+    ("i = 1e300", "YES_NO_NULL"),
 ]
 
 
