@@ -1,6 +1,7 @@
 """A persisted column-statistics index: one row per latest base file, read from parquet footers once.
 
-The index lives inside the table (`.hoodie/.hive_bridge/column_stats/seg-*.parquet`). Every row is keyed by
+The index lives inside the table (`.hoodie/.hive_bridge/column_stats/seg-*.arrow`, Arrow IPC files with lz4
+buffers: loading 100,000 rows takes milliseconds, where parquet needs a decoding pass). Every row is keyed by
 the base file's path, size and instant; a row whose key does not match a current latest base file is never
 used. New commits only cost the footers of their new files. Damaged segments are ignored (and replaced);
 a read-only table folder makes the index work in memory only.
@@ -52,6 +53,20 @@ KEY_FIELDS = (
 HAS_LOG_FILES = pa.field("has_log_files", pa.bool_())
 #: rewrite all segments into one when there are more than this many
 MAX_SEGMENTS = 16
+SEGMENT_SUFFIX = ".arrow"
+
+
+def write_segment(table: pa.Table, path: Path) -> None:
+    """Write one index segment (Arrow IPC file, lz4-compressed buffers)."""
+    options = pa.ipc.IpcWriteOptions(compression="lz4")
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema, options=options) as writer:
+        writer.write_table(table)
+
+
+def read_segment(path: Path) -> pa.Table:
+    """Read one index segment; raises on anything that is not a complete Arrow IPC file."""
+    with pa.memory_map(str(path), "r") as source:
+        return pa.ipc.open_file(source).read_all()
 
 # how a leaf column's statistics are read from pyarrow
 _RAW, _LOGICAL, _FLOAT, _UNKNOWN = 0, 1, 2, 3
@@ -642,7 +657,7 @@ class ColumnStatsIndex:
     # ------------------------------------------------------------ internals
     def _segment_paths(self) -> list[Path]:
         try:
-            return sorted(p for p in self.directory.iterdir() if p.name.startswith("seg-") and p.suffix == ".parquet")
+            return sorted(p for p in self.directory.iterdir() if p.name.startswith("seg-") and p.suffix == SEGMENT_SUFFIX)
         except (FileNotFoundError, NotADirectoryError):
             return []
         except OSError:
@@ -655,7 +670,7 @@ class ColumnStatsIndex:
         read = corrupt = 0
         for path in self._segment_paths():
             try:
-                segment = pq.read_table(path)
+                segment = read_segment(path)
                 validate_segment(segment, str(path))
             except FileNotFoundError:
                 continue  # compacted away by a concurrent writer
@@ -732,9 +747,9 @@ class ColumnStatsIndex:
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             stamp = time.strftime("%Y%m%d%H%M%S", time.gmtime())
-            name = f"seg-{stamp}-{uuid.uuid4().hex[:12]}.parquet"
+            name = f"seg-{stamp}-{uuid.uuid4().hex[:12]}{SEGMENT_SUFFIX}"
             tmp = self.directory / f".tmp-{name}"
-            pq.write_table(table, tmp, compression="lz4")
+            write_segment(table, tmp)
             os.replace(tmp, self.directory / name)
             return name
         except OSError:

@@ -99,10 +99,11 @@ class HudiTable:
 
     def _resolve_schema(self) -> pa.Schema:
         schema: pa.Schema | None = None
-        with_base = [s for s in self.latest_file_slices() if s.base_file is not None]
-        if with_base:
-            latest = max(with_base, key=lambda s: (s.base_instant, s.file_id))
-            assert latest.base_file is not None
+        latest: FileSlice | None = None
+        for s in self.latest_file_slices():  # the newest base file (one pass; tables can have 100,000s)
+            if s.base_file is not None and (latest is None or s.base_instant > latest.base_instant):
+                latest = s
+        if latest is not None and latest.base_file is not None:
             try:
                 schema = pq.read_schema(latest.base_file.full_path)
             except Exception:  # damaged / placeholder file: fall back to the timeline's schema

@@ -335,7 +335,7 @@ def _writer_table(tmp_path: Path, n: int = 40, rows_per_file: int = 2) -> HudiWr
 
 
 def _segments(path: Path) -> list[Path]:
-    return sorted((path / ".hoodie" / ".hive_bridge" / "column_stats").glob("seg-*.parquet"))
+    return sorted((path / ".hoodie" / ".hive_bridge" / "column_stats").glob("seg-*.arrow"))
 
 
 def test_persisted_then_incremental(tmp_path: Path) -> None:
@@ -382,7 +382,7 @@ def test_corrupt_segment_is_rebuilt(tmp_path: Path) -> None:
     w = _writer_table(tmp_path)
     good = ColumnStatsIndex(w.table()).load()
     (seg,) = _segments(w.base_path)
-    seg.write_bytes(b"PAR1 this is not a parquet file PAR1")
+    seg.write_bytes(b"ARROW1 this is not an Arrow file ARROW1")
     index = ColumnStatsIndex(w.table())
     assert index.load().equals(good)
     assert (index.last.corrupt_segments, index.last.files_from_footers) == (1, 20)
@@ -395,7 +395,7 @@ def test_tampered_segment_is_not_trusted(tmp_path: Path, tamper: str) -> None:
     w = _writer_table(tmp_path)
     good = ColumnStatsIndex(w.table()).load()
     (seg,) = _segments(w.base_path)
-    t = pq.read_table(seg)
+    t = stats_mod.read_segment(seg)
     if tamper == "metadata":
         t = t.replace_schema_metadata({})
     elif tamper == "null_count":
@@ -406,7 +406,7 @@ def test_tampered_segment_is_not_trusted(tmp_path: Path, tamper: str) -> None:
     else:
         i = t.schema.get_field_index("file_size")
         t = t.set_column(i, "file_size", pc.cast(t.column("file_size"), pa.int32()))
-    pq.write_table(t, seg)
+    stats_mod.write_segment(t, seg)
     index = ColumnStatsIndex(w.table())
     assert index.load().equals(good)
     assert index.last.corrupt_segments == 1 and index.last.files_from_footers == 20
@@ -450,7 +450,7 @@ def test_segments_are_compacted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         w.upsert(pa.table({"id": pa.array([k], pa.int64()), "part": [k % 4], "name": [f"v{k}"]}))
         index.refresh()
         assert len(_segments(w.base_path)) <= 2
-    seg_rows = sum(pq.read_metadata(p).num_rows for p in _segments(w.base_path))
+    seg_rows = sum(stats_mod.read_segment(p).num_rows for p in _segments(w.base_path))
     live = len(w.table().latest_file_slices())
     fresh = ColumnStatsIndex(w.table())
     assert fresh.load().equals(index.table()) and fresh.last.files_from_footers == 0
