@@ -300,7 +300,7 @@ def _negate(const: Const) -> Const | Opaque:
     if const.kind not in _NUMERIC or value is None:
         return Opaque("minus of a non-number")
     assert isinstance(value, (int, float, Decimal)) and not isinstance(value, bool)
-    negated = -value
+    negated = value.copy_negate() if isinstance(value, Decimal) else -value  # no context limits
     kind = const.kind
     if kind is Kind.BIGINT and isinstance(negated, int) and negated == _INT_MIN:
         kind = Kind.INT  # -2147483648 is an int
@@ -911,6 +911,8 @@ def parse_expression(text: str) -> Expr:
         pos = len(text) if at_end else (tok.start_pos or 0)
         what = "unexpected end of text" if at_end else f"unexpected {str(tok)[:40]!r}"
         raise SargSyntaxError(what, text, pos, _friendly(exc.expected)) from None
+    except ArithmeticError as exc:  # pragma: no cover - defense in depth: literals are range-checked
+        raise SargSyntaxError(f"a number this reader cannot hold: {exc!r}", text, 0) from None
     except lark.exceptions.VisitError as exc:  # pragma: no cover - callbacks raise SargSyntaxError directly
         if isinstance(exc.orig_exc, SargSyntaxError):
             raise exc.orig_exc from None

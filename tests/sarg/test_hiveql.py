@@ -205,6 +205,8 @@ LITERALS = [
     ("i = CAST(1e999999999BD AS bigint)", "YES_NO_NULL"),
     ("dec = CAST(1e999999999BD AS decimal(10,2))", "YES_NO_NULL"),
     ("d = 1e999999999BD", "leaf-(EQUALS d Infinity)"),
+    ("d = -1e999999999BD", "leaf-(EQUALS d -Infinity)"),
+    ("i = -1e999999999BD", "YES_NO_NULL"),
     ("i = 1e300", "YES_NO_NULL"),
 ]
 
@@ -407,7 +409,9 @@ def test_any_text_parses_or_gives_a_syntax_error(text: str) -> None:
 
 TOKENS = ["i", "name", "b", "d", "=", "<", ">=", "<>", "<=>", "and", "or", "not", "in", "between", "is", "null",
           "(", ")", ",", "1", "2.5", "'x'", "DATE'2020-01-01'", "true", "upper", "CAST", "AS", "date", "-", "+",
-          "`n`", ".", "t", "like", "case", "when", "then", "end", "5L", "[", "]"]
+          "`n`", ".", "t", "like", "case", "when", "then", "end", "5L", "[", "]", "dec", "ts", "c", "dt",
+          "1e999999999BD", "1e-999999BD", "9" * 30, "-", "UDFToLong", "string", "decimal(10,2)", "'2020-01-01'",
+          "int", "bigint", "timestamp", "NaN", "'1e99999'"]
 
 
 @given(st.lists(st.sampled_from(TOKENS), max_size=25))
