@@ -31,7 +31,7 @@ FLOAT         any number (``float`` columns take decimals as ``HiveDecimal.float
               0.10000000149011612); strings holding a number
 STRING        strings (``char(n)`` columns pad the literal with spaces to n, as ``HiveChar.getPaddedValue``)
 DATE          DATE literals; strings ``yyyy-[m]m-[d]d``
-TIMESTAMP     TIMESTAMP literals; strings ``yyyy-[m]m-[d]d[ hh:mm:ss[.fffffffff]]``; DATE literals (midnight)
+TIMESTAMP     TIMESTAMP literals; strings ``yyyy-[m]m-[d]d[ hh:mm:ss[.fffffffff]]`` (or T); DATE literals (midnight)
 DECIMAL       integers, decimals, doubles (their Java text, as ``new HiveDecimalWritable(lit.toString())``),
               strings holding a number
 BOOLEAN       true / false
