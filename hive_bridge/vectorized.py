@@ -149,8 +149,9 @@ class _Column:
     # "min < v", "min <= v", "max > v", "max >= v" is then true where the bound is unknown, as plans require
     min_filled: pa.Array | None = None
     max_filled: pa.Array | None = None
-    # string columns prepared as ranks: sorted distinct bound values; min/max hold each value's rank
+    # string columns prepared as ranks: every bound value sorted, and its dense rank; min/max hold ranks
     ranks: pa.Array | None = None
+    rank_of_sorted: pa.Array | None = None
     same: BoolVec | None = None  # both bounds usable and equal (cached on first use)
 
 
@@ -158,11 +159,11 @@ class StatsTable:
     """A statistics table prepared for pruning: columns are read into comparison form once, on first use, and
     reused by every later :func:`prune` call on this object.
 
-    ``rank_strings``: string bounds are replaced by their rank among all distinct bound values (a one-time
-    sort, about a second per million files), after which string comparisons cost as little as integer ones.
-    Worth it for a table that answers many filters; :func:`prune` on a bare ``pyarrow.Table`` does not."""
+    ``rank_strings``: replace string bounds by their rank among all distinct bound values (a one-time sort of
+    every string bound, seconds per million files), after which string comparisons cost as little as integer
+    ones. Worth it for a table that answers many filters with strings; off by default."""
 
-    def __init__(self, table: pa.Table, rank_strings: bool = True) -> None:
+    def __init__(self, table: pa.Table, rank_strings: bool = False) -> None:
         self.table = table
         self.rank_strings = rank_strings
         self.num_files = table.num_rows
@@ -274,19 +275,33 @@ def _extremes(domain: Domain, col: _Column) -> tuple[object, object]:
 
 
 def _rank(col: _Column) -> None:
-    """Replace string bounds by their ranks among the sorted distinct bound values."""
-    parts = [a for a in (col.min, col.max) if a is not None]
-    everything = pa.concat_arrays([a.cast(pa.large_string()) for a in parts])
-    distinct = pc.unique(everything.drop_null())
-    ranks = distinct.take(pc.array_sort_indices(distinct))
-    col.ranks = ranks
-    size = len(ranks)
+    """Replace string bounds by their dense rank among all distinct bound values (one sort of all bounds)."""
+    parts = [a.cast(pa.large_string()) for a in (col.min, col.max) if a is not None]
+    everything = pa.concat_arrays(parts)
+    valid = len(everything) - everything.null_count
+    if valid == 0:
+        return
+    order = pc.array_sort_indices(everything, null_placement="at_end").slice(0, valid)
+    ordered = everything.take(order)
+    if valid > 1:
+        changes = pc.cast(pc.not_equal(ordered.slice(1), ordered.slice(0, valid - 1)), pa.int64())
+        dense = pa.concat_arrays([pa.array([0], pa.int64()), pc.cumulative_sum(changes)])
+    else:
+        dense = pa.array([0], pa.int64())
+    # ranks back in table order: the valid positions ascending, then the nulls where they were
+    by_position = dense.take(pc.array_sort_indices(order))
+    codes = pc.replace_with_mask(pa.nulls(len(everything), pa.int64()), pc.is_valid(everything), by_position)
+    col.ranks = ordered
+    col.rank_of_sorted = dense
+    distinct = dense[valid - 1].as_py() + 1
+    offset = 0
     if col.min is not None:
-        col.min = pc.cast(pc.index_in(col.min.cast(pa.large_string()), value_set=ranks), pa.int64())
+        col.min = codes.slice(0, len(col.min))
         col.min_filled = pc.fill_null(col.min, -1)
+        offset = len(col.min)
     if col.max is not None:
-        col.max = pc.cast(pc.index_in(col.max.cast(pa.large_string()), value_set=ranks), pa.int64())
-        col.max_filled = pc.fill_null(col.max, size)
+        col.max = codes.slice(offset, len(col.max))
+        col.max_filled = pc.fill_null(col.max, distinct)
 
 
 class _RankView(Sequence[str]):
@@ -301,10 +316,17 @@ class _RankView(Sequence[str]):
 
 
 def _positions(col: _Column, value: str) -> tuple[int, int]:
-    """(number of distinct values < value, number <= value)."""
-    assert col.ranks is not None
+    """(number of distinct bound values < value, number <= value): thresholds in rank space."""
+    assert col.ranks is not None and col.rank_of_sorted is not None
     view = _RankView(col.ranks)
-    return bisect.bisect_left(view, value), bisect.bisect_right(view, value)
+    ranks = col.rank_of_sorted
+    size = len(view)
+    distinct = int(ranks[size - 1].as_py()) + 1
+
+    def dense(position: int) -> int:
+        return distinct if position >= size else int(ranks[position].as_py())
+
+    return dense(bisect.bisect_left(view, value)), dense(bisect.bisect_right(view, value))
 
 
 def _is_null(arr: pa.Array) -> BoolVec:
@@ -637,7 +659,7 @@ def prune(expr: HudiExpression | SearchArgument, stats: pa.Table | StatsTable,
     ``stats``: the statistics table (``pyarrow.Table``) or a :class:`StatsTable` prepared from it (reuse one
     across calls to read each statistics column only once). ``session_tz``: the time zone wall-clock timestamp
     literals are read in when compared with UTC-adjusted timestamp columns (default UTC)."""
-    prepared = stats if isinstance(stats, StatsTable) else StatsTable(stats, rank_strings=False)
+    prepared = stats if isinstance(stats, StatsTable) else StatsTable(stats)
     expression = as_expression(expr)
     n = prepared.num_files
     plans = plan_leaves(expression, prepared.types, session_tz)
