@@ -592,10 +592,13 @@ class ColumnStatsIndex:
         size_arr = pa.array(sizes, pa.int64())
         instant_arr = pa.array(instants, pa.string())
         keys = _keys(path_arr, size_arr, instant_arr)
-        is_base = pa.array([s.base_file is not None for s in slice_list], pa.bool_())
+        all_base = len(base_rows) == n
+        is_base = None if all_base else pa.array([s.base_file is not None for s in slice_list], pa.bool_())
         positions = pc.index_in(keys, value_set=state.keys)
-        missing_mask = pc.and_(pc.is_null(positions), is_base)
-        missing_rows = pc.indices_nonzero(missing_mask).to_pylist() if n else []
+        missing_rows: list[int] = []
+        if positions.null_count:
+            missing_mask = pc.is_null(positions) if is_base is None else pc.and_(pc.is_null(positions), is_base)
+            missing_rows = pc.indices_nonzero(missing_mask).to_pylist()
         seen: set[tuple[str, int, str]] = set()
         missing: list[tuple[str, str, int, str, str]] = []
         for i in missing_rows:
@@ -609,9 +612,16 @@ class ColumnStatsIndex:
         if missing:
             last = self._add_from_footers(state, missing, target, last)
             positions = pc.index_in(keys, value_set=state.keys)
-        positions = pc.if_else(is_base, positions, pa.nulls(n, pa.int32())) if n else positions
+        if is_base is not None:
+            positions = pc.if_else(is_base, positions, pa.nulls(n, pa.int32()))
         assert state.entries is not None
-        taken = state.entries.take(positions)
+        entries = state.entries
+        if n == entries.num_rows and positions.null_count == 0 and n and pc.all(
+            pc.equal(positions, pa.array(range(n), pa.int32()))
+        ).as_py():
+            taken = entries  # the index already holds exactly these files in this order
+        else:
+            taken = entries.take(positions)
         columns = [
             path_arr,
             pa.array(partitions, pa.string()),
