@@ -10,6 +10,7 @@ Pure Python, no I/O::
 
 from sarg.builder import Builder
 from sarg.errors import SargBuildError, SargError, SargSyntaxError
+from sarg.hiveql import looks_like_sarg, parse_hiveql
 from sarg.literals import Literal, Timestamp, UnknownLiteral
 from sarg.model import ExpressionTree, Operator, PredicateLeaf, SearchArgument, TreeOperator, Type
 from sarg.parser import parse
@@ -39,6 +40,8 @@ __all__ = [
     "Type",
     "UnknownLiteral",
     "builder",
+    "looks_like_sarg",
     "parse",
+    "parse_hiveql",
     "resolve_schema",
 ]

@@ -84,7 +84,11 @@ Literal = int | float | str | _dt.date | Decimal | bool | Timestamp | UnknownLit
 
 
 def java_double_str(value: float) -> str:
-    """``Double.toString``: shortest digits that read back, plain for 1e-3 <= |x| < 1e7, else ``d.dddE±n``."""
+    """``Double.toString``: shortest digits that read back, plain for 1e-3 <= |x| < 1e7, else ``d.dddE±n``.
+
+    This is Java 19+'s (shortest) output. Java 17's older algorithm prints more digits for a few doubles
+    (``2e23`` prints ``1.9999999999999998E23``); both read back to the same double, and a parsed leaf keeps its
+    original text, so printing back is exact either way."""
     if math.isnan(value):
         return "NaN"
     if math.isinf(value):
@@ -105,6 +109,12 @@ def java_double_str(value: float) -> str:
 
 
 def _shortest_digits(mag: float) -> tuple[str, int]:
+    if mag == 5e-324:  # Double.MIN_VALUE: Java prints 4.9E-324 where the shortest repr is 5e-324
+        return "49", -323
+    return _repr_digits(mag)
+
+
+def _repr_digits(mag: float) -> tuple[str, int]:
     text = repr(mag)
     mantissa, _, e = text.partition("e")
     exp10 = int(e) if e else 0
