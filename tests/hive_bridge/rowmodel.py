@@ -104,6 +104,13 @@ KINDS: dict[str, Kind] = {
         Type.LONG: st.integers(-5, 5),
         Type.FLOAT: st.sampled_from([0.1, 1.5, 0.3, -0.0, NAN, INF, 2.675]) | st.floats(-5, 5),
     }, "decimal(10,2)"),
+    "D": Kind("D", pa.decimal128(30, 3), st.builds(lambda n: Decimal(n).scaleb(-3), st.integers(-10**4, 10**4)
+                                                   | st.sampled_from([10**29 - 1, -(10**29 - 1), 10**27 + 1])), {
+        Type.DECIMAL: _decimal_literals() | st.sampled_from([Decimal(10**26), Decimal("1E+26") + Decimal("0.001"),
+                                                             Decimal("99999999999999999999999999.999")]),
+        Type.LONG: st.integers(-12, 12) | st.just(10**18),
+        Type.FLOAT: st.sampled_from([0.1, 1.5, 1e26, NAN, -INF]) | st.floats(-12, 12),
+    }, "decimal(30,3)"),
     "dt": Kind("dt", pa.date32(), st.integers(_DATE_BASE - 3, _DATE_BASE + 3), {
         Type.DATE: st.builds(lambda k: EPOCH_DATE + dt.timedelta(days=_DATE_BASE + k), st.integers(-4, 4)),
         Type.TIMESTAMP: st.builds(lambda k, h: Timestamp.from_epoch_nanos((_DATE_BASE + k) * DAY + h),
@@ -175,7 +182,7 @@ def row_pair(kind: Kind, v: Any, type_: Type, lit: Any, mode: Mode) -> tuple[Any
     if name == "b":
         return int(v), int(lit)
     if mode.spark_casts:
-        if name in ("i", "i8", "d") and type_ is Type.FLOAT:
+        if name in ("i", "i8", "d", "D") and type_ is Type.FLOAT:
             return float(v), lit
         if name == "f" and type_ in (Type.LONG, Type.DECIMAL):
             return v, float(lit)
