@@ -255,6 +255,7 @@ def _footer_stats(md: pq.FileMetaData, plan: _ColumnPlan | pa.Schema) -> FooterS
         columns = plan
     num_rows = md.num_rows
     n_groups = md.num_row_groups
+    byte_array_exact = writer_keeps_exact_bounds(md.created_by)
     values: dict[str, tuple[Any, Any, int | None, bool | None, bool | None]] = {}
     groups = [md.row_group(g) for g in range(n_groups)]
     for i, name, mode, _typ, exact in columns:
@@ -304,14 +305,27 @@ def _footer_stats(md: pq.FileMetaData, plan: _ColumnPlan | pa.Schema) -> FooterS
                     hi = b
         if not bounds_known or not seen_values:
             lo = hi = None
-        exact_lo = exact_hi = None if lo is None else exact
+        exact_lo = exact_hi = None if lo is None else (byte_array_exact if exact is None else exact)
         values[name] = (lo, hi, nulls, exact_lo, exact_hi)
     return FooterStats(num_rows, {c[1]: c[3] for c in columns}, values)
 
 
+def writer_keeps_exact_bounds(created_by: str | None) -> bool | None:
+    """Whether a writer's byte-array (string/binary) bounds are exact, judged by `created_by`.
+
+    Parquet may truncate byte-array bounds and pyarrow does not expose the footer's
+    `is_{min,max}_value_exact`. Arrow's C++ writer (pyarrow) never truncates column-chunk statistics: it drops
+    values longer than its limit instead (tested), so its bounds are exact: True. Other writers (parquet-mr,
+    parquet-java, parquet-rs, ...) can truncate when configured to and older ones say nothing: None (unknown).
+    """
+    if created_by and created_by.startswith("parquet-cpp"):
+        return True
+    return None
+
+
 def _exactness(typ: pa.DataType) -> bool | None:
-    """Bounds of numbers, dates, times and decimals are exact; parquet may truncate byte-array bounds
-    (strings, binary) and pyarrow does not expose `is_{min,max}_value_exact`, so theirs are unknown."""
+    """Bounds of numbers, dates, times and decimals are exact; byte-array bounds (strings, binary) depend on
+    the writer (see writer_keeps_exact_bounds): None here."""
     if pa.types.is_string(typ) or pa.types.is_large_string(typ) or pa.types.is_binary(typ) \
             or pa.types.is_large_binary(typ) or pa.types.is_fixed_size_binary(typ):
         return None

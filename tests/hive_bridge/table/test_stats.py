@@ -64,7 +64,9 @@ def test_statistics_match_the_data(fixture_copy: Callable[[str], Path], name: st
             assert lo is not None and hi is not None, leaf
             assert (lo, hi) == (mm["min"], mm["max"]), leaf
             exact = row[f"{leaf}::min_exact"]
+            # the fixtures come from parquet-mr, which may truncate byte-array bounds when configured to
             assert exact is (None if pa.types.is_string(values.type) or pa.types.is_binary(values.type) else True)
+            assert row[f"{leaf}::max_exact"] is exact
 
 
 def test_layout_and_types(fixture_copy: Callable[[str], Path]) -> None:
@@ -229,6 +231,7 @@ class _FakeMeta:
         self.num_rows = sum(rows)
         self.num_columns = len(groups[0])
         self.schema = _FakeSchema([_FakeSchemaColumn("a", physical)])
+        self.created_by = "fake writer"
 
     def row_group(self, i: int) -> _FakeRowGroup:
         return self._groups[i]
@@ -536,3 +539,18 @@ def test_order_preserving_casts() -> None:
     assert not ok(pa.string(), pa.int64()) and not ok(pa.int64(), pa.string())
     assert ok(pa.string(), pa.large_string()) and ok(pa.string(), pa.binary())
     assert not ok(pa.binary(), pa.string()) and not ok(pa.bool_(), pa.int8())
+
+
+def test_byte_array_exactness_follows_the_writer(tmp_path: Path) -> None:
+    # pyarrow writes these files: Arrow's writer never truncates string bounds (it drops long ones)
+    data = pa.table({"id": [1, 2], "s": ["b", "a" * 10_000], "short": ["x", "y"], "bin": [b"\x00", b"\xff"]})
+    path = _crafted(tmp_path, {"a": data})
+    assert pq.read_metadata(next(path.glob("*.parquet"))).created_by.startswith("parquet-cpp-arrow")
+    row = _row(ColumnStatsIndex(HudiTable.open(path)).load(), "a")
+    assert (row["short::min"], row["short::max"], row["short::min_exact"], row["short::max_exact"]) == (
+        "x", "y", True, True)
+    assert (row["bin::min"], row["bin::max"], row["bin::min_exact"]) == (b"\x00", b"\xff", True)
+    # the 10,000-character value made Arrow drop the bounds: unknown, never a truncated "exact" bound
+    assert (row["s::min"], row["s::max"], row["s::min_exact"], row["s::null_count"]) == (None, None, None, 0)
+    assert stats_mod.writer_keeps_exact_bounds("parquet-mr version 1.13.1 (build x)") is None
+    assert stats_mod.writer_keeps_exact_bounds(None) is None
