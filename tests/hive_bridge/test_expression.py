@@ -174,3 +174,34 @@ def test_deep_trees_translate_without_recursion_errors() -> None:
     text = "(not " * 150 + "leaf-(EQUALS a 1)" + ")" * 150
     expr = tr(text)
     assert expr == Predicate(Op.EQ, "a", Type.LONG, (1,))
+
+
+def test_all_printed_forms_translate_alike() -> None:
+    new = tr("(and leaf-(LESS_THAN a 5) (not leaf-(EQUALS s hi)))")
+    old = tr("leaf-0 = (LESS_THAN a 5), leaf-1 = (EQUALS s hi), expr = (and leaf-0 (not leaf-1))")
+    older = tr("leaf-0 = (LESS_THAN a 5)\nleaf-1 = (EQUALS s hi)\nexpr = (and leaf-0 (not leaf-1))")
+    assert new == old == older == And((Predicate(Op.LT, "a", Type.LONG, (5,)),
+                                       Predicate(Op.NOT_EQ, "s", Type.STRING, ("hi",))))
+
+
+def test_fold_evaluates_bottom_up() -> None:
+    from hive_bridge.expression import fold
+
+    expr = tr("(or (and leaf-(EQUALS a 1) YES) (not leaf-(NULL_SAFE_EQUALS a 2)))")
+
+    def leaf(node: Predicate | Constant) -> TruthValue:
+        return node.value if isinstance(node, Constant) else TruthValue.YES_NULL
+
+    def and_(values: list[TruthValue]) -> TruthValue:
+        out = values[0]
+        for v in values[1:]:
+            out = out.and_(v)
+        return out
+
+    def or_(values: list[TruthValue]) -> TruthValue:
+        out = values[0]
+        for v in values[1:]:
+            out = out.or_(v)
+        return out
+
+    assert fold(expr, leaf, and_, or_, lambda v: v.not_()) is TruthValue.YES_NULL.or_(TruthValue.NO_NULL)
