@@ -41,7 +41,7 @@ from hive_bridge.table.table import HudiTable
 
 INDEX_DIR = (HOODIE_DIR, ".hive_bridge", "column_stats")
 FORMAT_KEY = b"hive_bridge.column_stats.format"
-FORMAT_VERSION = b"1"
+FORMAT_VERSION = b"2"  # 2: byte-array exactness judged by the writer
 STAT_KINDS = ("min", "max", "null_count", "min_exact", "max_exact")
 KEY_FIELDS = (
     pa.field("path", pa.string()),
