@@ -132,7 +132,7 @@ def domain_of(arrow_type: pa.DataType) -> Domain | None:
     if pa.types.is_timestamp(t):
         return Domain(Kind.INT, "timestamp", -(2**63), 2**63 - 1, unit_nanos=_NANOS[t.unit],
                       utc=t.tz is not None, arrow_type=t)
-    if pa.types.is_decimal(t) and not isinstance(t, pa.Decimal32Type | pa.Decimal64Type):
+    if pa.types.is_decimal(t) and not isinstance(t, pa.Decimal32Type | pa.Decimal64Type) and t.scale >= 0:
         bound = 10**t.precision - 1
         return Domain(Kind.INT, "decimal", -bound, bound, scale=t.scale, arrow_type=t)
     if pa.types.is_float32(t) or pa.types.is_float64(t):

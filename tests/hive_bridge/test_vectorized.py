@@ -152,8 +152,8 @@ def test_ranked_strings_agree_with_direct_comparisons(files: list[FileStats], op
     assert direct.truth_values() == ranked.truth_values() == scalar
 
 
-def test_decimal_wide_precision_uses_arrow_decimals() -> None:
-    t = pa.decimal128(30, 4)
+@pytest.mark.parametrize("t", [pa.decimal128(30, 4), pa.decimal256(40, 4), pa.decimal128(9, 4)])
+def test_decimal_wide_precision_uses_arrow_decimals(t: pa.DataType) -> None:
     files = [FileStats(3, {"d": ColumnStats(Decimal("1.5"), Decimal("2.5"), 0)}, {"d": t}),
              FileStats(3, {"d": ColumnStats(Decimal("10.5"), Decimal("10.5"), None)}, {"d": t})]
     table = stats_table(files)
