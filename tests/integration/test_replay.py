@@ -58,7 +58,7 @@ def test_registered_table_resolves_through_the_metastore(hudi_copy: Path, metast
 
 
 def test_replay_verify_real_sargs(hs2_replay: Any, hudi_copy: Path, spark: Any, tmp_path: Path) -> None:
-    pairs = hs2_replay.pairs()
+    pairs = hs2_replay.pairs
     assert len(pairs) >= 20
     log = tmp_path / "orc.log"
     log.write_text("\n".join(_orc_log_line(t, s, i) for i, (t, s) in enumerate(pairs)) + "\n")
