@@ -248,14 +248,14 @@ class HudiWriter:
         slices = {(s.partition_path, s.file_id): s for s in table.latest_file_slices() if s.base_file is not None}
         touched_partitions = set(parts)
         key_home: dict[tuple[str, str], str] = {}
-        existing: dict[str, pa.Table] = {}
+        key_columns = ["_hoodie_record_key"] if self.properties.populate_meta_fields \
+            else list(self.properties.record_key_fields)
         for (partition, file_id), s in slices.items():
             if partition not in touched_partitions:
                 continue
             assert s.base_file is not None
-            old = pq.read_table(s.base_file.full_path)
-            existing[file_id] = old
-            for k in self._record_keys(old, prefer_meta=True):
+            keys_only = pq.read_table(s.base_file.full_path, columns=key_columns)
+            for k in self._record_keys(keys_only, prefer_meta=True):
                 key_home[(partition, k)] = file_id
         updates_by_group: dict[str, list[int]] = {}
         insert_rows: list[int] = []
@@ -270,7 +270,7 @@ class HudiWriter:
             partition = parts[rows[0]]
             s = slices[(partition, file_id)]
             assert s.base_file is not None
-            old = existing[file_id]
+            old = pq.read_table(s.base_file.full_path)
             incoming = data.take(pa.array(rows, pa.int64()))
             new_keys = {keys[r] for r in rows}
             old_keys = self._record_keys(old, prefer_meta=True)

@@ -178,3 +178,17 @@ def test_reads_back_with_our_own_view(tmp_path: Path) -> None:
     assert rows == {i: ("u4" if i == 4 else f"n{i}") for i in range(10)}
     schema = table.arrow_schema(include_meta_fields=False)
     assert schema.names == ["id", "name", "p", "q", "ts", "amount", "day"]
+
+
+def test_table_without_meta_fields(tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    w = HudiWriter(path, partition_fields=["p"], populate_meta_fields=False, rows_per_file=3)
+    w.insert(_data(list(range(9))))
+    w.upsert(_data([1, 50], tag="u"))
+    table = w.table()
+    assert table.properties.populate_meta_fields is False
+    for s in table.latest_file_slices():
+        assert s.base_file is not None
+        assert not set(META_FIELDS) & set(pq.read_schema(s.base_file.full_path).names)
+    assert our_slices(table.latest_file_slices()) == reference_slices(path)
+    assert _hudi_rs_rows(path) == {i: f"n{i}" for i in range(9)} | {1: "u1", 50: "u50"}
