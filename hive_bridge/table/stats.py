@@ -35,7 +35,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hive_bridge.table.errors import HudiTableError
-from hive_bridge.table.fsview import FileSlice, gc_paused
+from hive_bridge.table.fsview import FileSlice
 from hive_bridge.table.properties import HOODIE_DIR
 from hive_bridge.table.table import HudiTable
 
@@ -576,8 +576,9 @@ class ColumnStatsIndex:
     def table(self, slices: Iterable[FileSlice] | None = None) -> pa.Table:
         """The statistics table for `slices` (default: the latest file slices), one row per slice, in order."""
         slice_list = list(self.hudi_table.latest_file_slices() if slices is None else slices)
-        with gc_paused():
-            return self._table(slice_list)
+        # no gc_paused() here: pyarrow's FileMetaData <-> ParquetSchema reference cycle keeps every footer read
+        # alive until a collection runs
+        return self._table(slice_list)
 
     def _table(self, slice_list: list[FileSlice]) -> pa.Table:
         state, last = self._ensure_loaded(IndexCounters(persisted=self._persist))
