@@ -359,6 +359,9 @@ def translate(source: SearchArgument | ExpressionTree, schema: Schema = None) ->
     (``DynamicValue(...)``, text that did not convert), a NULL literal where SQL makes the leaf NULL for every
     row, an ambiguous single STRING literal, a negated ambiguous list.
     """
+    if isinstance(source, SearchArgument) and source.ambiguous:
+        return unknown("the SearchArgument text has more than one reading (a string literal holds parentheses, "
+                       "which Hive prints without escaping): the whole filter is unknown")
     tree = source.expression if isinstance(source, SearchArgument) else source
     columns = resolve_schema(schema)
     # iterative post-order over the (possibly deep, parser-lenient) tree

@@ -310,6 +310,10 @@ class SearchArgument:
 
     leaves: tuple[PredicateLeaf, ...]
     expression: ExpressionTree
+    ambiguous: bool = field(default=False, compare=False)
+    """True when the printed text this was read from has more than one reading: Hive prints string literals
+    without escaping, so a literal holding parentheses may have been cut at the wrong ``)``, and then any leaf
+    (not only the one holding the parenthesis) may be misread. Pruning treats such a filter as unknown."""
 
     def __str__(self) -> str:
         """Hive's current ``toString()``: the tree with leaves inline."""

@@ -53,6 +53,7 @@ _TS_RE = re.compile(_TS)
 _TS_LIST_RE = re.compile(rf"(?:{_TS}|null)(?: (?:{_TS}|null))*")
 _TS_TOKEN_RE = re.compile(rf"{_TS}|null")
 _DYNAMIC_RE = re.compile(r"DynamicValue\(.*\)", re.S)
+_DYNAMIC_NAME_RE = re.compile(r"DynamicValue\(\w+\)")
 _LEAF_RE = re.compile(r"\(([A-Z][A-Z_]*) ([^\s()]+)(?: (.*))?\)", re.S)
 _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
 
@@ -272,13 +273,26 @@ class _Callbacks(Transformer[Token, Any]):
         node: _Node = items[-1]
         if any(n.operator is TreeOperator.LEAF and n.leaf is None for n in node.tree.walk()):
             raise self._fail("a leaf in expr is not defined", 0)  # pragma: no cover - caught by leaf_ref
-        return SearchArgument(tuple(self.entries[i] for i in expected), node.tree)
+        leaves = tuple(self.entries[i] for i in expected)
+        return SearchArgument(leaves, node.tree, _misreadable(leaves))
 
     def start(self, items: list[Any]) -> SearchArgument:
         item = items[0]
         if isinstance(item, SearchArgument):
             return item
-        return SearchArgument(tuple(self.leaves), item.tree)
+        leaves = tuple(self.leaves)
+        return SearchArgument(leaves, item.tree, _misreadable(leaves))
+
+
+def _misreadable(leaves: Sequence[PredicateLeaf]) -> bool:
+    """Whether some literal text holds a parenthesis (other than a ``DynamicValue(...)``): then the text may
+    have been cut at the wrong ``)`` and every leaf of the reading is in doubt."""
+    for leaf in leaves:
+        for text in leaf.texts or ():
+            if ("(" in text or ")" in text) and not all(
+                    _DYNAMIC_NAME_RE.fullmatch(t) for t in text.split(" ") if "(" in t or ")" in t):
+                return True
+    return False
 
 
 def _start(token: Token) -> int:

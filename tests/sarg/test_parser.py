@@ -361,9 +361,21 @@ def test_unbalanced_paren_string_with_one_reading_parses() -> None:
     assert s.leaves[0].literals == (")",)
 
 
-@pytest.mark.xfail(strict=True, reason="a misread leaf (s='' instead of s=')') is not marked ambiguous, so "
-                                       "pruning could trust it")
-def test_misread_paren_strings_are_all_marked_ambiguous() -> None:
+def test_misread_paren_strings_make_the_whole_reading_ambiguous() -> None:
+    """Hive's text for (s=')' or s='(') and s='x' reads as something else (s='' among others): no single leaf
+    can be trusted, so the SearchArgument as a whole is marked ambiguous and pruning treats it as unknown."""
+    from hive_bridge.expression import Constant, translate
+
     s = sarg.parse(HIVE_MISREAD, {"s": "string"})
     hive = {")", "(", "x"}
-    assert all(leaf.ambiguous or leaf.literal in hive for leaf in s.leaves), [str(x) for x in s.leaves]
+    assert not all(leaf.literal in hive for leaf in s.leaves)  # the reading really is wrong
+    assert s.ambiguous
+    expression = translate(s)
+    assert isinstance(expression, Constant) and expression.value is sarg.TruthValue.YES_NO_NULL
+
+
+def test_dynamic_values_do_not_make_a_reading_ambiguous() -> None:
+    s = sarg.parse("(and leaf-(BETWEEN x DynamicValue(RS_7_x_min) DynamicValue(RS_7_x_max)) leaf-(EQUALS y 1))")
+    assert not s.ambiguous
+    s = sarg.parse("(and leaf-(EQUALS s f(x)) leaf-(EQUALS y 1))")
+    assert s.ambiguous
