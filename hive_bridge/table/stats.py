@@ -495,6 +495,20 @@ def normalize(segment: pa.Table, target: Sequence[Leaf]) -> pa.Table:
     return pa.Table.from_arrays(cols, schema=stats_schema(target, with_has_log_files=False))
 
 
+def _union_leaves(segments: Sequence[pa.Table], target: Sequence[Leaf]) -> list[Leaf]:
+    """Target leaves first (their types win), then every other leaf any segment has (first type seen)."""
+    out = list(target)
+    seen = {leaf.name for leaf in target}
+    for seg in segments:
+        for f in seg.schema:
+            if f.name.endswith("::min"):
+                name = f.name[: -len("::min")]
+                if name not in seen:
+                    seen.add(name)
+                    out.append(Leaf(name, f.type))
+    return out
+
+
 def validate_segment(segment: pa.Table, where: str) -> None:
     """Raise HudiTableError unless `segment` looks like an index segment this code wrote."""
     meta = segment.schema.metadata or {}
@@ -792,8 +806,10 @@ class ColumnStatsIndex:
             _key(s.base_file.path, s.base_file.size, s.base_instant)
             for s in self.hudi_table.latest_file_slices() if s.base_file is not None
         }
-        target = self.target_leaves()
-        merged = pa.concat_tables([normalize(seg, target) for _, seg in persisted])
+        # keep every column any segment has (not only today's table schema): a segment without a column
+        # means its files lack it, so dropping columns here would later read as "all null"
+        leaves = _union_leaves([seg for _, seg in persisted], self.target_leaves())
+        merged = pa.concat_tables([normalize(seg, leaves) for _, seg in persisted])
         keys = _keys(merged.column("path"), merged.column("file_size"), merged.column("instant"))
         keep = pc.is_in(keys, value_set=pa.array(sorted(current), pa.string()))
         merged = merged.filter(keep)

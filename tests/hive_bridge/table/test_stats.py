@@ -554,3 +554,25 @@ def test_byte_array_exactness_follows_the_writer(tmp_path: Path) -> None:
     assert (row["s::min"], row["s::max"], row["s::min_exact"], row["s::null_count"]) == (None, None, None, 0)
     assert stats_mod.writer_keeps_exact_bounds("parquet-mr version 1.13.1 (build x)") is None
     assert stats_mod.writer_keeps_exact_bounds(None) is None
+
+
+def test_compaction_keeps_columns_outside_the_current_schema(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(stats_mod, "MAX_SEGMENTS", 1)
+    # `gone` exists in the first file only; the newest file (which defines the table schema) lacks it
+    first = pa.table({"id": [1, 2], "gone": pa.array([7, 9], pa.int64())})
+    path = _crafted(tmp_path, {"first": first})
+    ColumnStatsIndex(HudiTable.open(path)).load()
+    second_ts = "20240102000000000"
+    (path / ".hoodie" / f"{second_ts}.commit").write_text(json.dumps({"partitionToWriteStats": {}}))
+    pq.write_table(pa.table({"id": [3]}), path / f"second-0_0-0-0_{second_ts}.parquet")
+    index = ColumnStatsIndex(HudiTable.open(path))
+    index.load()  # two segments > MAX_SEGMENTS: compacted into one
+    assert len(_segments(path)) == 1 and index.last.segments_written == 2
+    # the column comes back in a newer file: the first file's `gone` statistics must still be its own
+    third_ts = "20240103000000000"
+    (path / ".hoodie" / f"{third_ts}.commit").write_text(json.dumps({"partitionToWriteStats": {}}))
+    pq.write_table(pa.table({"id": [4], "gone": pa.array([1], pa.int64())}), path / f"third-0_0-0-0_{third_ts}.parquet")
+    stats = ColumnStatsIndex(HudiTable.open(path)).load()
+    row = _row(stats, "first")
+    assert (row["gone::min"], row["gone::max"], row["gone::null_count"]) == (7, 9, 0)
+    assert _row(stats, "second")["gone::null_count"] == 1
