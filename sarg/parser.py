@@ -20,7 +20,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import resources
 from typing import Any
 
@@ -207,19 +207,7 @@ class _Callbacks(Transformer[Token, Any]):
         return SargSyntaxError(message, self.text, pos, expected)
 
     def _leaf(self, body: str, pos: int) -> PredicateLeaf:
-        m = _LEAF_RE.fullmatch(body)
-        if m is None:  # pragma: no cover - the grammar only lets well-formed bodies through
-            raise self._fail("malformed leaf", pos)
-        op_name, column, region = m.groups()
-        try:
-            op = Operator[op_name]
-        except KeyError:
-            raise self._fail(f"unknown operator {op_name}", pos + 1,
-                             tuple(o.value for o in Operator)) from None
-        try:
-            return make_leaf(op, column, region, lookup(self.schema, column))
-        except ValueError as exc:
-            raise self._fail(str(exc), pos) from None
+        return _read_leaf(self.text, self.schema, body, pos)
 
     def _nest(self, token: Token, op: TreeOperator, kids: list[_Node]) -> _Node:
         depth = 1 + max(k.depth for k in kids)
@@ -300,18 +288,331 @@ def _start(token: Token) -> int:
     return (token.start_pos or 0) + len(token) - len(token.lstrip())
 
 
+_OPERATORS: dict[str, Operator] = dict(Operator.__members__)
+_OPERATOR_NAMES = tuple(o.value for o in Operator)
+LEAF_CACHE_SIZE = 4096
+_leaf_cache: dict[str, tuple[str, ColumnType | None, PredicateLeaf]] = {}
+
+
+def _read_leaf(text: str, schema: dict[str, ColumnType], body: str, pos: int) -> PredicateLeaf:
+    """The typed leaf of one ``(OPERATOR column literal...)`` body that starts at ``pos`` in ``text``.
+
+    Typed leaves are kept by body text (with the column and its type, checked on every hit): logs repeat the
+    same leaves, and leaves are immutable. The cache holds at most LEAF_CACHE_SIZE bodies (emptied when full)."""
+    hit = _leaf_cache.get(body)
+    if hit is not None:
+        column_type = lookup(schema, hit[0]) if schema else None
+        if column_type is hit[1] or column_type == hit[1]:
+            return hit[2]
+    m = _LEAF_RE.fullmatch(body)
+    if m is None:  # pragma: no cover - the grammar only lets well-formed bodies through
+        raise SargSyntaxError("malformed leaf", text, pos)
+    op_name, column, region = m.groups()
+    op = _OPERATORS.get(op_name)
+    if op is None:
+        raise SargSyntaxError(f"unknown operator {op_name}", text, pos + 1, _OPERATOR_NAMES)
+    column_type = lookup(schema, column) if schema else None
+    try:
+        leaf = make_leaf(op, column, region, column_type)
+    except ValueError as exc:
+        raise SargSyntaxError(str(exc), text, pos) from None
+    if len(_leaf_cache) >= LEAF_CACHE_SIZE:
+        _leaf_cache.clear()
+    _leaf_cache[body] = (column, column_type, leaf)
+    return leaf
+
+
+def clear_cache() -> None:
+    """Forget the typed leaves kept from earlier parses (benchmarks use it to measure the cold path)."""
+    _leaf_cache.clear()
+
+
+# -- the fast driver ----------------------------------------------------------------------------------------
+# lark compiles sarg.lark into its LALR(1) table and terminals; this loop runs that same table with the same
+# contextual lexing (one master regex per parser state, terminals in lark's order) but without lark's
+# per-token objects and callback wrappers. Any lexing or parsing error sends the text through lark's own
+# parser (``_parse_with_lark``), so errors are exactly lark's; errors raised by the rule callbacks are the
+# same in both (same tokens, same reductions, same order).
+
+_END = "$END"
+
+
+class _Run:
+    """One parse's state for the fast driver's rule callbacks."""
+
+    __slots__ = ("entries", "entry_order", "leaf_ids", "leaves", "schema", "text")
+
+    def __init__(self, text: str, schema: dict[str, ColumnType]) -> None:
+        self.text = text
+        self.schema = schema
+        self.leaf_ids: dict[PredicateLeaf, int] = {}
+        self.leaves: list[PredicateLeaf] = []
+        self.entries: dict[int, PredicateLeaf] = {}
+        self.entry_order: list[int] = []
+
+
+def _mstart(m: re.Match[str]) -> int:
+    """Where a matched token's text starts, past the whitespace the terminal absorbed."""
+    value = m.group()
+    return m.start() + len(value) - len(value.lstrip())
+
+
+_new = object.__new__
+_set = object.__setattr__
+
+
+def _tree(op: TreeOperator, children: tuple[ExpressionTree, ...], leaf: PredicateLeaf | None = None,
+          leaf_id: int | None = None) -> ExpressionTree:
+    """ExpressionTree(op, children, leaf, leaf_id) without the frozen dataclass's per-field __init__."""
+    node: ExpressionTree = _new(ExpressionTree)
+    _set(node, "__dict__", {"operator": op, "children": children, "leaf": leaf, "leaf_id": leaf_id,
+                            "constant": None})
+    return node
+
+
+# Nesting depth is not tracked here: the driver hands any text whose parser stack grows past MAX_DEPTH
+# (a tree MAX_DEPTH deep needs at least that many) to lark's parser and its callbacks, which check it.
+def _f_and(run: _Run, kids: list[Any]) -> ExpressionTree:
+    return _tree(TreeOperator.AND, tuple(kids[1:]))
+
+
+def _f_or(run: _Run, kids: list[Any]) -> ExpressionTree:
+    return _tree(TreeOperator.OR, tuple(kids[1:]))
+
+
+def _f_not(run: _Run, kids: list[Any]) -> ExpressionTree:
+    return _tree(TreeOperator.NOT, (kids[1],))
+
+
+_CONSTANT_TREES = {t.name: ExpressionTree.of_constant(t) for t in TruthValue}
+
+
+def _f_constant(run: _Run, kids: list[Any]) -> ExpressionTree:
+    return _CONSTANT_TREES[kids[0].group().lstrip()]
+
+
+def _f_inline_leaf(run: _Run, kids: list[Any]) -> ExpressionTree:
+    m: re.Match[str] = kids[0]
+    value = m.group()
+    body = value.lstrip()
+    pos = m.start() + len(value) - len(body) + 5  # past "leaf-"
+    leaf = _read_leaf(run.text, run.schema, body[5:], pos)
+    leaf_ids = run.leaf_ids
+    leaf_id = leaf_ids.get(leaf)
+    if leaf_id is None:
+        leaf_id = leaf_ids[leaf] = len(leaf_ids)
+        run.leaves.append(leaf)
+    return _tree(TreeOperator.LEAF, (), leaf, leaf_id)
+
+
+def _f_old_entry(run: _Run, kids: list[Any]) -> None:
+    num: re.Match[str] = kids[0]
+    body: re.Match[str] = kids[1]
+    name = num.group().lstrip()
+    leaf_id = int(name[5:])
+    if leaf_id in run.entries:
+        raise SargSyntaxError(f"{name} is defined twice", run.text, _mstart(num))
+    run.entries[leaf_id] = _read_leaf(run.text, run.schema, body.group().lstrip(), _mstart(body))
+    run.entry_order.append(leaf_id)
+
+
+def _f_leaf_ref(run: _Run, kids: list[Any]) -> ExpressionTree:
+    m: re.Match[str] = kids[0]
+    name = m.group().lstrip()
+    leaf_id = int(name[5:])
+    leaf = run.entries.get(leaf_id)
+    if leaf is None:
+        raise SargSyntaxError(f"{name} is not defined before expr", run.text, _mstart(m))
+    return _tree(TreeOperator.LEAF, (), leaf, leaf_id)
+
+
+def _f_old_form(run: _Run, kids: list[Any]) -> SearchArgument:
+    order = run.entry_order
+    if order != list(range(len(order))):
+        raise SargSyntaxError("old-form leaves must be numbered leaf-0, leaf-1, ... in order", run.text, 0)
+    entries = run.entries
+    leaves = tuple([entries[i] for i in order])
+    return SearchArgument(leaves, kids[-1], _misreadable(leaves))
+
+
+def _f_start(run: _Run, kids: list[Any]) -> SearchArgument:
+    item = kids[0]
+    if isinstance(item, SearchArgument):
+        return item
+    leaves = tuple(run.leaves)
+    return SearchArgument(leaves, item, _misreadable(leaves))
+
+
+_Callback = Callable[[_Run, list[Any]], Any]
+_RULE_CALLBACKS: dict[str, _Callback] = {
+    "and_node": _f_and, "or_node": _f_or, "not_node": _f_not, "constant": _f_constant,
+    "inline_leaf": _f_inline_leaf, "old_entry": _f_old_entry, "leaf_ref": _f_leaf_ref,
+    "old_form": _f_old_form, "start": _f_start,
+}
+
+
+class _Rule:
+    """One grammar rule as the fast driver reduces it, with lark's child filtering: terminals named ``_X``
+    dropped, the lists of the helper rules lark makes for ``x*``/``x+`` spliced, ``?rule`` with one child
+    passed through."""
+
+    __slots__ = ("callback", "goto", "keep", "passthrough", "size", "splice")
+
+    def __init__(self, rule: Any) -> None:
+        expansion = rule.expansion
+        self.size: int = len(expansion)
+        self.goto: str = str(rule.origin.name)
+        keep: list[int] = []
+        splice: list[bool] = []
+        for i, sym in enumerate(expansion):
+            if sym.is_term and sym.filter_out:
+                continue
+            keep.append(i)
+            splice.append(not sym.is_term and sym.name.startswith("_"))
+        self.keep = tuple(keep)
+        self.splice = tuple(splice)
+        name: str = rule.alias or rule.origin.name
+        self.passthrough = (rule.options.expand1 and not rule.alias and self.size == 1 and keep == [0]
+                            and not splice[0])
+        self.callback: _Callback | None = None if name.startswith("_") or self.passthrough \
+            else _RULE_CALLBACKS[name]
+
+    def children(self, values: list[Any]) -> list[Any]:
+        keep, splice = self.keep, self.splice
+        if splice and splice[0]:  # a left-recursive helper list: extended in place, as lark does
+            out: list[Any] = values[keep[0]]
+            start = 1
+        else:
+            out = []
+            start = 0
+        for j in range(start, len(keep)):
+            if splice[j]:
+                out.extend(values[keep[j]])
+            else:
+                out.append(values[keep[j]])
+        return out
+
+
+_Match = Callable[[str, int], "re.Match[str] | None"]
+
+
+class _Engine:
+    """lark's LALR table and per-state lexers for sarg.lark, in plain dicts and compiled regexes."""
+
+    def __init__(self, parser: Lark) -> None:
+        table = parser.parser.parser.parser.parse_table  # lark's ParsingFrontend -> LALR_Parser -> _Parser
+        terminals = {t.name: t for t in parser.terminals}
+        flags = parser.lexer_conf.g_regex_flags
+        rules: dict[Any, int] = {}
+        self.rules: list[_Rule] = []
+        self.actions: dict[Any, dict[str, int]] = {}
+        self.lexers: dict[Any, _Match | None] = {}
+        by_terms: dict[frozenset[str], _Match | None] = {}
+        for state, acts in table.states.items():
+            encoded: dict[str, int] = {}
+            for symbol, (action, arg) in acts.items():
+                if action.name == "Shift":
+                    encoded[str(symbol)] = arg  # plain str keys: lark's are Tokens, slower to compare
+                else:
+                    if arg not in rules:
+                        rules[arg] = len(self.rules)
+                        self.rules.append(_Rule(arg))
+                    encoded[str(symbol)] = ~rules[arg]
+            self.actions[state] = encoded
+            names = frozenset(n for n in acts if n in terminals)  # as lark's ContextualLexer picks them
+            if names not in by_terms:
+                terms = sorted((terminals[n] for n in names),  # as lark's BasicLexer orders them
+                               key=lambda t: (-t.priority, -t.pattern.max_width, -len(t.pattern.value), t.name))
+                by_terms[names] = re.compile("|".join(f"(?P<{t.name}>{t.pattern.to_regexp()})" for t in terms),
+                                             flags).match if terms else None
+            self.lexers[state] = by_terms[names]
+        self.start_state = table.start_states["start"]
+        self.end_state = table.end_states["start"]
+        if any(not isinstance(s, int) or s < 0 for acts in self.actions.values() for s in acts.values()
+               if s >= 0):  # pragma: no cover - lark numbers its states
+            raise TypeError("unexpected lark parse table")
+
+    def parse(self, text: str, run: _Run) -> SearchArgument | None:
+        """The SearchArgument of ``text`` (already right-stripped), or None at a lexing or parsing error."""
+        actions = self.actions
+        lexers = self.lexers
+        rules = self.rules
+        end_state = self.end_state
+        states: list[int] = [self.start_state]
+        values: list[Any] = []
+        pos = 0
+        size = len(text)
+        m: re.Match[str] | None = None
+        while True:
+            state = states[-1]
+            if pos < size:
+                lexer = lexers[state]
+                m = lexer(text, pos) if lexer is not None else None
+                if m is None:
+                    return None
+                kind: str = m.lastgroup  # type: ignore[assignment]
+                pos = m.end()
+            else:
+                kind = _END
+                m = None
+            while True:
+                act = actions[state].get(kind)
+                if act is None:
+                    return None
+                if act >= 0:
+                    states.append(act)
+                    values.append(m)
+                    if len(states) > MAX_DEPTH:  # perhaps nested too deep: lark's parser checks
+                        return None
+                    break
+                rule = rules[~act]
+                n = rule.size
+                if rule.passthrough:
+                    del states[-1]
+                    value = values.pop()
+                else:
+                    kids = values[-n:]
+                    del states[-n:]
+                    del values[-n:]
+                    callback = rule.callback
+                    if callback is None:
+                        value = rule.children(kids)
+                    else:
+                        value = callback(run, rule.children(kids))
+                state = actions[states[-1]][rule.goto]
+                states.append(state)
+                if state == end_state:
+                    return value if kind == _END else None
+                values.append(value)
+
+
 _local = threading.local()
+_grammar_lock = threading.Lock()
+_engine: _Engine | None = None
+
+
+def _grammar() -> str:
+    return resources.files("sarg").joinpath("sarg.lark").read_text(encoding="utf-8")
 
 
 def _parser() -> tuple[Lark, _Callbacks]:
+    """lark's own parser, with the callbacks as its transformer (per thread: the callbacks hold state)."""
     state = getattr(_local, "state", None)
     if state is None:
-        grammar = resources.files("sarg").joinpath("sarg.lark").read_text(encoding="utf-8")
         callbacks = _Callbacks()
-        parser = Lark(grammar, parser="lalr", lexer="contextual", transformer=callbacks,
+        parser = Lark(_grammar(), parser="lalr", lexer="contextual", transformer=callbacks,
                       maybe_placeholders=False)
         state = _local.state = (parser, callbacks)
     return state
+
+
+def _fast() -> _Engine:
+    global _engine
+    if _engine is None:
+        with _grammar_lock:
+            if _engine is None:
+                _engine = _Engine(Lark(_grammar(), parser="lalr", lexer="contextual", maybe_placeholders=False))
+    return _engine
 
 
 def parse(text: str, schema: Schema = None) -> SearchArgument:
@@ -319,6 +620,13 @@ def parse(text: str, schema: Schema = None) -> SearchArgument:
     if not isinstance(text, str):
         raise TypeError(f"parse() takes a str, not {type(text).__name__}")
     columns = resolve_schema(schema)
+    result = _fast().parse(text.rstrip(), _Run(text, columns))
+    if result is not None:
+        return result
+    return _parse_with_lark(text, columns)  # a lexing or parsing error: lark reports it
+
+
+def _parse_with_lark(text: str, columns: dict[str, ColumnType]) -> SearchArgument:
     parser, callbacks = _parser()
     callbacks.reset(text, columns)
     try:
