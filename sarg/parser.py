@@ -451,12 +451,15 @@ _RULE_CALLBACKS: dict[str, _Callback] = {
 }
 
 
-class _Rule:
-    """One grammar rule as the fast driver reduces it, with lark's child filtering: terminals named ``_X``
-    dropped, the lists of the helper rules lark makes for ``x*``/``x+`` spliced, ``?rule`` with one child
-    passed through."""
+# How the driver reduces a rule (lark's child filtering: terminals named ``_X`` dropped, the lists of the
+# helper rules lark makes for ``x*``/``x+`` spliced into their parent, ``?rule`` with one child passed through).
+_PASS, _CALL_RAW, _CALL, _LIST_NEW, _LIST_APPEND, _LIST = range(6)
 
-    __slots__ = ("callback", "goto", "keep", "passthrough", "size", "splice")
+
+class _Rule:
+    """One grammar rule as the fast driver reduces it."""
+
+    __slots__ = ("callback", "goto", "keep", "mode", "size", "splice")
 
     def __init__(self, rule: Any) -> None:
         expansion = rule.expansion
@@ -472,10 +475,20 @@ class _Rule:
         self.keep = tuple(keep)
         self.splice = tuple(splice)
         name: str = rule.alias or rule.origin.name
-        self.passthrough = (rule.options.expand1 and not rule.alias and self.size == 1 and keep == [0]
-                            and not splice[0])
-        self.callback: _Callback | None = None if name.startswith("_") or self.passthrough \
-            else _RULE_CALLBACKS[name]
+        plain = keep == list(range(self.size)) and not any(splice)  # children are the values as they are
+        self.callback: _Callback | None = None
+        if name.startswith("_"):
+            if plain and self.size == 1:
+                self.mode = _LIST_NEW
+            elif keep == [0, 1] and self.size == 2 and splice == [True, False]:
+                self.mode = _LIST_APPEND
+            else:
+                self.mode = _LIST
+        elif rule.options.expand1 and not rule.alias and self.size == 1 and plain:
+            self.mode = _PASS
+        else:
+            self.callback = _RULE_CALLBACKS[name]
+            self.mode = _CALL_RAW if plain else _CALL
 
     def children(self, values: list[Any]) -> list[Any]:
         keep, splice = self.keep, self.splice
@@ -504,7 +517,7 @@ class _Engine:
         terminals = {t.name: t for t in parser.terminals}
         flags = parser.lexer_conf.g_regex_flags
         rules: dict[Any, int] = {}
-        self.rules: list[_Rule] = []
+        self.rules: list[tuple[int, int, str, _Callback | None, _Rule]] = []
         self.actions: dict[Any, dict[str, int]] = {}
         self.lexers: dict[Any, _Match | None] = {}
         by_terms: dict[frozenset[str], _Match | None] = {}
@@ -516,7 +529,8 @@ class _Engine:
                 else:
                     if arg not in rules:
                         rules[arg] = len(self.rules)
-                        self.rules.append(_Rule(arg))
+                        r = _Rule(arg)
+                        self.rules.append((r.mode, r.size, r.goto, r.callback, r))
                     encoded[str(symbol)] = ~rules[arg]
             self.actions[state] = encoded
             names = frozenset(n for n in acts if n in terminals)  # as lark's ContextualLexer picks them
@@ -565,21 +579,28 @@ class _Engine:
                     if len(states) > MAX_DEPTH:  # perhaps nested too deep: lark's parser checks
                         return None
                     break
-                rule = rules[~act]
-                n = rule.size
-                if rule.passthrough:
+                mode, n, goto, callback, rule = rules[~act]
+                if mode == _PASS:
                     del states[-1]
+                    value = values.pop()
+                elif mode == _LIST_APPEND:
+                    del states[-2:]
+                    value = values.pop()
+                    values[-1].append(value)
                     value = values.pop()
                 else:
                     kids = values[-n:]
                     del states[-n:]
                     del values[-n:]
-                    callback = rule.callback
-                    if callback is None:
-                        value = rule.children(kids)
+                    if mode == _CALL_RAW:
+                        value = callback(run, kids)  # type: ignore[misc]
+                    elif mode == _LIST_NEW:
+                        value = kids
+                    elif mode == _CALL:
+                        value = callback(run, rule.children(kids))  # type: ignore[misc]
                     else:
-                        value = callback(run, rule.children(kids))
-                state = actions[states[-1]][rule.goto]
+                        value = rule.children(kids)
+                state = actions[states[-1]][goto]
                 states.append(state)
                 if state == end_state:
                     return value if kind == _END else None
