@@ -290,7 +290,7 @@ def _start(token: Token) -> int:
 
 _OPERATORS: dict[str, Operator] = dict(Operator.__members__)
 _OPERATOR_NAMES = tuple(o.value for o in Operator)
-LEAF_CACHE_SIZE = 4096
+LEAF_CACHE_SIZE = 8192
 _leaf_cache: dict[str, tuple[str, ColumnType | None, PredicateLeaf]] = {}
 
 
