@@ -311,14 +311,21 @@ def _footer_stats(md: pq.FileMetaData, plan: _ColumnPlan | pa.Schema) -> FooterS
 
 
 def writer_keeps_exact_bounds(created_by: str | None) -> bool | None:
-    """Whether a writer's byte-array (string/binary) bounds are exact, judged by `created_by`.
+    """Whether a writer's byte-array (string/binary) bounds can be used as exact, judged by `created_by`.
 
     Parquet may truncate byte-array bounds and pyarrow does not expose the footer's
-    `is_{min,max}_value_exact`. Arrow's C++ writer (pyarrow) never truncates column-chunk statistics: it drops
-    values longer than its limit instead (tested), so its bounds are exact: True. Other writers (parquet-mr,
-    parquet-java, parquet-rs, ...) can truncate when configured to and older ones say nothing: None (unknown).
+    `is_{min,max}_value_exact`.
+    - Arrow's C++ writer (pyarrow) never truncates column-chunk statistics: it drops values longer than its
+      limit instead (tested): True.
+    - parquet-mr / parquet-java (what Hudi's and Spark's writers use) does not truncate footer statistics by
+      default (`parquet.statistics.truncate.length` defaults to Integer.MAX_VALUE; only the column index is
+      truncated to 64 bytes), and when configured to, its BinaryTruncator keeps a prefix as the minimum and an
+      incremented prefix as the maximum: still a true lower and upper bound, never equal to each other. Every
+      min/max verdict stays sound with such bounds: True. Versions before 1.10 ordered strings as signed
+      bytes; pyarrow already ignores those statistics (PARQUET-686).
+    - Other writers (parquet-rs truncates to 64 bytes by default, unknown ones): None (unknown).
     """
-    if created_by and created_by.startswith("parquet-cpp"):
+    if created_by and (created_by.startswith("parquet-cpp") or created_by.startswith("parquet-mr")):
         return True
     return None
 

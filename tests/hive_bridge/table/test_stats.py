@@ -65,7 +65,8 @@ def test_statistics_match_the_data(fixture_copy: Callable[[str], Path], name: st
             assert (lo, hi) == (mm["min"], mm["max"]), leaf
             exact = row[f"{leaf}::min_exact"]
             # the fixtures come from parquet-mr, which may truncate byte-array bounds when configured to
-            assert exact is (None if pa.types.is_string(values.type) or pa.types.is_binary(values.type) else True)
+            # Hudi's writer is parquet-mr: its footer bounds are exact (and equal the data's true min/max above)
+            assert exact is True
             assert row[f"{leaf}::max_exact"] is exact
 
 
@@ -552,7 +553,8 @@ def test_byte_array_exactness_follows_the_writer(tmp_path: Path) -> None:
     assert (row["bin::min"], row["bin::max"], row["bin::min_exact"]) == (b"\x00", b"\xff", True)
     # the 10,000-character value made Arrow drop the bounds: unknown, never a truncated "exact" bound
     assert (row["s::min"], row["s::max"], row["s::min_exact"], row["s::null_count"]) == (None, None, None, 0)
-    assert stats_mod.writer_keeps_exact_bounds("parquet-mr version 1.13.1 (build x)") is None
+    assert stats_mod.writer_keeps_exact_bounds("parquet-mr version 1.13.1 (build x)") is True
+    assert stats_mod.writer_keeps_exact_bounds("parquet-rs version 53.0.0") is None
     assert stats_mod.writer_keeps_exact_bounds(None) is None
 
 
