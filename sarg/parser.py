@@ -80,7 +80,7 @@ def convert(text: str, type_: Type) -> Literal:
 
 
 def _convert(text: str, type_: Type) -> Literal:
-    if _DYNAMIC_RE.fullmatch(text):
+    if text.startswith("DynamicValue(") and text.endswith(")") and len(text) >= 14:  # _DYNAMIC_RE
         return UnknownLiteral(text, "a dynamic value (semijoin) is only known at run time")
     if type_ is Type.STRING:
         return text
@@ -291,19 +291,21 @@ def _start(token: Token) -> int:
 _OPERATORS: dict[str, Operator] = dict(Operator.__members__)
 _OPERATOR_NAMES = tuple(o.value for o in Operator)
 LEAF_CACHE_SIZE = 8192
-_leaf_cache: dict[str, tuple[str, ColumnType | None, PredicateLeaf]] = {}
+_leaf_cache: dict[str, tuple[str, ColumnType | None, PredicateLeaf, dict[int, ExpressionTree]]] = {}
 
 
-def _read_leaf(text: str, schema: dict[str, ColumnType], body: str, pos: int) -> PredicateLeaf:
-    """The typed leaf of one ``(OPERATOR column literal...)`` body that starts at ``pos`` in ``text``.
+def _cached_leaf(text: str, schema: dict[str, ColumnType], body: str, pos: int
+                 ) -> tuple[str, ColumnType | None, PredicateLeaf, dict[int, ExpressionTree]]:
+    """The leaf cache's entry for one ``(OPERATOR column literal...)`` body that starts at ``pos`` in ``text``:
+    (column, its type, the typed leaf, LEAF tree nodes of that leaf by leaf id).
 
     Typed leaves are kept by body text (with the column and its type, checked on every hit): logs repeat the
-    same leaves, and leaves are immutable. The cache holds at most LEAF_CACHE_SIZE bodies (emptied when full)."""
+    same leaves, and leaves and trees are immutable. At most LEAF_CACHE_SIZE bodies (emptied when full)."""
     hit = _leaf_cache.get(body)
     if hit is not None:
-        column_type = lookup(schema, hit[0]) if schema else None
+        column_type = (schema.get(hit[0]) or lookup(schema, hit[0])) if schema else None
         if column_type is hit[1] or column_type == hit[1]:
-            return hit[2]
+            return hit
     m = _LEAF_RE.fullmatch(body)
     if m is None:  # pragma: no cover - the grammar only lets well-formed bodies through
         raise SargSyntaxError("malformed leaf", text, pos)
@@ -318,8 +320,13 @@ def _read_leaf(text: str, schema: dict[str, ColumnType], body: str, pos: int) ->
         raise SargSyntaxError(str(exc), text, pos) from None
     if len(_leaf_cache) >= LEAF_CACHE_SIZE:
         _leaf_cache.clear()
-    _leaf_cache[body] = (column, column_type, leaf)
-    return leaf
+    entry = _leaf_cache[body] = (column, column_type, leaf, {})
+    return entry
+
+
+def _read_leaf(text: str, schema: dict[str, ColumnType], body: str, pos: int) -> PredicateLeaf:
+    """The typed leaf of one ``(OPERATOR column literal...)`` body that starts at ``pos`` in ``text``."""
+    return _cached_leaf(text, schema, body, pos)[2]
 
 
 def clear_cache() -> None:
@@ -387,22 +394,24 @@ def _f_not(run: _Run, kids: list[Any]) -> ExpressionTree:
 _CONSTANT_TREES = {t.name: ExpressionTree.of_constant(t) for t in TruthValue}
 
 
-def _f_constant(run: _Run, kids: list[Any]) -> ExpressionTree:
-    return _CONSTANT_TREES[kids[0].group().lstrip()]
+def _f_constant(run: _Run, m: re.Match[str]) -> ExpressionTree:
+    return _CONSTANT_TREES[m.group().lstrip()]
 
 
-def _f_inline_leaf(run: _Run, kids: list[Any]) -> ExpressionTree:
-    m: re.Match[str] = kids[0]
+def _f_inline_leaf(run: _Run, m: re.Match[str]) -> ExpressionTree:
     value = m.group()
     body = value.lstrip()
     pos = m.start() + len(value) - len(body) + 5  # past "leaf-"
-    leaf = _read_leaf(run.text, run.schema, body[5:], pos)
+    _, _, leaf, trees = _cached_leaf(run.text, run.schema, body[5:], pos)
     leaf_ids = run.leaf_ids
     leaf_id = leaf_ids.get(leaf)
     if leaf_id is None:
         leaf_id = leaf_ids[leaf] = len(leaf_ids)
         run.leaves.append(leaf)
-    return _tree(TreeOperator.LEAF, (), leaf, leaf_id)
+    node = trees.get(leaf_id)
+    if node is None:  # the LEAF node of this leaf and id, shared by every parse that numbers the leaf so
+        node = trees[leaf_id] = _tree(TreeOperator.LEAF, (), leaf, leaf_id)
+    return node
 
 
 def _f_old_entry(run: _Run, kids: list[Any]) -> None:
@@ -416,8 +425,7 @@ def _f_old_entry(run: _Run, kids: list[Any]) -> None:
     run.entry_order.append(leaf_id)
 
 
-def _f_leaf_ref(run: _Run, kids: list[Any]) -> ExpressionTree:
-    m: re.Match[str] = kids[0]
+def _f_leaf_ref(run: _Run, m: re.Match[str]) -> ExpressionTree:
     name = m.group().lstrip()
     leaf_id = int(name[5:])
     leaf = run.entries.get(leaf_id)
@@ -435,25 +443,25 @@ def _f_old_form(run: _Run, kids: list[Any]) -> SearchArgument:
     return SearchArgument(leaves, kids[-1], _misreadable(leaves))
 
 
-def _f_start(run: _Run, kids: list[Any]) -> SearchArgument:
-    item = kids[0]
+def _f_start(run: _Run, item: Any) -> SearchArgument:
     if isinstance(item, SearchArgument):
         return item
     leaves = tuple(run.leaves)
     return SearchArgument(leaves, item, _misreadable(leaves))
 
 
-_Callback = Callable[[_Run, list[Any]], Any]
+_Callback = Callable[[_Run, Any], Any]
 _RULE_CALLBACKS: dict[str, _Callback] = {
-    "and_node": _f_and, "or_node": _f_or, "not_node": _f_not, "constant": _f_constant,
-    "inline_leaf": _f_inline_leaf, "old_entry": _f_old_entry, "leaf_ref": _f_leaf_ref,
-    "old_form": _f_old_form, "start": _f_start,
+    "and_node": _f_and, "or_node": _f_or, "not_node": _f_not, "old_entry": _f_old_entry, "old_form": _f_old_form,
+}
+_ONE_CHILD_CALLBACKS: dict[str, _Callback] = {  # rules of one child: the callback takes it, not a list
+    "constant": _f_constant, "inline_leaf": _f_inline_leaf, "leaf_ref": _f_leaf_ref, "start": _f_start,
 }
 
 
 # How the driver reduces a rule (lark's child filtering: terminals named ``_X`` dropped, the lists of the
 # helper rules lark makes for ``x*``/``x+`` spliced into their parent, ``?rule`` with one child passed through).
-_PASS, _CALL_RAW, _CALL, _LIST_NEW, _LIST_APPEND, _LIST = range(6)
+_PASS, _CALL_ONE, _CALL_RAW, _CALL, _LIST_NEW, _LIST_APPEND, _LIST = range(7)
 
 
 class _Rule:
@@ -486,6 +494,11 @@ class _Rule:
                 self.mode = _LIST
         elif rule.options.expand1 and not rule.alias and self.size == 1 and plain:
             self.mode = _PASS
+        elif name in _ONE_CHILD_CALLBACKS:
+            if not (plain and self.size == 1):
+                raise TypeError(f"rule {name} changed shape: it should have one child")
+            self.callback = _ONE_CHILD_CALLBACKS[name]
+            self.mode = _CALL_ONE
         else:
             self.callback = _RULE_CALLBACKS[name]
             self.mode = _CALL_RAW if plain else _CALL
@@ -583,6 +596,9 @@ class _Engine:
                 if mode == _PASS:
                     del states[-1]
                     value = values.pop()
+                elif mode == _CALL_ONE:
+                    del states[-1]
+                    value = callback(run, values.pop())  # type: ignore[misc]
                 elif mode == _LIST_APPEND:
                     del states[-2:]
                     value = values.pop()
