@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-_ORC_READER = re.compile(r"Reading ORC rows from (?P<file>\S+) with \{(?P<body>.*)\}\s*$")
+_READER_MARK = "Reading ORC rows from "
 _PUSHDOWN = re.compile(r"ORC pushdown predicate:\s?(?P<sarg>.*)$")
 _FILTER_EXPR = re.compile(r"filterExpr:\s*(?P<text>.+?)\s*(?:\(type: boolean\))?\s*$")
 _FILTER_TEXT = re.compile(r"hive\.io\.filter\.text\s*[=:]\s*(?P<text>.+?)\s*$")
@@ -48,27 +48,47 @@ class FoundFilter:
         return (self.kind, self.text)
 
 
-def _split_reader_body(body: str) -> tuple[str | None, str | None]:
-    """The ``sarg:`` and ``schema:`` values of an ORC reader options dump."""
-    sarg_at = body.find("sarg: ")
-    if sarg_at < 0:
-        return None, None
-    schema_at = body.find(", schema: struct<", sarg_at)
-    if schema_at < 0:
-        end = body.find(", ", sarg_at + 6)
-        return body[sarg_at + 6: end if end >= 0 else len(body)].strip(), None
-    sarg_text = body[sarg_at + 6: schema_at]
-    start = schema_at + len(", schema: ")
+def split_reader_line(line: str) -> tuple[str | None, str, str | None] | None:
+    """(file, SearchArgument text, struct schema) of a Spark/ORC ``Reading ORC rows from …`` record, or None
+    when it is not one or carries no ``sarg:``."""
+    i = line.find(_READER_MARK)
+    if i < 0:
+        return None
+    rest = line[i + len(_READER_MARK):]
+    with_at = rest.find(" with {")
+    path = rest[:with_at] if with_at >= 0 else None
+    m = re.compile(r"[{,] sarg: |\{sarg: ").search(rest, max(with_at, 0))
+    if m is None:
+        return None
+    s = m.end()
+    # The schema follows the SearchArgument; string literals may hold anything, so take the last match.
+    k = rest.rfind(", schema: struct<")
+    if k < s:
+        end = rest.find(", ", s)
+        return path, rest[s: end if end >= 0 else len(rest)].strip(), None
+    schema_start = k + len(", schema: ")
+    close = _struct_end(rest, schema_start)
+    schema = rest[schema_start:close] if close > 0 else None
+    sarg_text = rest[s:k]
+    # Newer ORC versions print the SearchArgument's column names after it: "..., columns: [a, b]".
+    m = re.search(r", columns: \[[^\]]*\]\Z", sarg_text)
+    if m:
+        sarg_text = sarg_text[:m.start()]
+    return path, sarg_text, schema
+
+
+def _struct_end(text: str, start: int) -> int:
+    """The index just past the ``>`` that closes the ``struct<`` starting at ``start`` (-1 if unclosed)."""
     depth = 0
-    for i in range(start, len(body)):
-        ch = body[i]
+    for i in range(start, len(text)):
+        ch = text[i]
         if ch == "<":
             depth += 1
         elif ch == ">":
             depth -= 1
             if depth == 0:
-                return sarg_text, body[start: i + 1]
-    return sarg_text, body[start:]
+                return i + 1
+    return -1
 
 
 def _col(line: str, text: str) -> int:
@@ -94,9 +114,9 @@ def scan_lines(lines: Iterable[str]) -> Iterator[FoundFilter]:
                 continue
             yield FoundFilter("\n".join(pending), "sarg", "hive-orc", pending_line)  # truncated: parse reports it
             pending = None
-        m = _ORC_READER.search(line)
-        if m:
-            sarg_text, schema = _split_reader_body(m.group("body"))
+        reader = split_reader_line(line) if _READER_MARK in line else None
+        if reader is not None:
+            _, sarg_text, schema = reader
             if sarg_text:
                 yield FoundFilter(sarg_text, "sarg", "spark-orc", number, schema, _col(line, sarg_text))
             continue

@@ -50,6 +50,7 @@ from types import TracebackType
 from typing import TypeVar
 
 from hive_bridge.errors import HiveBridgeError
+from hive_bridge.logscan import split_reader_line
 
 __all__ = [
     "LOOPBACK",
@@ -613,7 +614,6 @@ class LoggedSarg:
     path: str | None
 
 
-_SPARK_ORC = "Reading ORC rows from "
 _HIVE_ORC = "ORC pushdown predicate: "
 _RECORD_START = re.compile(r"^(?=.*?(?:Reading ORC rows from |ORC pushdown predicate: ))", re.MULTILINE)
 
@@ -626,43 +626,11 @@ def log_offset(path: Path) -> int:
         return 0
 
 
-def _schema_end(text: str, start: int) -> int:
-    """The index just past the ``>`` that closes the ``struct<`` starting at ``start``."""
-    depth = 0
-    for i in range(start, len(text)):
-        ch = text[i]
-        if ch == "<":
-            depth += 1
-        elif ch == ">":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-    return -1
-
-
 def parse_orc_record(record: str) -> LoggedSarg | None:
     """The SearchArgument in one logged record (a Spark/ORC ``Reading ORC rows`` line or a Hive 4 one)."""
-    i = record.find(_SPARK_ORC)
-    if i >= 0:
-        rest = record[i + len(_SPARK_ORC):]
-        with_at = rest.find(" with {")
-        path = rest[:with_at] if with_at >= 0 else None
-        s = rest.find(", sarg: ", with_at if with_at >= 0 else 0)
-        if s < 0:
-            return None
-        s += len(", sarg: ")
-        # The schema follows the SearchArgument; string literals may hold anything, so take the last match.
-        k = rest.rfind(", schema: struct<")
-        if k < s:
-            return None
-        schema_start = k + len(", schema: ")
-        end = _schema_end(rest, schema_start)
-        schema = rest[schema_start:end] if end > 0 else None
-        sarg_text = rest[s:k]
-        # Newer ORC versions print the SARG's column names between the two: "..., columns: [a, b]".
-        m = re.search(r", columns: \[[^\]]*\]\Z", sarg_text)
-        if m:
-            sarg_text = sarg_text[:m.start()]
+    reader = split_reader_line(record)
+    if reader is not None:
+        path, sarg_text, schema = reader
         return LoggedSarg(sarg_text, schema, path)
     i = record.find(_HIVE_ORC)
     if i >= 0:
