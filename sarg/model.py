@@ -152,8 +152,18 @@ class PredicateLeaf:
             return NotImplemented
         return self is other or self._key() == other._key()
 
+    def __getstate__(self) -> dict[str, object]:
+        state = dict(self.__dict__)
+        state.pop("_cached_hash", None)  # str hashes differ between processes
+        return state
+
     def __hash__(self) -> int:
-        return hash(self._key())
+        try:  # cached: the parser de-duplicates leaves in a dict on every parse
+            return self.__dict__["_cached_hash"]  # type: ignore[no-any-return]
+        except KeyError:
+            value = hash(self._key())
+            object.__setattr__(self, "_cached_hash", value)
+            return value
 
     @property
     def values(self) -> tuple[Literal | None, ...]:

@@ -291,11 +291,11 @@ def _start(token: Token) -> int:
 _OPERATORS: dict[str, Operator] = dict(Operator.__members__)
 _OPERATOR_NAMES = tuple(o.value for o in Operator)
 LEAF_CACHE_SIZE = 8192
-_leaf_cache: dict[str, tuple[str, ColumnType | None, PredicateLeaf, dict[int, ExpressionTree]]] = {}
+_Entry = tuple[str, ColumnType | None, PredicateLeaf, dict[int, ExpressionTree]]
+_leaf_cache: dict[str, _Entry] = {}
 
 
-def _cached_leaf(text: str, schema: dict[str, ColumnType], body: str, pos: int
-                 ) -> tuple[str, ColumnType | None, PredicateLeaf, dict[int, ExpressionTree]]:
+def _cached_leaf(text: str, schema: dict[str, ColumnType], body: str, pos: int) -> _Entry:
     """The leaf cache's entry for one ``(OPERATOR column literal...)`` body that starts at ``pos`` in ``text``:
     (column, its type, the typed leaf, LEAF tree nodes of that leaf by leaf id).
 
@@ -354,7 +354,7 @@ class _Run:
         self.schema = schema
         self.leaf_ids: dict[PredicateLeaf, int] = {}
         self.leaves: list[PredicateLeaf] = []
-        self.entries: dict[int, PredicateLeaf] = {}
+        self.entries: dict[int, _Entry] = {}
         self.entry_order: list[int] = []
 
 
@@ -370,10 +370,13 @@ _set = object.__setattr__
 
 def _tree(op: TreeOperator, children: tuple[ExpressionTree, ...], leaf: PredicateLeaf | None = None,
           leaf_id: int | None = None) -> ExpressionTree:
-    """ExpressionTree(op, children, leaf, leaf_id) without the frozen dataclass's per-field __init__."""
+    """ExpressionTree(op, children, leaf, leaf_id) without the dataclass __init__'s keyword handling."""
     node: ExpressionTree = _new(ExpressionTree)
-    _set(node, "__dict__", {"operator": op, "children": children, "leaf": leaf, "leaf_id": leaf_id,
-                            "constant": None})
+    _set(node, "operator", op)
+    _set(node, "children", children)
+    _set(node, "leaf", leaf)
+    _set(node, "leaf_id", leaf_id)
+    _set(node, "constant", None)
     return node
 
 
@@ -421,17 +424,21 @@ def _f_old_entry(run: _Run, kids: list[Any]) -> None:
     leaf_id = int(name[5:])
     if leaf_id in run.entries:
         raise SargSyntaxError(f"{name} is defined twice", run.text, _mstart(num))
-    run.entries[leaf_id] = _read_leaf(run.text, run.schema, body.group().lstrip(), _mstart(body))
+    run.entries[leaf_id] = _cached_leaf(run.text, run.schema, body.group().lstrip(), _mstart(body))
     run.entry_order.append(leaf_id)
 
 
 def _f_leaf_ref(run: _Run, m: re.Match[str]) -> ExpressionTree:
     name = m.group().lstrip()
     leaf_id = int(name[5:])
-    leaf = run.entries.get(leaf_id)
-    if leaf is None:
+    entry = run.entries.get(leaf_id)
+    if entry is None:
         raise SargSyntaxError(f"{name} is not defined before expr", run.text, _mstart(m))
-    return _tree(TreeOperator.LEAF, (), leaf, leaf_id)
+    trees = entry[3]
+    node = trees.get(leaf_id)
+    if node is None:
+        node = trees[leaf_id] = _tree(TreeOperator.LEAF, (), entry[2], leaf_id)
+    return node
 
 
 def _f_old_form(run: _Run, kids: list[Any]) -> SearchArgument:
@@ -439,7 +446,7 @@ def _f_old_form(run: _Run, kids: list[Any]) -> SearchArgument:
     if order != list(range(len(order))):
         raise SargSyntaxError("old-form leaves must be numbered leaf-0, leaf-1, ... in order", run.text, 0)
     entries = run.entries
-    leaves = tuple([entries[i] for i in order])
+    leaves = tuple([entries[i][2] for i in order])
     return SearchArgument(leaves, kids[-1], _misreadable(leaves))
 
 
