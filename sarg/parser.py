@@ -18,6 +18,7 @@ Reading rules:
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 import threading
 from collections.abc import Callable, Sequence
@@ -663,11 +664,18 @@ def parse(text: str, schema: Schema = None) -> SearchArgument:
     """Read a SearchArgument printed by Hive in any of its forms; literals typed by ``schema`` if given."""
     if not isinstance(text, str):
         raise TypeError(f"parse() takes a str, not {type(text).__name__}")
-    columns = resolve_schema(schema)
+    columns = _struct_columns(schema) if isinstance(schema, str) else resolve_schema(schema)
     result = _fast().parse(text.rstrip(), _Run(text, columns))
     if result is not None:
         return result
     return _parse_with_lark(text, columns)  # a lexing or parsing error: lark reports it
+
+
+@functools.lru_cache(maxsize=32)
+def _struct_columns(schema: str) -> dict[str, ColumnType]:
+    """A struct type string's columns, kept: a log replay passes the same schema text with every filter (the
+    dict is only read)."""
+    return resolve_schema(schema)
 
 
 def _parse_with_lark(text: str, columns: dict[str, ColumnType]) -> SearchArgument:
