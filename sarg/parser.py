@@ -13,6 +13,12 @@ Reading rules:
   parentheses could have been cut differently by a printer that never escapes, so it is marked ambiguous too.
 - Trees nest at most ``MAX_DEPTH`` levels (Hive's normalized trees have at most four); deeper text gets a
   SargSyntaxError, never a RecursionError.
+
+How it runs: lark compiles ``sarg.lark`` (LALR, contextual lexer) once; a small driver (``_Engine``) runs lark's
+parse table with one master regex per parser state, the rule callbacks building the typed model as it reduces.
+Any lexing or parsing error, and any text nested deeper than the driver checks, is handed to lark's own parser
+with the same callbacks, so errors are lark's, positions included. Typed leaves are kept by their text in a
+bounded cache (``LEAF_CACHE_SIZE``; ``clear_cache()`` empties it): logs repeat the same leaves.
 """
 
 from __future__ import annotations
@@ -723,5 +729,5 @@ def _lexer_error(text: str, exc: lark.exceptions.UnexpectedCharacters) -> SargSy
     return SargSyntaxError(f"unexpected text {shown!r}", text, pos, _friendly(sorted(exc.allowed or ())))
 
 
-__all__ = ["MAX_DEPTH", "convert", "infer_type", "make_leaf", "parse"]
+__all__ = ["LEAF_CACHE_SIZE", "MAX_DEPTH", "clear_cache", "convert", "infer_type", "make_leaf", "parse"]
 
