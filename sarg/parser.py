@@ -640,6 +640,7 @@ class _Engine:
 _local = threading.local()
 _grammar_lock = threading.Lock()
 _engine: _Engine | None = None
+_engine_failed = False
 
 
 def _grammar() -> str:
@@ -657,12 +658,17 @@ def _parser() -> tuple[Lark, _Callbacks]:
     return state
 
 
-def _fast() -> _Engine:
-    global _engine
-    if _engine is None:
+def _fast() -> _Engine | None:
+    """The fast driver, or None when this lark's internals are not the ones it reads (then lark parses)."""
+    global _engine, _engine_failed
+    if _engine is None and not _engine_failed:
         with _grammar_lock:
-            if _engine is None:
-                _engine = _Engine(Lark(_grammar(), parser="lalr", lexer="contextual", maybe_placeholders=False))
+            if _engine is None and not _engine_failed:
+                parser = Lark(_grammar(), parser="lalr", lexer="contextual", maybe_placeholders=False)
+                try:
+                    _engine = _Engine(parser)
+                except (AttributeError, KeyError, TypeError, ValueError):  # pragma: no cover - another lark
+                    _engine_failed = True
     return _engine
 
 
@@ -671,9 +677,11 @@ def parse(text: str, schema: Schema = None) -> SearchArgument:
     if not isinstance(text, str):
         raise TypeError(f"parse() takes a str, not {type(text).__name__}")
     columns = _struct_columns(schema) if isinstance(schema, str) else resolve_schema(schema)
-    result = _fast().parse(text.rstrip(), _Run(text, columns))
-    if result is not None:
-        return result
+    engine = _engine or _fast()
+    if engine is not None:
+        result = engine.parse(text.rstrip(), _Run(text, columns))
+        if result is not None:
+            return result
     return _parse_with_lark(text, columns)  # a lexing or parsing error: lark reports it
 
 
