@@ -58,6 +58,7 @@ from decimal import Context, Decimal
 from enum import Enum
 from fractions import Fraction
 from functools import lru_cache
+from typing import Protocol, TypeVar
 
 import pyarrow as pa
 
@@ -960,11 +961,24 @@ def as_expression(expr: HudiExpression | SearchArgument) -> HudiExpression:
     return expr
 
 
-def combine(expr: HudiExpression, leaf_value: Callable[[Predicate | Constant, bool], TruthValue]
-            ) -> TruthValue:
-    """Hive's and/or/not over the tree; ``leaf_value(leaf, negative_polarity)``."""
+class Logic(Protocol):
+    """A three-valued truth that combines as Hive's TruthValue does (TruthValue itself, or a vector of them)."""
+
+    def and_(self: _L, other: _L, /) -> _L: ...
+
+    def or_(self: _L, other: _L, /) -> _L: ...
+
+    def not_(self: _L) -> _L: ...
+
+
+_L = TypeVar("_L", bound=Logic)
+
+
+def combine(expr: HudiExpression, leaf_value: Callable[[Predicate | Constant, bool], _L]) -> _L:
+    """Hive's and/or/not over the tree, iteratively; ``leaf_value(leaf, negative_polarity)`` gives each leaf's
+    truth (a TruthValue for one file, a Triple of arrays for many)."""
     stack: list[tuple[HudiExpression, bool, bool]] = [(expr, False, False)]
-    results: dict[int, TruthValue] = {}
+    results: dict[int, _L] = {}
     while stack:
         node, negative, done = stack.pop()
         if isinstance(node, Predicate | Constant):

@@ -44,11 +44,12 @@ from hive_bridge.evaluator import (
     Var,
     Verdict,
     as_expression,
+    combine,
     domain_of,
     evaluate,
     plan_leaves,
 )
-from hive_bridge.expression import And, Constant, ExpressionError, HudiExpression, Not, Or, Predicate
+from hive_bridge.expression import Constant, ExpressionError, HudiExpression, Predicate
 from hive_bridge.stats_types import (
     MAX,
     MAX_EXACT,
@@ -613,37 +614,18 @@ def _leaf_triple(plan: LeafPlan, stats: StatsTable) -> tuple[Triple, BoolVec]:
 def _combine(expr: HudiExpression, leaf: dict[Predicate | Constant, Triple],
              replace: dict[Predicate | Constant, BoolVec] | None) -> Triple:
     """Hive's and/or/not bottom-up; with ``replace``, unknown leaves say "no match" in their polarity."""
-    results: dict[int, Triple] = {}
-    stack: list[tuple[HudiExpression, bool, bool]] = [(expr, False, False)]
-    while stack:
-        node, negative, done = stack.pop()
-        if isinstance(node, Predicate | Constant):
-            value = leaf[node]
-            if replace is not None:
-                unk = replace[node]
-                if unk is not False:
-                    keep = v_not(unk)
-                    if negative:  # YES where unknown
-                        value = Triple(v_or(value.t, unk), v_and(value.f, keep), v_and(value.n, keep))
-                    else:  # NO where unknown
-                        value = Triple(v_and(value.t, keep), v_or(value.f, unk), v_and(value.n, keep))
-            results[id(node)] = value
-            continue
-        kid_negative = not negative if isinstance(node, Not) else negative
-        if not done:
-            stack.append((node, negative, True))
-            stack.extend((kid, kid_negative, False) for kid in node.children)
-            continue
-        values = [results[id(kid)] for kid in node.children]
-        if isinstance(node, Not):
-            results[id(node)] = values[0].not_()
-        else:
-            acc = values[0]
-            for other in values[1:]:
-                acc = acc.and_(other) if isinstance(node, And) else acc.or_(other)
-            assert isinstance(node, And | Or)
-            results[id(node)] = acc
-    return results[id(expr)]
+
+    def value_of(node: Predicate | Constant, negative: bool) -> Triple:
+        value = leaf[node]
+        unk = replace[node] if replace is not None else False
+        if unk is False:
+            return value
+        keep = v_not(unk)
+        if negative:  # YES where unknown
+            return Triple(v_or(value.t, unk), v_and(value.f, keep), v_and(value.n, keep))
+        return Triple(v_and(value.t, keep), v_or(value.f, unk), v_and(value.n, keep))  # NO where unknown
+
+    return combine(expr, value_of)
 
 
 def _count(a: BoolVec, n: int) -> int:
