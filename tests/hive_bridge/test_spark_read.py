@@ -237,3 +237,23 @@ def test_read_by_catalog_name(spark, generated_table) -> None:  # type: ignore[n
     spark.sql(f"CREATE TABLE IF NOT EXISTS not_hudi USING parquet LOCATION '{generated_table}'")
     with pytest.raises(SparkReadError, match="not stored by the Hudi storage handler"):
         read_table(spark, "not_hudi", None)
+
+
+def test_data_source_is_discovered_without_register(generated_table, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """PySpark imports every top-level `pyspark_*` module and registers its DefaultSource: a fresh session finds
+    `hudi-hive` with no register() call."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(f"""
+        import os, sys
+        os.environ["PYSPARK_PYTHON"] = sys.executable
+        from hive_bridge.spark import session
+        spark = session("discovery-test")
+        rows = spark.read.format("hudi-hive").load({str(generated_table)!r}).where("k = 7").select("k").collect()
+        print("ROWS", [r[0] for r in rows])
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path, check=False)
+    assert "ROWS [7]" in proc.stdout, proc.stderr[-2000:]
