@@ -49,12 +49,6 @@ def _open_table(path: str) -> HudiTable:
         raise UsageError(str(exc)) from None
 
 
-def read_any_filter(text: str, schema: dict[str, str] | None) -> sarg.SearchArgument:
-    from sarg.__main__ import read_filter
-
-    return read_filter(text, schema)
-
-
 @dataclass
 class ReplayRow:
     found: FoundFilter
@@ -162,7 +156,7 @@ def cmd_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
     try:
         for f in found:
             try:
-                parsed = read_any_filter(f.text, schema)
+                parsed = sarg.read_filter(f.text, schema)
             except sarg.SargError as exc:
                 failures += 1
                 err.print(describe_error(f, exc), highlight=False, markup=False)
@@ -245,7 +239,7 @@ def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
     table = _open_table(args.table)
     schema = _table_sarg_schema(table)
     try:
-        parsed = read_any_filter(args.filter, schema)
+        parsed = sarg.read_filter(args.filter, schema)
     except sarg.SargError as exc:
         err.print(f"error: {exc}", highlight=False)
         return 1

@@ -141,14 +141,12 @@ def read_job_filter(job_conf: Mapping[str, str], schema: Mapping[str, str] | Non
                     ) -> sarg.SearchArgument | None:
     """The filter a JobConf carries: ``sarg.pushdown`` (SearchArgument text in any printed form; real Hive
     puts Kryo there, which is not readable outside the JVM) or ``hive.io.filter.text`` (HiveQL)."""
-    from sarg.__main__ import read_filter
-
     for key in (SARG_PUSHDOWN, FILTER_TEXT):
         text = job_conf.get(key)
         if not text:
             continue
         try:
-            return read_filter(text, dict(schema) if schema else None)
+            return sarg.read_filter(text, dict(schema) if schema else None)
         except sarg.SargError as exc:
             raise HandlerError(f"{key}: {exc}") from None
     return None
@@ -196,14 +194,13 @@ class HudiStorageHandler:
         always the whole filter: file pruning is inexact, so every row must still be filtered.
         """
         from hive_bridge.expression import Constant, translate
-        from sarg.__main__ import read_filter
 
         schema = JobConf(job_conf).schema()
         if isinstance(predicate, sarg.SearchArgument):
             parsed, text = predicate, str(predicate)
         else:
             try:
-                parsed = read_filter(predicate, schema or None)
+                parsed = sarg.read_filter(predicate, schema or None)
             except sarg.SargError as exc:
                 raise HandlerError(f"cannot read the predicate: {exc}") from None
             text = predicate

@@ -14,8 +14,15 @@ from sarg.hiveql import looks_like_sarg, parse_hiveql
 from sarg.literals import Literal, Timestamp, UnknownLiteral
 from sarg.model import ExpressionTree, Operator, PredicateLeaf, SearchArgument, TreeOperator, Type
 from sarg.parser import parse
-from sarg.schema import ColumnType, resolve_schema
+from sarg.schema import ColumnType, Schema, resolve_schema
 from sarg.truth import TruthValue
+
+
+def read_filter(text: str, schema: Schema = None) -> SearchArgument:
+    """A SearchArgument from SearchArgument text in any printed form, or from HiveQL filter text."""
+    if looks_like_sarg(text):
+        return parse(text, schema)
+    return parse_hiveql(text, schema)
 
 
 def builder() -> Builder:
@@ -43,5 +50,6 @@ __all__ = [
     "looks_like_sarg",
     "parse",
     "parse_hiveql",
+    "read_filter",
     "resolve_schema",
 ]

@@ -16,21 +16,11 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from sarg import read_filter
 from sarg.errors import SargError
 from sarg.literals import Literal, UnknownLiteral, literal_str
 from sarg.model import ExpressionTree, PredicateLeaf, SearchArgument, TreeOperator
-from sarg.parser import parse
 from sarg.schema import resolve_schema
-
-
-def read_filter(text: str, schema: Any = None) -> SearchArgument:
-    """A SearchArgument from SARG text in any printed form, or from HiveQL filter text."""
-    import sarg.hiveql as hiveql
-
-    if hiveql.looks_like_sarg(text):
-        return parse(text, schema)
-    result: SearchArgument = hiveql.parse_hiveql(text, schema)
-    return result
 
 
 def _literal_json(value: Literal | None) -> Any:
