@@ -228,7 +228,7 @@ class TreeOperator(Enum):
     CONSTANT = "CONSTANT"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ExpressionTree:
     """A node of the expression: AND/OR with children, NOT with one child, a LEAF, or a TruthValue CONSTANT.
 
