@@ -296,12 +296,29 @@ def _slices_under(table: HudiTable, dirs: list[str]) -> list[FileSlice]:
                                      for w in wanted)]
 
 
-def partition_stats(table: HudiTable, slices: list[FileSlice], num_rows: pa.Array | None) -> pa.Table:
-    """A statistics table of the partition columns: min = max = the partition value of each file."""
+_STAT_SUFFIXES = ("min", "max", "null_count", "min_exact", "max_exact")
+
+
+def partition_stats(table: HudiTable, slices: list[FileSlice], num_rows: pa.Array | None,
+                    stats: pa.Table | None = None) -> pa.Table:
+    """A statistics table of the partition columns.
+
+    A partition column stored in the data files is judged by the files' own statistics of it: the path holds
+    what the key generator made of the value (a timestamp-based key generator writes ``2024/01/01`` for a
+    timestamp, a simple one may write a date as a day number), which must never be mistaken for the value.
+    A column that lives only in the path (dropped from the files) is the path value, as Hive reads it:
+    min = max = that value, typed by the table schema (unknown when it does not convert).
+    """
     schema = table.arrow_schema()
+    in_files = set(table.file_schema().names)
     columns: dict[str, pa.Array] = {}
     n = len(slices)
     for name in table.properties.partition_fields:
+        if name in in_files:
+            if stats is not None and all(f"{name}::{k}" in stats.column_names for k in _STAT_SUFFIXES):
+                for k in _STAT_SUFFIXES:
+                    columns[f"{name}::{k}"] = stats.column(f"{name}::{k}")
+            continue
         idx = schema.get_field_index(name)
         typ = schema.field(idx).type if idx >= 0 else pa.string()
         raw = [s.partition_values.get(name) for s in slices]
@@ -363,7 +380,7 @@ class Pruner:
         self._full: StatsTable | None = None
         if self.with_base:
             stats = index.table(self.with_base)
-            part = partition_stats(table, self.with_base, stats.column("num_rows"))
+            part = partition_stats(table, self.with_base, stats.column("num_rows"), stats)
             base_cols = stats.select([c for c in ("path", "partition", "file_size", "instant", "num_rows")
                                       if c in stats.column_names])
             # Stage 1 sees partition values only (log files do not matter: a file group keeps its partition);

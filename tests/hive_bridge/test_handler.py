@@ -69,3 +69,28 @@ def test_decompose_predicate_bad_text_is_a_handler_error() -> None:
 def test_meta_hook_refuses_a_folder_that_is_not_hudi(tmp_path) -> None:
     with pytest.raises(HandlerError, match="table t"):
         HudiMetaHook().pre_create_table(TableDesc("t", str(tmp_path), (("id", "bigint"),)))
+
+
+def test_path_values_never_stand_in_for_a_stored_partition_column(shared_tables) -> None:  # type: ignore[no-untyped-def]
+    """A timestamp-based key generator writes `2024/01/15/10` in the path for `ts_str = 2024-01-15T10:30:00.000Z`:
+    pruning must judge a partition column stored in the files by the files' statistics, never by the path (which
+    once dropped every file here and lost the rows)."""
+    import pyarrow.parquet as pq
+
+    from hive_bridge.handler import Pruner
+    from hive_bridge.table import HudiTable
+    from hive_bridge.table.stats import ColumnStatsIndex
+
+    root = shared_tables["sample_table.cow.v9_timebasedkeygen_nonhivestyle"]
+    table = HudiTable.open(root)
+    slices = table.latest_file_slices()
+    pruner = Pruner(table, ColumnStatsIndex(table, persist=False), slices)
+    values: dict[str, set[str]] = {}
+    for s in slices:
+        assert s.base_file is not None
+        for v in pq.read_table(s.base_file.full_path, columns=["ts_str"]).column("ts_str").to_pylist():
+            values.setdefault(v, set()).add(s.base_file.full_path)
+    assert any("/" not in v for v in values) and all("/" in s.partition_path for s in slices)
+    for value, files in values.items():
+        kept = {f.path for f in pruner.run(sarg.parse(f"leaf-(EQUALS ts_str {value})", {"ts_str": "string"})).files}
+        assert files <= kept, value
