@@ -10,7 +10,7 @@ statistics prove it, and keeps everything else — counting every file kept only
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, MutableMapping
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -483,7 +483,3 @@ def job_conf_for(table: HudiTable, filter_text: str | None = None) -> JobConf:
 
         conf[SARG_PUSHDOWN if hiveql.looks_like_sarg(filter_text) else FILTER_TEXT] = filter_text
     return conf
-
-
-def iter_files(result: ListStatusResult) -> Iterable[str]:
-    return (f.path for f in result.files)

@@ -94,3 +94,54 @@ def test_path_values_never_stand_in_for_a_stored_partition_column(shared_tables)
     for value, files in values.items():
         kept = {f.path for f in pruner.run(sarg.parse(f"leaf-(EQUALS ts_str {value})", {"ts_str": "string"})).files}
         assert files <= kept, value
+
+
+@pytest.fixture(scope="module")
+def events(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    import pyarrow as pa
+
+    from hive_bridge.table.writer import HudiWriter
+
+    root = tmp_path_factory.mktemp("handler") / "events"
+    ids = list(range(100))
+    data = pa.table({"id": pa.array(ids, pa.int64()), "name": pa.array([f"n{i:02d}" for i in ids]),
+                     "region": pa.array(["eu" if i < 50 else "us" for i in ids])})
+    HudiWriter(root, partition_fields=("region",), record_key_fields=("id",), rows_per_file=10).insert(data)
+    return root
+
+
+def test_list_status_prunes_with_the_jobconf_filter(events) -> None:  # type: ignore[no-untyped-def]
+    from hive_bridge.handler import FILTER_TEXT, SARG_PUSHDOWN, HoodieParquetInputFormat, job_conf_for
+    from hive_bridge.table import HudiTable
+
+    table = HudiTable.open(events)
+    fmt = HoodieParquetInputFormat()
+    conf = job_conf_for(table, "leaf-0 = (EQUALS id 42), expr = leaf-0")
+    assert conf[SARG_PUSHDOWN] and conf[COLUMNS].startswith("_hoodie_commit_time,") and "region" in conf[COLUMNS]
+    result = fmt.list_status(conf)
+    assert result.files_total == 10 and len(result.files) == 1
+    status = result.files[0]
+    assert status.path.endswith(".parquet") and "region=eu" in status.path and status.length > 0
+    assert status.modification_time > 0
+    assert result.dropped_by_statistics == 9
+
+    conf = job_conf_for(table, "region = 'us' and id < 60")  # HiveQL goes to hive.io.filter.text
+    assert FILTER_TEXT in conf
+    result = fmt.list_status(conf)
+    assert result.dropped_by_partition == 5 and len(result.files) == 1
+
+    everything = fmt.list_status(job_conf_for(table))
+    assert len(everything.files) == 10 and everything.dropped_by_statistics == 0
+
+
+def test_list_status_of_partition_folders(events) -> None:  # type: ignore[no-untyped-def]
+    from hive_bridge.handler import HoodieParquetInputFormat, job_conf_for
+    from hive_bridge.table import HudiTable
+
+    conf = job_conf_for(HudiTable.open(events), "leaf-(LESS_THAN id 25)")
+    conf[INPUT_DIR] = str(events / "region=eu")
+    result = HoodieParquetInputFormat().list_status(conf)
+    assert result.files_total == 5 and len(result.files) == 3
+    conf[INPUT_DIR] = str(events.parent)
+    with pytest.raises(HandlerError, match="not inside a Hudi table"):
+        HoodieParquetInputFormat().list_status(conf)
