@@ -191,37 +191,26 @@ def _read_parquet(spark: SparkSession, table: HudiTable, paths: list[str], path_
 def _read_merged(spark: SparkSession, table: HudiTable, slices: Sequence[FileSlice],
                  schema: pa.Schema) -> DataFrame:
     """Merge-on-read slices: hudi-rs merges each base file with its log files; refuse if it cannot."""
-    try:
-        import hudi
-    except ImportError:
+    import importlib.util
+
+    if importlib.util.find_spec("hudi") is None:
         raise SparkReadError(f"{table.base_path}: {len(slices)} file slices have log files (merge-on-read) and "
                              "the `hudi` package that merges them is not installed; refusing to return "
-                             "stale rows") from None
-    batches: list[pa.RecordBatch] = []
+                             "stale rows")
+    parts: list[pa.Table] = []
     try:
-        reader = hudi.HudiTableBuilder.from_base_uri(str(table.base_path)).build() \
-            .create_file_group_reader_with_options()
+        reader = _hudi_reader(str(table.base_path))
         for s in slices:
             base = s.base_file.path if s.base_file is not None else ""
-            logs = [lf.path for lf in s.log_files]
-            result = reader.read_file_slice_from_paths(base, logs)
-            batches.extend(result if isinstance(result, list) else [result])
+            batches = _merge_with_hudi(reader, base, [lf.path for lf in s.log_files])
+            if batches:
+                parts.append(_conform(pa.Table.from_batches(batches), schema, s.partition_values))
     except Exception as exc:
         raise SparkReadError(f"{table.base_path}: cannot merge the log files of {len(slices)} merge-on-read "
                              f"file slices ({type(exc).__name__}: {exc}); refusing to return stale rows") from None
-    names = [f.name for f in schema]
-    arrow = pa.Table.from_batches([b for b in batches if b.num_rows]) if any(b.num_rows for b in batches) else None
-    if arrow is None:
+    if not parts:
         return spark.createDataFrame([], spark_schema(schema))
-    columns = []
-    for f in schema:
-        if f.name in arrow.column_names:
-            col = arrow.column(f.name)
-            columns.append(col.cast(f.type) if col.type != f.type else col)
-        else:
-            columns.append(pa.nulls(arrow.num_rows, f.type))
-    aligned = pa.table(columns, names=names)
-    return spark.createDataFrame(aligned)
+    return spark.createDataFrame(pa.concat_tables(parts))
 
 
 def read_table(spark: SparkSession, name: str, filt: str | sarg.SearchArgument | None = None, *,
@@ -429,20 +418,29 @@ class HudiHiveReader(DataSourceReader):
         assert isinstance(partition, _FilesPartition)
         for base, logs, values in partition.files:
             if logs or not base:
-                table = _merge_with_hudi(self.path, base, list(logs))
+                rel = os.path.relpath(base, self.path) if base else ""
+                batches = _merge_with_hudi(_hudi_reader(self.path), rel,
+                                           [os.path.relpath(p, self.path) for p in logs])
+                if not batches:
+                    continue
+                table = pa.Table.from_batches(batches)
             else:
                 table = pq.read_table(base)
             yield from _conform(table, target, values).to_batches()
 
 
-def _merge_with_hudi(root: str, base: str, logs: list[str]) -> pa.Table:
+def _hudi_reader(root: str) -> Any:
+    """hudi-rs's file-group reader of a table (it merges a base file with its log files)."""
     import hudi
 
-    reader = hudi.HudiTableBuilder.from_base_uri(root).build().create_file_group_reader_with_options()
-    rel = os.path.relpath(base, root) if base else ""
-    result = reader.read_file_slice_from_paths(rel, [os.path.relpath(p, root) for p in logs])
+    return hudi.HudiTableBuilder.from_base_uri(root).build().create_file_group_reader_with_options()
+
+
+def _merge_with_hudi(reader: Any, base: str, logs: list[str]) -> list[pa.RecordBatch]:
+    """The rows of one merge-on-read file slice (paths relative to the table root), logs merged."""
+    result = reader.read_file_slice_from_paths(base, logs)
     batches = result if isinstance(result, list) else [result]
-    return pa.Table.from_batches(batches)
+    return [b for b in batches if b.num_rows]
 
 
 def _conform(table: pa.Table, target: pa.Schema, partition_values: dict[str, str]) -> pa.Table:
