@@ -414,7 +414,7 @@ class HudiHiveReader(DataSourceReader):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         from pyspark.sql.pandas.types import to_arrow_schema
 
-        target = to_arrow_schema(self.schema)
+        target = to_arrow_schema(self.schema, timezone="UTC")  # Spark's TimestampType is UTC-adjusted
         assert isinstance(partition, _FilesPartition)
         for base, logs, values in partition.files:
             if logs or not base:
