@@ -9,10 +9,12 @@ from dataclasses import dataclass
 from decimal import Context, Decimal, InvalidOperation
 
 _EPOCH = _dt.datetime(1970, 1, 1)
+_EPOCH_ORDINAL = _EPOCH.toordinal()
 _NANOS_PER_SECOND = 1_000_000_000
+_TS_PATTERN = re.compile(r"(\d{4,})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?")
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class Timestamp:
     """A wall-clock timestamp with nanosecond precision, as ``java.sql.Timestamp`` carries it.
 
@@ -27,18 +29,22 @@ class Timestamp:
         if not 0 <= self.nanos < _NANOS_PER_SECOND:
             raise ValueError(f"nanos out of range: {self.nanos}")
 
-    _PATTERN = re.compile(r"(\d{4,})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?")
-
     @classmethod
     def parse(cls, text: str) -> Timestamp:
-        """Read ``yyyy-mm-dd hh:mm:ss[.fffffffff]`` (``java.sql.Timestamp.valueOf``)."""
-        m = cls._PATTERN.fullmatch(text)
+        """Read ``yyyy-mm-dd hh:mm:ss[.fffffffff]`` (``java.sql.Timestamp.valueOf``); a field out of range (month
+        13, hour 24, a year past 9999) is a ValueError."""
+        m = _TS_PATTERN.fullmatch(text)
         if m is None:
             raise ValueError(f"not a timestamp: {text!r}")
         y, mo, d, h, mi, s, frac = m.groups()
-        dt = _dt.datetime(int(y), int(mo), int(d), int(h), int(mi), int(s))
-        nanos = int((frac or "0").ljust(9, "0"))
-        return cls.from_datetime(dt, nanos)
+        days = _dt.date(int(y), int(mo), int(d)).toordinal() - _EPOCH_ORDINAL  # checks the date
+        hours, minutes, secs = int(h), int(mi), int(s)
+        if hours > 23 or minutes > 59 or secs > 59:
+            raise ValueError(f"time out of range: {text!r}")
+        ts: Timestamp = object.__new__(cls)  # fields are in range: no __post_init__ check needed
+        object.__setattr__(ts, "seconds", days * 86400 + hours * 3600 + minutes * 60 + secs)
+        object.__setattr__(ts, "nanos", int(frac.ljust(9, "0")) if frac else 0)
+        return ts
 
     @classmethod
     def from_datetime(cls, value: _dt.datetime, nanos: int | None = None) -> Timestamp:
@@ -157,7 +163,12 @@ def literal_str(value: Literal | None) -> str:
 
 def literal_key(value: Literal | None) -> object:
     """An equality key with Java's semantics: Double.equals treats NaN as equal to NaN and -0.0 as unlike 0.0;
-    HiveDecimal compares by value whatever the scale."""
+    HiveDecimal compares by value whatever the scale (as Python's Decimal does: ``1.0 == 1.00``, same hash)."""
+    kind = type(value)
+    if kind is str:
+        return ("str", value)
+    if kind is int:
+        return ("i", value)
     if isinstance(value, bool):
         return ("b", value)
     if isinstance(value, float):
@@ -165,7 +176,7 @@ def literal_key(value: Literal | None) -> object:
             return ("f", "NaN")
         return ("f", value, math.copysign(1.0, value))
     if isinstance(value, Decimal):
-        return ("d", _strip_zeros(value) if value != 0 else Decimal(0))
+        return ("d", value)
     if isinstance(value, int):
         return ("i", value)
     return (type(value).__name__, value)

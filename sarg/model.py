@@ -128,24 +128,18 @@ class PredicateLeaf:
                 ambiguous: bool = False) -> PredicateLeaf:
         """Construct without validation, for readers that already produce well-typed leaves."""
         leaf = object.__new__(cls)
-        setter = object.__setattr__
-        setter(leaf, "operator", operator)
-        setter(leaf, "type", type_)
-        setter(leaf, "column", column)
-        setter(leaf, "literal", literal)
-        setter(leaf, "literals", literals)
-        setter(leaf, "texts", texts)
-        setter(leaf, "ambiguous", ambiguous)
+        object.__setattr__(leaf, "__dict__", {
+            "operator": operator, "type": type_, "column": column, "literal": literal, "literals": literals,
+            "texts": texts, "ambiguous": ambiguous})
         return leaf
 
     def _key(self) -> tuple[object, ...]:
-        try:
-            return self.__dict__["_cached_key"]  # type: ignore[no-any-return]
-        except KeyError:
-            lits = None if self.literals is None else tuple(literal_key(v) for v in self.literals)
+        key: tuple[object, ...] | None = self.__dict__.get("_cached_key")
+        if key is None:
+            lits = None if self.literals is None else tuple([literal_key(v) for v in self.literals])
             key = (self.operator, self.type, self.column, literal_key(self.literal), lits)
             object.__setattr__(self, "_cached_key", key)
-            return key
+        return key
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, PredicateLeaf):
@@ -158,12 +152,11 @@ class PredicateLeaf:
         return state
 
     def __hash__(self) -> int:
-        try:  # cached: the parser de-duplicates leaves in a dict on every parse
-            return self.__dict__["_cached_hash"]  # type: ignore[no-any-return]
-        except KeyError:
+        value: int | None = self.__dict__.get("_cached_hash")  # the parser de-duplicates leaves in a dict
+        if value is None:
             value = hash(self._key())
             object.__setattr__(self, "_cached_hash", value)
-            return value
+        return value
 
     @property
     def values(self) -> tuple[Literal | None, ...]:

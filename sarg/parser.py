@@ -11,13 +11,15 @@ Reading rules:
   kept (safe for pruning either way).
 - A leaf's literal text ends at the first ``)`` followed by what may follow a leaf; a STRING literal holding
   parentheses could have been cut differently by a printer that never escapes, so it is marked ambiguous too.
+- In the inline form, leaves are numbered in order of first appearance; a leaf equal to an earlier one (as
+  Hive's PredicateLeaf.equals has it: ``12.50`` and ``12.5`` are one DECIMAL leaf) gets the earlier number.
 - Trees nest at most ``MAX_DEPTH`` levels (Hive's normalized trees have at most four); deeper text gets a
   SargSyntaxError, never a RecursionError.
 
 How it runs: lark compiles ``sarg.lark`` (LALR, contextual lexer) once; a small driver (``_Engine``) runs lark's
 parse table with one master regex per parser state, the rule callbacks building the typed model as it reduces.
-Any lexing or parsing error, and any text nested deeper than the driver checks, is handed to lark's own parser
-with the same callbacks, so errors are lark's, positions included. Typed leaves are kept by their text in a
+Any lexing or parsing error, any error a callback raises, and any text nested deeper than the driver checks,
+is handed to lark's own parser with the same callbacks, so errors are lark's, positions included. Typed leaves are kept by their text in a
 bounded cache (``LEAF_CACHE_SIZE``; ``clear_cache()`` empties it): logs repeat the same leaves.
 """
 
@@ -37,7 +39,6 @@ from lark import Lark, Token, Transformer
 from sarg.errors import SargSyntaxError
 from sarg.literals import Literal, Timestamp, UnknownLiteral, parse_decimal
 from sarg.model import (
-    LIST_OPERATORS,
     ExpressionTree,
     Operator,
     PredicateLeaf,
@@ -66,9 +67,9 @@ _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
 
 _FRIENDLY = {
     "LEAF_NUM": "leaf-N", "INLINE_LEAF": "leaf-(OPERATOR column literal...)",
-    "LEAF_BODY": "(OPERATOR column literal...)", "AND_OPEN": "(and", "OR_OPEN": "(or", "NOT_OPEN": "(not",
-    "CONSTANT": "a TruthValue such as YES_NO_NULL", "_RPAR": "')'", "EXPR": "expr", "_EQ": "'='",
-    "_COMMA": "','", "$END": "end of text",
+    "OLD_ENTRY": "leaf-N = (OPERATOR column literal...)", "AND_OPEN": "(and", "OR_OPEN": "(or",
+    "NOT_OPEN": "(not", "CONSTANT": "a TruthValue such as YES_NO_NULL", "_RPAR": "')'", "EXPR": "expr =",
+    "$END": "end of text",
 }
 
 
@@ -147,7 +148,7 @@ def make_leaf(op: Operator, column: str, region: str | None, column_type: Column
         if region is not None:
             raise ValueError("IS_NULL takes no literal")
         return PredicateLeaf.trusted(op, declared or Type.STRING, column)
-    if op not in LIST_OPERATORS:
+    if op is not Operator.IN and op is not Operator.BETWEEN:
         if region is None:
             return PredicateLeaf.trusted(op, declared or Type.STRING, column)
         type_ = declared or infer_type([region])
@@ -177,9 +178,9 @@ def _list_leaf(op: Operator, column: str, region: str, declared: Type | None, un
         if want is not None and len(tokens) != want:
             literals = (" ".join(tokens[:1]), " ".join(tokens[1:]))
         else:
-            literals = tuple(convert(t, Type.STRING) for t in tokens)
+            literals = tuple([convert(t, Type.STRING) for t in tokens])
         return PredicateLeaf.trusted(op, type_, column, literals=literals, texts=tuple(tokens), ambiguous=ambiguous)
-    values = tuple(None if t == "null" else convert(t, type_) for t in tokens)
+    values = tuple([None if t == "null" else convert(t, type_) for t in tokens])
     return PredicateLeaf.trusted(op, type_, column, literals=values, texts=tuple(tokens))
 
 
@@ -205,7 +206,7 @@ class _Callbacks(Transformer[Token, Any]):
     def reset(self, text: str, schema: dict[str, ColumnType] | None) -> None:
         self.text = text
         self.schema = schema or {}
-        self.leaf_ids: dict[PredicateLeaf, int] = {}
+        self.leaf_ids: dict[str | PredicateLeaf, int] = {}
         self.leaves: list[PredicateLeaf] = []
         self.entries: dict[int, PredicateLeaf] = {}
         self.entry_order: list[int] = []
@@ -238,19 +239,18 @@ class _Callbacks(Transformer[Token, Any]):
         token = items[0]
         body = token.lstrip()
         pos = (token.start_pos or 0) + len(token) - len(body) + len("leaf-")
-        leaf = self._leaf(body[len("leaf-"):], pos)
-        leaf_id = self.leaf_ids.get(leaf)
-        if leaf_id is None:
-            leaf_id = self.leaf_ids[leaf] = len(self.leaves)
-            self.leaves.append(leaf)
+        body = body[len("leaf-"):]
+        leaf = self._leaf(body, pos)
+        leaf_id = _number(self.leaf_ids, self.leaves, body, leaf)
         return _Node(ExpressionTree.of_leaf(leaf, leaf_id), 1)
 
     def old_entry(self, items: list[Token]) -> None:
-        num, body = items[0], items[1]
-        leaf_id = int(num.lstrip()[len("leaf-"):])
+        token = items[0]
+        name, body, body_at = _split_entry(str(token))
+        leaf_id = int(name[5:])
         if leaf_id in self.entries:
-            raise self._fail(f"{num.lstrip()} is defined twice", _start(num))
-        self.entries[leaf_id] = self._leaf(body.lstrip(), _start(body))
+            raise self._fail(f"{name} is defined twice", _start(token))
+        self.entries[leaf_id] = self._leaf(body, (token.start_pos or 0) + body_at)
         self.entry_order.append(leaf_id)
 
     def leaf_ref(self, items: list[Token]) -> _Node:
@@ -282,12 +282,52 @@ class _Callbacks(Transformer[Token, Any]):
 def _misreadable(leaves: Sequence[PredicateLeaf]) -> bool:
     """Whether some literal text holds a parenthesis (other than a ``DynamicValue(...)``): then the text may
     have been cut at the wrong ``)`` and every leaf of the reading is in doubt."""
-    for leaf in leaves:
-        for text in leaf.texts or ():
-            if ("(" in text or ")" in text) and not all(
-                    _DYNAMIC_NAME_RE.fullmatch(t) for t in text.split(" ") if "(" in t or ")" in t):
-                return True
+    return any(_leaf_misreadable(leaf) for leaf in leaves)
+
+
+def _leaf_misreadable(leaf: PredicateLeaf) -> bool:
+    for text in leaf.texts or ():
+        if ("(" in text or ")" in text) and not all(
+                _DYNAMIC_NAME_RE.fullmatch(t) for t in text.split(" ") if "(" in t or ")" in t):
+            return True
     return False
+
+
+_SCAN_LIMIT = 16  # up to this many leaves, a new body is compared with the earlier leaves; past it, hashed
+
+
+def _number(leaf_ids: dict[str | PredicateLeaf, int], leaves: list[PredicateLeaf], body: str,
+            leaf: PredicateLeaf) -> int:
+    """The id of an inline leaf: a body seen before keeps its id (a dict of str, cheap); a new body that reads
+    as a leaf equal to an earlier one (another spelling) gets that one's id; else the next id."""
+    leaf_id = leaf_ids.get(body)
+    if leaf_id is None:
+        n = len(leaves)
+        if n < _SCAN_LIMIT:  # few leaves: compare with the earlier ones of the same column and operator
+            column, operator = leaf.column, leaf.operator
+            for i, other in enumerate(leaves):
+                if other.column == column and other.operator is operator and other == leaf:
+                    leaf_id = i
+                    break
+        else:  # many: by hash (a leaf's hash costs more than a few comparisons)
+            if n == _SCAN_LIMIT:
+                for i, other in enumerate(leaves):
+                    leaf_ids.setdefault(other, i)
+            leaf_id = leaf_ids.get(leaf)
+        if leaf_id is None:
+            leaf_id = n
+            leaves.append(leaf)
+            if n >= _SCAN_LIMIT:
+                leaf_ids[leaf] = n
+        leaf_ids[body] = leaf_id
+    return leaf_id
+
+
+def _split_entry(value: str) -> tuple[str, str, int]:
+    """An OLD_ENTRY token ``leaf-N = (body), ``: (``leaf-N``, the body, where the body starts in the token)."""
+    body_at = value.index("(")  # the first parenthesis: ``leaf-N =`` holds none
+    end = value.rstrip().rstrip(",").rstrip()
+    return value[:value.index("=")].strip(), end[body_at:], body_at
 
 
 def _start(token: Token) -> int:
@@ -298,13 +338,14 @@ def _start(token: Token) -> int:
 _OPERATORS: dict[str, Operator] = dict(Operator.__members__)
 _OPERATOR_NAMES = tuple(o.value for o in Operator)
 LEAF_CACHE_SIZE = 8192
-_Entry = tuple[str, ColumnType | None, PredicateLeaf, dict[int, ExpressionTree]]
+_Entry = tuple[str, ColumnType | None, PredicateLeaf, dict[int, ExpressionTree], bool]
 _leaf_cache: dict[str, _Entry] = {}
 
 
 def _cached_leaf(text: str, schema: dict[str, ColumnType], body: str, pos: int) -> _Entry:
     """The leaf cache's entry for one ``(OPERATOR column literal...)`` body that starts at ``pos`` in ``text``:
-    (column, its type, the typed leaf, LEAF tree nodes of that leaf by leaf id).
+    (column, its type, the typed leaf, LEAF tree nodes of that leaf by leaf id, whether its text may have been
+    misread: see ``_misreadable``).
 
     Typed leaves are kept by body text (with the column and its type, checked on every hit): logs repeat the
     same leaves, and leaves and trees are immutable. At most LEAF_CACHE_SIZE bodies (emptied when full)."""
@@ -327,7 +368,7 @@ def _cached_leaf(text: str, schema: dict[str, ColumnType], body: str, pos: int) 
         raise SargSyntaxError(str(exc), text, pos) from None
     if len(_leaf_cache) >= LEAF_CACHE_SIZE:
         _leaf_cache.clear()
-    entry = _leaf_cache[body] = (column, column_type, leaf, {})
+    entry = _leaf_cache[body] = (column, column_type, leaf, {}, _leaf_misreadable(leaf))
     return entry
 
 
@@ -354,15 +395,16 @@ _END = "$END"
 class _Run:
     """One parse's state for the fast driver's rule callbacks."""
 
-    __slots__ = ("entries", "entry_order", "leaf_ids", "leaves", "schema", "text")
+    __slots__ = ("entries", "entry_order", "leaf_ids", "leaves", "misread", "schema", "text")
 
     def __init__(self, text: str, schema: dict[str, ColumnType]) -> None:
         self.text = text
         self.schema = schema
-        self.leaf_ids: dict[PredicateLeaf, int] = {}
+        self.leaf_ids: dict[str | PredicateLeaf, int] = {}  # by body text, and by leaf (equality)
         self.leaves: list[PredicateLeaf] = []
         self.entries: dict[int, _Entry] = {}
         self.entry_order: list[int] = []
+        self.misread = False  # some leaf's text may have been misread (see _misreadable)
 
 
 def _mstart(m: re.Match[str]) -> int:
@@ -389,12 +431,14 @@ def _tree(op: TreeOperator, children: tuple[ExpressionTree, ...], leaf: Predicat
 
 # Nesting depth is not tracked here: the driver hands any text whose parser stack grows past MAX_DEPTH
 # (a tree MAX_DEPTH deep needs at least that many) to lark's parser and its callbacks, which check it.
+# and/or/not take the rule's values as they are on the stack (no child filtering): [open token, the list of
+# ``tree+`` or the one tree, the ')' token]; _Rule checks the rules still have that shape.
 def _f_and(run: _Run, kids: list[Any]) -> ExpressionTree:
-    return _tree(TreeOperator.AND, tuple(kids[1:]))
+    return _tree(TreeOperator.AND, tuple(kids[1]))
 
 
 def _f_or(run: _Run, kids: list[Any]) -> ExpressionTree:
-    return _tree(TreeOperator.OR, tuple(kids[1:]))
+    return _tree(TreeOperator.OR, tuple(kids[1]))
 
 
 def _f_not(run: _Run, kids: list[Any]) -> ExpressionTree:
@@ -408,39 +452,40 @@ def _f_constant(run: _Run, m: re.Match[str]) -> ExpressionTree:
     return _CONSTANT_TREES[m.group().lstrip()]
 
 
+# The fast driver's tokens are regex matches; ``m.lastindex`` is the terminal's own group (it closes last), the
+# groups sarg.lark puts inside a terminal follow it.
 def _f_inline_leaf(run: _Run, m: re.Match[str]) -> ExpressionTree:
-    value = m.group()
-    body = value.lstrip()
-    pos = m.start() + len(value) - len(body) + 5  # past "leaf-"
-    _, _, leaf, trees = _cached_leaf(run.text, run.schema, body[5:], pos)
-    leaf_ids = run.leaf_ids
-    leaf_id = leaf_ids.get(leaf)
+    group = m.lastindex + 1  # type: ignore[operator]
+    body = m.group(group)
+    _, _, leaf, trees, misread = _cached_leaf(run.text, run.schema, body, m.start(group))
+    if misread:
+        run.misread = True
+    leaf_id = run.leaf_ids.get(body)
     if leaf_id is None:
-        leaf_id = leaf_ids[leaf] = len(leaf_ids)
-        run.leaves.append(leaf)
+        leaf_id = _number(run.leaf_ids, run.leaves, body, leaf)
     node = trees.get(leaf_id)
     if node is None:  # the LEAF node of this leaf and id, shared by every parse that numbers the leaf so
         node = trees[leaf_id] = _tree(TreeOperator.LEAF, (), leaf, leaf_id)
     return node
 
 
-def _f_old_entry(run: _Run, kids: list[Any]) -> None:
-    num: re.Match[str] = kids[0]
-    body: re.Match[str] = kids[1]
-    name = num.group().lstrip()
-    leaf_id = int(name[5:])
+def _f_old_entry(run: _Run, m: re.Match[str]) -> None:
+    num = m.lastindex + 1  # type: ignore[operator]
+    leaf_id = int(m.group(num))
     if leaf_id in run.entries:
-        raise SargSyntaxError(f"{name} is defined twice", run.text, _mstart(num))
-    run.entries[leaf_id] = _cached_leaf(run.text, run.schema, body.group().lstrip(), _mstart(body))
+        raise SargSyntaxError(f"leaf-{m.group(num)} is defined twice", run.text, _mstart(m))
+    entry = run.entries[leaf_id] = _cached_leaf(run.text, run.schema, m.group(num + 1), m.start(num + 1))
+    if entry[4]:
+        run.misread = True
     run.entry_order.append(leaf_id)
 
 
 def _f_leaf_ref(run: _Run, m: re.Match[str]) -> ExpressionTree:
-    name = m.group().lstrip()
-    leaf_id = int(name[5:])
+    num = m.group(m.lastindex + 1)  # type: ignore[operator]
+    leaf_id = int(num)
     entry = run.entries.get(leaf_id)
     if entry is None:
-        raise SargSyntaxError(f"{name} is not defined before expr", run.text, _mstart(m))
+        raise SargSyntaxError(f"leaf-{num} is not defined before expr", run.text, _mstart(m))
     trees = entry[3]
     node = trees.get(leaf_id)
     if node is None:
@@ -453,29 +498,41 @@ def _f_old_form(run: _Run, kids: list[Any]) -> SearchArgument:
     if order != list(range(len(order))):
         raise SargSyntaxError("old-form leaves must be numbered leaf-0, leaf-1, ... in order", run.text, 0)
     entries = run.entries
-    leaves = tuple([entries[i][2] for i in order])
-    return SearchArgument(leaves, kids[-1], _misreadable(leaves))
+    return _search_argument(tuple([entries[i][2] for i in order]), kids[-1], run.misread)
 
 
 def _f_start(run: _Run, item: Any) -> SearchArgument:
-    if isinstance(item, SearchArgument):
+    if type(item) is SearchArgument:
         return item
-    leaves = tuple(run.leaves)
-    return SearchArgument(leaves, item, _misreadable(leaves))
+    return _search_argument(tuple(run.leaves), item, run.misread)
+
+
+def _search_argument(leaves: tuple[PredicateLeaf, ...], tree: ExpressionTree, ambiguous: bool) -> SearchArgument:
+    """SearchArgument(leaves, tree, ambiguous) without the dataclass __init__'s keyword handling."""
+    result: SearchArgument = _new(SearchArgument)
+    _set(result, "leaves", leaves)
+    _set(result, "expression", tree)
+    _set(result, "ambiguous", ambiguous)
+    return result
 
 
 _Callback = Callable[[_Run, Any], Any]
-_RULE_CALLBACKS: dict[str, _Callback] = {
-    "and_node": _f_and, "or_node": _f_or, "not_node": _f_not, "old_entry": _f_old_entry, "old_form": _f_old_form,
+_RAW_CALLBACKS: dict[str, tuple[_Callback, tuple[int, ...], tuple[bool, ...]]] = {
+    # rule -> callback over the raw values, and the (kept, spliced) children shape it expects
+    "and_node": (_f_and, (0, 1), (False, True)), "or_node": (_f_or, (0, 1), (False, True)),
+    "not_node": (_f_not, (0, 1), (False, False)),
 }
+_LAST_CHILD_CALLBACKS: dict[str, _Callback] = {"old_form": _f_old_form}  # they read only the last value
 _ONE_CHILD_CALLBACKS: dict[str, _Callback] = {  # rules of one child: the callback takes it, not a list
-    "constant": _f_constant, "inline_leaf": _f_inline_leaf, "leaf_ref": _f_leaf_ref, "start": _f_start,
+    "constant": _f_constant, "inline_leaf": _f_inline_leaf, "leaf_ref": _f_leaf_ref, "old_entry": _f_old_entry,
+    "start": _f_start,
 }
 
 
 # How the driver reduces a rule (lark's child filtering: terminals named ``_X`` dropped, the lists of the
 # helper rules lark makes for ``x*``/``x+`` spliced into their parent, ``?rule`` with one child passed through).
-_PASS, _CALL_ONE, _CALL_RAW, _CALL, _LIST_NEW, _LIST_APPEND, _LIST = range(7)
+_PASS, _CALL_ONE, _CALL_RAW, _LIST_NEW, _LIST_APPEND, _LIST = range(6)
+_SHIFT, _APPEND = -1, -2  # the fast driver's shifts: push a state, or add an item to the list on top
 
 
 class _Rule:
@@ -513,9 +570,16 @@ class _Rule:
                 raise TypeError(f"rule {name} changed shape: it should have one child")
             self.callback = _ONE_CHILD_CALLBACKS[name]
             self.mode = _CALL_ONE
+        elif name in _RAW_CALLBACKS:
+            self.callback, want_keep, want_splice = _RAW_CALLBACKS[name]
+            if (self.size, self.keep, self.splice) != (3, want_keep, want_splice):
+                raise TypeError(f"rule {name} changed shape")
+            self.mode = _CALL_RAW
         else:
-            self.callback = _RULE_CALLBACKS[name]
-            self.mode = _CALL_RAW if plain else _CALL
+            self.callback = _LAST_CHILD_CALLBACKS[name]
+            if not keep or keep[-1] != self.size - 1 or splice[-1]:
+                raise TypeError(f"rule {name} changed shape: its last child should be kept as it is")
+            self.mode = _CALL_RAW
 
     def children(self, values: list[Any]) -> list[Any]:
         keep, splice = self.keep, self.splice
@@ -534,60 +598,120 @@ class _Rule:
 
 
 _Match = Callable[[str, int], "re.Match[str] | None"]
+_Unit = Callable[[_Run, Any], Any]
+_UNIT_MODES = (_PASS, _CALL_ONE, _LIST_NEW)
+
+
+def _listed(run: _Run, value: Any) -> list[Any]:
+    return [value]
+
+
+def _compose(units: Sequence[tuple[int, _Callback | None]]) -> _Unit | None:
+    """One function applying a chain of one-child reductions to a value (None when they all pass it on)."""
+    fns = [callback if mode == _CALL_ONE else _listed for mode, callback in units if mode != _PASS]
+    if not fns:
+        return None
+    if len(fns) == 1:
+        return fns[0]
+
+    def chain(run: _Run, value: Any) -> Any:
+        for fn in fns:
+            value = fn(run, value)  # type: ignore[misc]
+        return value
+    return chain
 
 
 class _Engine:
-    """lark's LALR table and per-state lexers for sarg.lark, in plain dicts and compiled regexes."""
+    """lark's LALR table and per-state lexers for sarg.lark, in plain dicts and compiled regexes.
+
+    One step further than lark's own loop: a state whose every action reduces by the same one-child rule (the
+    state after a leaf token, a ``?tree`` pass-through, the first item of a ``tree+`` list) needs no lookahead, so
+    the reductions that follow a shift or a goto into it are chained ahead of time: one table entry gives the
+    state the chain ends in and one function that applies the chain's callbacks. Tokens are still lexed with the
+    lexer of the state lark lexes them in (the state right after the shift), so tokens are lark's."""
 
     def __init__(self, parser: Lark) -> None:
         table = parser.parser.parser.parser.parse_table  # lark's ParsingFrontend -> LALR_Parser -> _Parser
         terminals = {t.name: t for t in parser.terminals}
         flags = parser.lexer_conf.g_regex_flags
-        rules: dict[Any, int] = {}
+        rule_index: dict[Any, int] = {}
         self.rules: list[tuple[int, int, str, _Callback | None, _Rule]] = []
-        self.actions: dict[Any, dict[str, int]] = {}
-        self.lexers: dict[Any, _Match | None] = {}
+
+        def index(rule: Any) -> int:
+            if rule not in rule_index:
+                rule_index[rule] = len(self.rules)
+                r = _Rule(rule)
+                self.rules.append((r.mode, r.size, r.goto, r.callback, r))
+            return rule_index[rule]
+
+        lexers: dict[Any, _Match | None] = {}
         by_terms: dict[frozenset[str], _Match | None] = {}
+        default: dict[Any, int] = {}  # state -> the one-child rule it reduces by whatever comes next
+        appends: set[Any] = set()  # states that reduce ``list: list item`` whatever comes next
         for state, acts in table.states.items():
-            encoded: dict[str, int] = {}
-            for symbol, (action, arg) in acts.items():
-                if action.name == "Shift":
-                    encoded[str(symbol)] = arg  # plain str keys: lark's are Tokens, slower to compare
-                else:
-                    if arg not in rules:
-                        rules[arg] = len(self.rules)
-                        r = _Rule(arg)
-                        self.rules.append((r.mode, r.size, r.goto, r.callback, r))
-                    encoded[str(symbol)] = ~rules[arg]
-            self.actions[state] = encoded
             names = frozenset(n for n in acts if n in terminals)  # as lark's ContextualLexer picks them
             if names not in by_terms:
                 terms = sorted((terminals[n] for n in names),  # as lark's BasicLexer orders them
                                key=lambda t: (-t.priority, -t.pattern.max_width, -len(t.pattern.value), t.name))
                 by_terms[names] = re.compile("|".join(f"(?P<{t.name}>{t.pattern.to_regexp()})" for t in terms),
                                              flags).match if terms else None
-            self.lexers[state] = by_terms[names]
+            lexers[state] = by_terms[names]
+            reduces = {arg for action, arg in acts.values() if action.name != "Shift"}
+            if acts and len(reduces) == 1 and all(action.name != "Shift" for action, _ in acts.values()):
+                r = index(next(iter(reduces)))
+                if self.rules[r][0] in _UNIT_MODES and self.rules[r][1] == 1:
+                    default[state] = r
+                elif self.rules[r][0] == _LIST_APPEND:
+                    appends.add(state)
         self.start_state = table.start_states["start"]
         self.end_state = table.end_states["start"]
-        if any(not isinstance(s, int) or s < 0 for acts in self.actions.values() for s in acts.values()
-               if s >= 0):  # pragma: no cover - lark numbers its states
-            raise TypeError("unexpected lark parse table")
+
+        def settle(base: Any, target: Any) -> tuple[Any, _Unit | None, bool]:
+            """Where a push of ``target`` over ``base`` ends after its lookahead-free one-child reductions, and
+            whether it then ends as an item of the list held in ``base``: reducing ``list: list item`` pops the
+            item and the list and goes from the state under them on ``list``, which is ``base`` again."""
+            units: list[tuple[int, _Callback | None]] = []
+            while target in default and target != self.end_state:
+                mode, _, goto, callback, _ = self.rules[default[target]]
+                units.append((mode, callback))
+                target = table.states[base][goto][1]
+            if target in appends:
+                return base, _compose(units), True
+            return target, _compose(units), False
+
+        # actions[state][terminal] = (state to push, unit chain, how: _SHIFT or _APPEND, or the rule to reduce
+        # by, lexer of the next token); gotos[state][rule name] = (state to push, unit chain, whether to append)
+        self.actions: dict[Any, dict[str, tuple[Any, _Unit | None, int, _Match | None]]] = {}
+        self.gotos: dict[Any, dict[str, tuple[Any, _Unit | None, bool]]] = {}
+        for state, acts in table.states.items():
+            encoded: dict[str, tuple[Any, _Unit | None, int, _Match | None]] = {}
+            gotos: dict[str, tuple[Any, _Unit | None, bool]] = {}
+            for symbol, (action, arg) in acts.items():
+                name = str(symbol)  # plain str keys: lark's are Tokens, slower to compare
+                if action.name != "Shift":
+                    encoded[name] = (None, None, index(arg), None)
+                elif name in terminals:
+                    target, chain, append = settle(state, arg)
+                    encoded[name] = (target, chain, _APPEND if append else _SHIFT, lexers[arg])
+                else:
+                    gotos[name] = settle(state, arg)
+            self.actions[state] = encoded
+            self.gotos[state] = gotos
+        self.first_lexer = lexers[self.start_state]
 
     def parse(self, text: str, run: _Run) -> SearchArgument | None:
         """The SearchArgument of ``text`` (already right-stripped), or None at a lexing or parsing error."""
         actions = self.actions
-        lexers = self.lexers
+        gotos = self.gotos
         rules = self.rules
         end_state = self.end_state
-        states: list[int] = [self.start_state]
+        states: list[Any] = [self.start_state]
         values: list[Any] = []
-        pos = 0
         size = len(text)
-        m: re.Match[str] | None = None
+        lexer = self.first_lexer
+        pos = 0
         while True:
-            state = states[-1]
-            if pos < size:
-                lexer = lexers[state]
+            if pos < size:  # the next token, lexed in the state right after the last shift (as lark does)
                 m = lexer(text, pos) if lexer is not None else None
                 if m is None:
                     return None
@@ -597,16 +721,23 @@ class _Engine:
                 kind = _END
                 m = None
             while True:
-                act = actions[state].get(kind)
+                act = actions[states[-1]].get(kind)
                 if act is None:
                     return None
-                if act >= 0:
-                    states.append(act)
-                    values.append(m)
+                target, chain, r, lexer = act
+                if r < 0:  # shift, then the chain of lookahead-free reductions
+                    value: Any = m if chain is None else chain(run, m)
+                    if r == _APPEND:  # ... that ends as the next item of the list on top
+                        values[-1].append(value)
+                        break
+                    if target == end_state:
+                        return value if pos >= size else None
+                    states.append(target)
+                    values.append(value)
                     if len(states) > MAX_DEPTH:  # perhaps nested too deep: lark's parser checks
                         return None
                     break
-                mode, n, goto, callback, rule = rules[~act]
+                mode, n, goto, callback, rule = rules[r]
                 if mode == _PASS:
                     del states[-1]
                     value = values.pop()
@@ -626,14 +757,17 @@ class _Engine:
                         value = callback(run, kids)  # type: ignore[misc]
                     elif mode == _LIST_NEW:
                         value = kids
-                    elif mode == _CALL:
-                        value = callback(run, rule.children(kids))  # type: ignore[misc]
                     else:
                         value = rule.children(kids)
-                state = actions[states[-1]][goto]
-                states.append(state)
-                if state == end_state:
+                target, chain, append = gotos[states[-1]][goto]
+                if chain is not None:
+                    value = chain(run, value)
+                if append:
+                    values[-1].append(value)
+                    continue
+                if target == end_state:
                     return value if kind == _END else None
+                states.append(target)
                 values.append(value)
 
 
@@ -679,7 +813,10 @@ def parse(text: str, schema: Schema = None) -> SearchArgument:
     columns = _struct_columns(schema) if isinstance(schema, str) else resolve_schema(schema)
     engine = _engine or _fast()
     if engine is not None:
-        result = engine.parse(text.rstrip(), _Run(text, columns))
+        try:
+            result = engine.parse(text.rstrip(), _Run(text, columns))
+        except SargSyntaxError:  # a callback ran before lark would have seen a syntax error: lark decides
+            result = None
         if result is not None:
             return result
     return _parse_with_lark(text, columns)  # a lexing or parsing error: lark reports it
@@ -725,9 +862,11 @@ def _lexer_error(text: str, exc: lark.exceptions.UnexpectedCharacters) -> SargSy
     rest = rest.lstrip()
     if not rest.strip():
         return SargSyntaxError("unexpected end of text", text, pos, _friendly(sorted(exc.allowed or ())))
-    start = pos + 5 if rest.startswith("leaf-(") else pos
+    # a leaf that does not read: leaf-(..., leaf-N = (..., or the = (... after a leaf-N the lexer took alone
+    at = re.match(r"leaf-(?=\()|(?:leaf-\d+\s*)?=\s*(?=\()", rest)
+    start = pos + at.end() if at else pos
     m = re.match(r"\((\w+)", text[start:])
-    if m and (start > pos or "LEAF_BODY" in (exc.allowed or ())):
+    if m and at:
         if m.group(1) not in Operator.__members__:
             return SargSyntaxError(f"unknown operator {m.group(1)}", text, start + 1,
                                    tuple(o.value for o in Operator))

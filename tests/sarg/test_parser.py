@@ -379,3 +379,15 @@ def test_dynamic_values_do_not_make_a_reading_ambiguous() -> None:
     assert not s.ambiguous
     s = sarg.parse("(and leaf-(EQUALS s f(x)) leaf-(EQUALS y 1))")
     assert s.ambiguous
+
+
+@pytest.mark.parametrize("before", [0, 3, 15, 16, 17, 40])
+def test_equal_leaves_spelled_differently_share_an_id_however_many_leaves_came_before(before: int) -> None:
+    others = [f"leaf-(EQUALS n {i})" for i in range(before)]
+    text = "(and " + " ".join([*others, "leaf-(EQUALS d 12.50)", "leaf-(EQUALS n 1)", "leaf-(EQUALS d 12.5)"]) + ")"
+    s = sarg.parse(text, {"d": "decimal(10,2)", "n": "int"})
+    assert str(s) == text  # printed back as read
+    ids = [node.leaf_id for node in s.expression.children]
+    assert ids[-1] == ids[-3] == before  # HiveDecimal equality: one leaf
+    assert len(s.leaves) == before + (1 if before > 1 else 2)  # (EQUALS n 1) is new only if no earlier one
+    assert ids[-2] == (1 if before > 1 else before + 1)
