@@ -79,109 +79,131 @@ def _friendly(names: Sequence[str]) -> tuple[str, ...]:
 
 # -- literal typing -----------------------------------------------------------------------------------------
 
+_STRING, _LONG, _FLOAT, _DECIMAL = Type.STRING, Type.LONG, Type.FLOAT, Type.DECIMAL
+_DATE, _TIMESTAMP, _BOOLEAN = Type.DATE, Type.TIMESTAMP, Type.BOOLEAN
+_IS_NULL, _IN, _BETWEEN = Operator.IS_NULL, Operator.IN, Operator.BETWEEN
+
+
 def convert(text: str, type_: Type) -> Literal:
     """One literal's text as a value of ``type_`` (an UnknownLiteral when it does not convert)."""
-    try:
-        return _convert(text, type_)
-    except (ValueError, ArithmeticError) as exc:
-        return UnknownLiteral(text, str(exc))
-
-
-def _convert(text: str, type_: Type) -> Literal:
     if text.startswith("DynamicValue(") and text.endswith(")") and len(text) >= 14:  # _DYNAMIC_RE
         return UnknownLiteral(text, "a dynamic value (semijoin) is only known at run time")
-    if type_ is Type.STRING:
+    if type_ is _STRING:
         return text
-    if type_ is Type.LONG:
-        if not _LONG_RE.fullmatch(text):
-            raise ValueError(f"not an integer: {text!r}")
-        value = int(text)
-        if not _LONG_MIN <= value <= _LONG_MAX:
-            raise ValueError(f"out of the LONG range: {text}")
-        return value
-    if type_ is Type.FLOAT:
-        if not _NUMBER_RE.fullmatch(text):
-            raise ValueError(f"not a number: {text!r}")
-        return float(text)
-    if type_ is Type.DECIMAL:
-        if not _DECIMAL_RE.fullmatch(text):
-            raise ValueError(f"not a decimal: {text!r}")
-        return parse_decimal(text)
-    if type_ is Type.DATE:
-        if not _DATE_RE.fullmatch(text):
-            raise ValueError(f"not a date: {text!r}")
-        return dt.date.fromisoformat(text)
-    if type_ is Type.TIMESTAMP:
-        return Timestamp.parse(text)
-    if text in ("true", "false"):
-        return text == "true"
-    raise ValueError(f"not a boolean: {text!r}")
+    try:
+        if type_ is _LONG:
+            if not _LONG_RE.fullmatch(text):
+                raise ValueError(f"not an integer: {text!r}")
+            value = int(text)
+            if not _LONG_MIN <= value <= _LONG_MAX:
+                raise ValueError(f"out of the LONG range: {text}")
+            return value
+        if type_ is _FLOAT:
+            if not _NUMBER_RE.fullmatch(text):
+                raise ValueError(f"not a number: {text!r}")
+            return float(text)
+        if type_ is _DECIMAL:
+            if not _DECIMAL_RE.fullmatch(text):
+                raise ValueError(f"not a decimal: {text!r}")
+            return parse_decimal(text)
+        if type_ is _DATE:
+            if not _DATE_RE.fullmatch(text):
+                raise ValueError(f"not a date: {text!r}")
+            return dt.date.fromisoformat(text)
+        if type_ is _TIMESTAMP:
+            return Timestamp.parse(text)
+        if text == "true" or text == "false":
+            return text == "true"
+        raise ValueError(f"not a boolean: {text!r}")
+    except (ValueError, ArithmeticError) as exc:
+        return UnknownLiteral(text, str(exc))
 
 
 def infer_type(texts: Sequence[str]) -> Type:
     """The SARG type the printed literals most plausibly have, without a schema."""
     values = [t for t in texts if t != "null"]
+    if len(values) == 1:
+        return _infer_one(values[0])
     if not values:
-        return Type.STRING
+        return _STRING
     if all(_LONG_RE.fullmatch(t) for t in values):
         if all(_LONG_MIN <= int(t) <= _LONG_MAX for t in values):
-            return Type.LONG
-        return Type.DECIMAL
+            return _LONG
+        return _DECIMAL
     if all(_DOUBLE_RE.fullmatch(t) or _LONG_RE.fullmatch(t) for t in values):
-        return Type.FLOAT
+        return _FLOAT
     if all(_TS_RE.fullmatch(t) for t in values):
-        return Type.TIMESTAMP
+        return _TIMESTAMP
     if all(_DATE_RE.fullmatch(t) for t in values):
-        return Type.DATE
+        return _DATE
     if all(t in ("true", "false") for t in values):
-        return Type.BOOLEAN
-    if all(_DYNAMIC_RE.fullmatch(t) for t in values):
-        return Type.STRING
-    return Type.STRING
+        return _BOOLEAN
+    return _STRING  # DynamicValue(...) too
+
+
+def _infer_one(text: str) -> Type:
+    """``infer_type`` of one literal that is not ``null``."""
+    if _LONG_RE.fullmatch(text):
+        return _LONG if _LONG_MIN <= int(text) <= _LONG_MAX else _DECIMAL
+    if _DOUBLE_RE.fullmatch(text):
+        return _FLOAT
+    if _TS_RE.fullmatch(text):
+        return _TIMESTAMP
+    if _DATE_RE.fullmatch(text):
+        return _DATE
+    if text == "true" or text == "false":
+        return _BOOLEAN
+    return _STRING
+
+
+_leaf = PredicateLeaf.trusted
 
 
 def make_leaf(op: Operator, column: str, region: str | None, column_type: ColumnType | None) -> PredicateLeaf:
     """Type one leaf's literal text (``region``: everything after ``column `` up to the closing parenthesis)."""
     declared = column_type.sarg_type if column_type is not None else None
     untyped = column_type is not None and declared is None  # a column whose type has no SARG type
-    if op is Operator.IS_NULL:
+    if op is _IS_NULL:
         if region is not None:
             raise ValueError("IS_NULL takes no literal")
-        return PredicateLeaf.trusted(op, declared or Type.STRING, column)
-    if op is not Operator.IN and op is not Operator.BETWEEN:
+        return _leaf(op, declared or _STRING, column)
+    if op is not _IN and op is not _BETWEEN:
         if region is None:
-            return PredicateLeaf.trusted(op, declared or Type.STRING, column)
-        type_ = declared or infer_type([region])
-        value: Literal = (UnknownLiteral(region, f"column type {column_type.hive_type} has no SARG type")
-                          if untyped and column_type is not None else convert(region, type_))
-        ambiguous = type_ is Type.STRING and ("(" in region or ")" in region)
-        return PredicateLeaf.trusted(op, type_, column, literal=value, texts=(region,), ambiguous=ambiguous)
+            return _leaf(op, declared or _STRING, column)
+        if untyped and column_type is not None:
+            type_ = _STRING
+            value: Literal = UnknownLiteral(region, f"column type {column_type.hive_type} has no SARG type")
+        else:
+            type_ = declared or (_STRING if region == "null" else _infer_one(region))
+            value = convert(region, type_)
+        ambiguous = type_ is _STRING and ("(" in region or ")" in region)
+        return _leaf(op, type_, column, value, None, (region,), ambiguous)
     if region is None:
         raise ValueError(f"{op} needs literals")
     return _list_leaf(op, column, region, declared, untyped)
 
 
 def _list_leaf(op: Operator, column: str, region: str, declared: Type | None, untyped: bool) -> PredicateLeaf:
-    want = 2 if op is Operator.BETWEEN else None
-    if declared is Type.TIMESTAMP or (declared is None and not untyped and _TS_LIST_RE.fullmatch(region)):
+    want = 2 if op is _BETWEEN else None
+    if declared is _TIMESTAMP or (declared is None and not untyped and _TS_LIST_RE.fullmatch(region)):
         tokens = _TS_TOKEN_RE.findall(region) if _TS_LIST_RE.fullmatch(region) else region.split(" ")
-        type_ = Type.TIMESTAMP
+        type_ = _TIMESTAMP
     else:
         tokens = region.split(" ")
         type_ = declared or infer_type(tokens)
-    if untyped or (want is not None and len(tokens) != want and type_ is not Type.STRING):
+    if untyped or (want is not None and len(tokens) != want and type_ is not _STRING):
         unknown = UnknownLiteral(region, "the list does not read as literals of the column's type")
-        return PredicateLeaf.trusted(op, type_, column, literals=(unknown,) * (want or 1), texts=(region,))
-    if type_ is Type.STRING:
+        return _leaf(op, type_, column, None, (unknown,) * (want or 1), (region,))
+    if type_ is _STRING:
         ambiguous = (len(tokens) > 1 if want is None else len(tokens) != want) or "(" in region or ")" in region
         literals: tuple[Literal | None, ...]
         if want is not None and len(tokens) != want:
             literals = (" ".join(tokens[:1]), " ".join(tokens[1:]))
         else:
-            literals = tuple([convert(t, Type.STRING) for t in tokens])
-        return PredicateLeaf.trusted(op, type_, column, literals=literals, texts=tuple(tokens), ambiguous=ambiguous)
+            literals = tuple([convert(t, _STRING) for t in tokens])
+        return _leaf(op, type_, column, None, literals, tuple(tokens), ambiguous)
     values = tuple([None if t == "null" else convert(t, type_) for t in tokens])
-    return PredicateLeaf.trusted(op, type_, column, literals=values, texts=tuple(tokens))
+    return _leaf(op, type_, column, None, values, tuple(tokens))
 
 
 # -- the parser ---------------------------------------------------------------------------------------------
@@ -368,7 +390,8 @@ def _cached_leaf(text: str, schema: dict[str, ColumnType], body: str, pos: int) 
         raise SargSyntaxError(str(exc), text, pos) from None
     if len(_leaf_cache) >= LEAF_CACHE_SIZE:
         _leaf_cache.clear()
-    entry = _leaf_cache[body] = (column, column_type, leaf, {}, _leaf_misreadable(leaf))
+    misread = region is not None and ("(" in region or ")" in region) and _leaf_misreadable(leaf)
+    entry = _leaf_cache[body] = (column, column_type, leaf, {}, misread)
     return entry
 
 

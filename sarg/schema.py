@@ -62,6 +62,8 @@ def resolve_schema(schema: Schema) -> dict[str, ColumnType]:
         return {}
     if isinstance(schema, str):
         return parse_struct(schema)
+    if type(schema) is dict and all(type(v) is ColumnType for v in schema.values()):
+        return schema  # already resolved (read only: the parser never changes it)
     out: dict[str, ColumnType] = {}
     for name, value in schema.items():
         out[name] = value if isinstance(value, ColumnType) else type_of(value)
