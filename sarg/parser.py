@@ -418,15 +418,14 @@ _END = "$END"
 class _Run:
     """One parse's state for the fast driver's rule callbacks."""
 
-    __slots__ = ("entries", "entry_order", "leaf_ids", "leaves", "misread", "schema", "text")
+    __slots__ = ("entries", "leaf_ids", "leaves", "misread", "schema", "text")
 
     def __init__(self, text: str, schema: dict[str, ColumnType]) -> None:
         self.text = text
         self.schema = schema
         self.leaf_ids: dict[str | PredicateLeaf, int] = {}  # by body text, and by leaf (equality)
         self.leaves: list[PredicateLeaf] = []
-        self.entries: dict[int, _Entry] = {}
-        self.entry_order: list[int] = []
+        self.entries: list[_Entry] = []  # old-form entries, by leaf id
         self.misread = False  # some leaf's text may have been misread (see _misreadable)
 
 
@@ -492,23 +491,25 @@ def _f_inline_leaf(run: _Run, m: re.Match[str]) -> ExpressionTree:
     return node
 
 
+# In the fast driver, old-form entries are kept in a list: leaf-N must be the Nth entry (anything else is an
+# error, which the lark parser then reports in full: "defined twice", "numbered in order").
 def _f_old_entry(run: _Run, m: re.Match[str]) -> None:
     num = m.lastindex + 1  # type: ignore[operator]
-    leaf_id = int(m.group(num))
-    if leaf_id in run.entries:
-        raise SargSyntaxError(f"leaf-{m.group(num)} is defined twice", run.text, _mstart(m))
-    entry = run.entries[leaf_id] = _cached_leaf(run.text, run.schema, m.group(num + 1), m.start(num + 1))
+    entries = run.entries
+    if int(m.group(num)) != len(entries):
+        raise SargSyntaxError("old-form leaves must be numbered leaf-0, leaf-1, ... in order", run.text, 0)
+    entry = _cached_leaf(run.text, run.schema, m.group(num + 1), m.start(num + 1))
+    entries.append(entry)
     if entry[4]:
         run.misread = True
-    run.entry_order.append(leaf_id)
 
 
 def _f_leaf_ref(run: _Run, m: re.Match[str]) -> ExpressionTree:
     num = m.group(m.lastindex + 1)  # type: ignore[operator]
     leaf_id = int(num)
-    entry = run.entries.get(leaf_id)
-    if entry is None:
+    if leaf_id >= len(run.entries):
         raise SargSyntaxError(f"leaf-{num} is not defined before expr", run.text, _mstart(m))
+    entry = run.entries[leaf_id]
     trees = entry[3]
     node = trees.get(leaf_id)
     if node is None:
@@ -517,11 +518,7 @@ def _f_leaf_ref(run: _Run, m: re.Match[str]) -> ExpressionTree:
 
 
 def _f_old_form(run: _Run, kids: list[Any]) -> SearchArgument:
-    order = run.entry_order
-    if order != list(range(len(order))):
-        raise SargSyntaxError("old-form leaves must be numbered leaf-0, leaf-1, ... in order", run.text, 0)
-    entries = run.entries
-    return _search_argument(tuple([entries[i][2] for i in order]), kids[-1], run.misread)
+    return _search_argument(tuple([entry[2] for entry in run.entries]), kids[-1], run.misread)
 
 
 def _f_start(run: _Run, item: Any) -> SearchArgument:
