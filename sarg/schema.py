@@ -56,14 +56,17 @@ def type_of(hive_type: str | Type) -> ColumnType:
     return ColumnType(None, text)
 
 
+_RESOLVED = {ColumnType}
+
+
 def resolve_schema(schema: Schema) -> dict[str, ColumnType]:
     """Column name -> ColumnType from a mapping, a struct type string, or None (empty: infer from text)."""
     if schema is None:
         return {}
     if isinstance(schema, str):
         return parse_struct(schema)
-    if type(schema) is dict and all(type(v) is ColumnType for v in schema.values()):
-        return schema  # already resolved (read only: the parser never changes it)
+    if type(schema) is dict and {*map(type, schema.values())} <= _RESOLVED:
+        return schema  # already resolved: passed through (its readers never change it)
     out: dict[str, ColumnType] = {}
     for name, value in schema.items():
         out[name] = value if isinstance(value, ColumnType) else type_of(value)
