@@ -290,7 +290,13 @@ class _Callbacks(Transformer[Token, Any]):
         node: _Node = items[-1]
         if any(n.operator is TreeOperator.LEAF and n.leaf is None for n in node.tree.walk()):
             raise self._fail("a leaf in expr is not defined", 0)  # pragma: no cover - caught by leaf_ref
-        leaves = tuple(self.entries[i] for i in expected)
+        if self.leaves:  # expr holds inline leaves: they are the leaves, if there are no entries
+            if expected:
+                expr = next(item for item in items if isinstance(item, Token))
+                raise self._fail("expr mixes leaf-N references with inline leaves", _start(expr))
+            leaves = tuple(self.leaves)
+        else:
+            leaves = tuple(self.entries[i] for i in expected)
         return SearchArgument(leaves, node.tree, _misreadable(leaves))
 
     def start(self, items: list[Any]) -> SearchArgument:
@@ -518,6 +524,8 @@ def _f_leaf_ref(run: _Run, m: re.Match[str]) -> ExpressionTree:
 
 
 def _f_old_form(run: _Run, kids: list[Any]) -> SearchArgument:
+    if run.leaves:  # inline leaves in expr (lark's callbacks decide what that means)
+        raise SargSyntaxError("inline leaves in an old-form expr", run.text, 0)
     return _search_argument(tuple([entry[2] for entry in run.entries]), kids[-1], run.misread)
 
 
