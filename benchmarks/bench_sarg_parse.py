@@ -4,9 +4,10 @@ Runs each printed form (Hive's toString and toOldString) with a schema (typed: a
 mapping; struct: the struct type string, as log replays pass it) and without (inferred), each
 with the leaf cache cold (emptied before every pass: every distinct leaf of the pass is typed once) and warm
 (kept from the pass before: what a long log replay sees, the same leaves over and over). Figures are the best of
-nine passes (this machine's speed wanders by half from one pass to the next), in CPU time (``time.process_time``: what the parser costs, even on a loaded machine) and in wall
-time. Peer in the same run: the cost of just scanning the text with Python's `re` (the floor for any Python
-parser).
+nine passes (this machine's speed wanders by half from one pass to the next), in CPU time
+(``time.process_time``: what the parser costs, even on a loaded machine) and in wall time. Peer in the same run:
+the cost of just scanning the text with Python's `re` (the floor for any Python parser); the last column says
+how many times that floor each row costs, a figure that does not move with the machine's speed.
 """
 
 from __future__ import annotations
