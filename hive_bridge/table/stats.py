@@ -69,8 +69,10 @@ def read_segment(path: Path) -> pa.Table:
         return pa.ipc.open_file(source).read_all()
 
 # how a leaf column's statistics are read from pyarrow
-_RAW, _LOGICAL, _FLOAT, _UNKNOWN = 0, 1, 2, 3
+_RAW, _LOGICAL, _FLOAT, _UNKNOWN, _STRING, _DECIMAL = 0, 1, 2, 3, 4, 5
 _BYTE_ARRAYS = ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY")
+#: per column read: (parquet column index, leaf name, read mode, Arrow type, exactness of its bounds)
+_ColumnPlan = list[tuple[int, str, int, pa.DataType, bool | None]]
 
 
 @dataclass(frozen=True)
@@ -139,14 +141,32 @@ def stats_schema(leaves: Sequence[Leaf], with_has_log_files: bool) -> pa.Schema:
 
 
 # ------------------------------------------------------------------ footers
+_Values = tuple[Any, Any, int | None, bool | None, bool | None]
+_UNKNOWN_VALUES: _Values = (None, None, None, None, None)
+
+
 @dataclass
 class FooterStats:
-    """Statistics of one parquet file, combined over its row groups (None = unknown)."""
+    """Statistics of one parquet file, combined over its row groups (None = unknown).
+
+    `rows` holds one (min, max, null count, min exact, max exact) per column of `plan`, the bounds in a form
+    that orders like the values: strings as their UTF-8 bytes, decimals as unscaled integers, everything else
+    as pyarrow's raw statistics (`footer_rows_to_table` turns them into typed, validated arrays). `size` is the
+    file's size when its footer was read."""
 
     num_rows: int | None
-    types: dict[str, pa.DataType]
-    values: dict[str, tuple[Any, Any, int | None, bool | None, bool | None]]
+    plan: _ColumnPlan
+    rows: list[_Values]
     error: str | None = None
+    size: int | None = None
+
+    @property
+    def types(self) -> dict[str, pa.DataType]:
+        return {c[1]: c[3] for c in self.plan}
+
+    @property
+    def values(self) -> dict[str, _Values]:
+        return {c[1]: v for c, v in zip(self.plan, self.rows, strict=True)}
 
 
 def _read_mode(column: Any, arrow_type: pa.DataType) -> int:
@@ -158,57 +178,73 @@ def _read_mode(column: Any, arrow_type: pa.DataType) -> int:
         return _FLOAT
     if physical == "BOOLEAN":
         return _RAW
-    if logical in ("DECIMAL", "STRING", "ENUM", "JSON"):
+    is_string = pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type)
+    if logical == "DECIMAL" or (physical in ("INT32", "INT64") and pa.types.is_decimal(arrow_type)):
+        if pa.types.is_decimal(arrow_type) and physical in ("INT32", "INT64", *_BYTE_ARRAYS):
+            return _DECIMAL
         return _LOGICAL
+    if logical in ("STRING", "ENUM", "JSON"):
+        return _STRING if physical == "BYTE_ARRAY" and is_string else _LOGICAL
     if logical == "INT" and '"isSigned":false' in column.logical_type.to_json():
         return _LOGICAL
     if logical in ("FLOAT16", "INTERVAL", "UUID", "BSON", "VARIANT", "GEOMETRY", "GEOGRAPHY"):
         return _UNKNOWN
     if physical in ("INT32", "INT64"):
         if logical in ("NONE", "INT", "DATE", "TIME", "TIMESTAMP"):
-            if pa.types.is_decimal(arrow_type):
-                return _LOGICAL
             return _RAW
         return _UNKNOWN
     if physical in _BYTE_ARRAYS:
-        if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
-            return _LOGICAL
+        if is_string:
+            return _STRING if physical == "BYTE_ARRAY" else _LOGICAL
         return _RAW
     return _UNKNOWN
 
 
-def _read_metadata(path: str) -> pq.FileMetaData:
-    """The parquet footer: read with plain file I/O and deserialized by pyarrow (about twice as fast as
-    `pq.read_metadata`, which sets up a whole reader); falls back to `pq.read_metadata`."""
-    if _reconstruct is not None:
-        with open(path, "rb") as f:
-            size = f.seek(0, os.SEEK_END)
-            if size >= 12:
-                f.seek(size - 8)
-                tail = f.read(8)
-                length = struct.unpack("<i", tail[:4])[0]
-                if tail[4:] == b"PAR1" and 0 < length <= size - 12:
-                    f.seek(size - 8 - length)
-                    footer = f.read(length)
-                    try:
-                        return _reconstruct(pa.py_buffer(footer))
-                    except Exception:
-                        pass
-    return pq.read_metadata(path)
+#: bytes read from the end of a file at once: the footer and its length in one read for most files
+_TAIL = 16 * 1024
 
+
+def _read_metadata(path: str) -> tuple[pq.FileMetaData, int]:
+    """The parquet footer and the file's size at the time it was read: the tail is read with one `pread` and
+    deserialized by pyarrow (several times faster than `pq.read_metadata`, which sets up a whole reader);
+    falls back to `pq.read_metadata`."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        size = os.fstat(fd).st_size
+        if _reconstruct is not None and size >= 12:
+            want = min(size, _TAIL)
+            tail = os.pread(fd, want, size - want)
+            if len(tail) == want and tail[-4:] == b"PAR1":
+                length = _LENGTH.unpack_from(tail, want - 8)[0]
+                if 0 < length <= size - 12:
+                    if length + 8 <= want:
+                        footer: Any = memoryview(tail)[want - 8 - length: want - 8]
+                    else:
+                        footer = os.pread(fd, length, size - 8 - length)
+                    if len(footer) == length:
+                        try:
+                            return _reconstruct(pa.py_buffer(footer)), size
+                        except Exception:
+                            pass
+    finally:
+        os.close(fd)
+    return pq.read_metadata(path), size
+
+
+_LENGTH = struct.Struct("<i")
 
 try:  # private pyarrow helper (used to unpickle FileMetaData); optional
     from pyarrow._parquet import _reconstruct_filemetadata as _reconstruct
 except ImportError:  # pragma: no cover
     _reconstruct = None
 
-_ColumnPlan = list[tuple[int, str, int, pa.DataType, bool | None]]
 _PLANS: list[tuple[Any, _ColumnPlan]] = []
 _PLANS_LOCK = threading.Lock()
 
 
 def _column_plan(md: pq.FileMetaData) -> _ColumnPlan:
-    """Which parquet columns get statistics, under which name, read how, typed how (cached per schema)."""
+    """Which parquet columns get statistics, under which name, read how, typed how (cached per schema: files
+    of one schema share one plan object, which `footer_rows_to_table` groups by)."""
     schema = md.schema
     for cached, plan in _PLANS:
         if cached.equals(schema):
@@ -232,14 +268,16 @@ def _column_plan(md: pq.FileMetaData) -> _ColumnPlan:
 def read_footer_stats(path: str) -> FooterStats:
     """Read one footer; damaged files give unknown statistics and an `error` (never an exception)."""
     try:
-        md = _read_metadata(path)
+        md, size = _read_metadata(path)
         plan = _column_plan(md)
     except Exception as exc:  # pyarrow raises several types for damaged files
-        return FooterStats(None, {}, {}, f"{path}: unreadable parquet footer: {exc}")
+        return FooterStats(None, [], [], f"{path}: unreadable parquet footer: {exc}")
     try:
-        return _footer_stats(md, plan)
+        stats = _footer_stats(md, plan)
     except Exception as exc:
-        return FooterStats(None, {}, {}, f"{path}: unreadable parquet statistics: {exc}")
+        return FooterStats(None, [], [], f"{path}: unreadable parquet statistics: {exc}")
+    stats.size = size
+    return stats
 
 
 def _footer_stats(md: pq.FileMetaData, plan: _ColumnPlan | pa.Schema) -> FooterStats:
@@ -253,12 +291,63 @@ def _footer_stats(md: pq.FileMetaData, plan: _ColumnPlan | pa.Schema) -> FooterS
                 columns.append((i, col.path, _read_mode(col, typ), typ, _exactness(typ)))
     else:
         columns = plan
-    num_rows = md.num_rows
     n_groups = md.num_row_groups
     byte_array_exact = writer_keeps_exact_bounds(md.created_by)
-    values: dict[str, tuple[Any, Any, int | None, bool | None, bool | None]] = {}
+    if n_groups == 1:
+        rows = _one_row_group(md.row_group(0), columns, byte_array_exact)
+    else:
+        rows = _row_groups(md, n_groups, columns, byte_array_exact)
+    return FooterStats(md.num_rows, columns, rows)
+
+
+def _one_row_group(rg: Any, columns: _ColumnPlan, byte_array_exact: bool | None) -> list[_Values]:
+    """`_row_groups` for the common file of one row group, with fewer calls into pyarrow per column."""
+    if rg.num_rows == 0:
+        return [(None, None, 0, None, None)] * len(columns)
+    column = rg.column
+    out: list[_Values] = []
+    append = out.append
+    for i, _name, mode, _typ, exact in columns:
+        st = column(i).statistics
+        if st is None:
+            append(_UNKNOWN_VALUES)
+            continue
+        nulls = st.null_count if st.has_null_count else None
+        # no bounds: unknown, or an all-null row group (which has none to give); either way none here
+        if mode == _UNKNOWN or not st.has_min_max:
+            append((None, None, nulls, None, None))
+            continue
+        if mode == _LOGICAL:
+            try:
+                a, b = st.min, st.max
+            except (UnicodeDecodeError, ValueError, ArithmeticError):  # e.g. invalid UTF-8 bounds
+                append((None, None, nulls, None, None))
+                continue
+        else:
+            a, b = st.min_raw, st.max_raw
+            if mode == _FLOAT:
+                if a != a or b != b:  # NaN
+                    append((None, None, nulls, None, None))
+                    continue
+            elif mode == _DECIMAL and type(a) is bytes:
+                if not a or not b:
+                    append((None, None, nulls, None, None))
+                    continue
+                a, b = _from_bytes(a, "big", signed=True), _from_bytes(b, "big", signed=True)
+        e = byte_array_exact if exact is None else exact
+        append((a, b, nulls, e, e))
+    return out
+
+
+_from_bytes = int.from_bytes
+
+
+def _row_groups(md: Any, n_groups: int, columns: _ColumnPlan, byte_array_exact: bool | None) -> list[_Values]:
+    """Bounds combined over row groups: min of mins, max of maxes (compared in the ordered forms of
+    FooterStats); null counts summed; anything unknown in one row group makes the file's value unknown."""
     groups = [md.row_group(g) for g in range(n_groups)]
-    for i, name, mode, _typ, exact in columns:
+    out: list[_Values] = []
+    for i, _name, mode, _typ, exact in columns:
         lo: Any = None
         hi: Any = None
         bounds_known = mode != _UNKNOWN
@@ -293,9 +382,23 @@ def _footer_stats(md: pq.FileMetaData, plan: _ColumnPlan | pa.Schema) -> FooterS
                     continue
             else:
                 a, b = st.min_raw, st.max_raw
-                if mode == _FLOAT and (math.isnan(a) or math.isnan(b)):
-                    bounds_known = False
-                    continue
+                if mode == _FLOAT:
+                    if math.isnan(a) or math.isnan(b):
+                        bounds_known = False
+                        continue
+                elif mode == _STRING:
+                    # UTF-8 bytes order like the strings; any undecodable bound makes the file unknown
+                    try:
+                        a.decode("utf-8")
+                        b.decode("utf-8")
+                    except UnicodeDecodeError:
+                        bounds_known = False
+                        continue
+                elif mode == _DECIMAL and type(a) is bytes:
+                    if not a or not b:
+                        bounds_known = False
+                        continue
+                    a, b = _from_bytes(a, "big", signed=True), _from_bytes(b, "big", signed=True)
             if not seen_values:
                 lo, hi, seen_values = a, b, True
             else:
@@ -306,8 +409,8 @@ def _footer_stats(md: pq.FileMetaData, plan: _ColumnPlan | pa.Schema) -> FooterS
         if not bounds_known or not seen_values:
             lo = hi = None
         exact_lo = exact_hi = None if lo is None else (byte_array_exact if exact is None else exact)
-        values[name] = (lo, hi, nulls, exact_lo, exact_hi)
-    return FooterStats(num_rows, {c[1]: c[3] for c in columns}, values)
+        out.append((lo, hi, nulls, exact_lo, exact_hi))
+    return out
 
 
 def writer_keeps_exact_bounds(created_by: str | None) -> bool | None:
@@ -364,8 +467,29 @@ def order_preserving_cast(src: pa.DataType, dst: pa.DataType) -> bool:
     return bool((stringy[0] or t.is_binary(src) or t.is_large_binary(src)) and binary_dst)
 
 
-def _stat_array(values: list[Any], typ: pa.DataType) -> pa.Array:
-    """Statistics values (raw physical or logical) as an array of the column's Arrow type."""
+def _utf8(value: bytes) -> bool:
+    try:
+        value.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _stat_array(values: Sequence[Any], typ: pa.DataType, mode: int = _RAW) -> pa.Array:
+    """Statistics values (in the form FooterStats keeps them for `mode`) as an array of the column's Arrow
+    type; raises when they do not fit it."""
+    if mode == _STRING:  # UTF-8 bytes, validated by the cast; an undecodable bound is unknown
+        raw = pa.array(values, pa.binary())
+        try:
+            return raw.cast(typ)
+        except pa.ArrowInvalid:
+            return pa.array([v if v is None or _utf8(v) else None for v in values], pa.binary()).cast(typ)
+    if mode == _DECIMAL:  # unscaled integers: built as decimals of scale 0, the same buffers read with the scale
+        narrow = typ.precision <= 38
+        unscaled = pa.array(values, pa.decimal128(38, 0) if narrow else pa.decimal256(76, 0))
+        scaled_type = pa.decimal128(38, typ.scale) if narrow else pa.decimal256(76, typ.scale)
+        scaled = pa.Array.from_buffers(scaled_type, len(unscaled), unscaled.buffers(), unscaled.null_count)
+        return scaled.cast(typ, safe=True)  # checks the precision
     if pa.types.is_timestamp(typ) or pa.types.is_time64(typ):
         return pa.array(values, pa.int64()).cast(typ)
     if pa.types.is_date32(typ) or pa.types.is_time32(typ):
@@ -377,97 +501,116 @@ def _stat_array(values: list[Any], typ: pa.DataType) -> pa.Array:
     return pa.array(values, typ)
 
 
+_BoundsChunk = tuple[list[int], pa.Array, pa.Array, Sequence[int | None], Sequence[bool | None]]
+
+
 def footer_rows_to_table(
     keys: Sequence[tuple[str, str, int, str]], stats: Sequence[FooterStats], target: Sequence[Leaf]
 ) -> pa.Table:
     """Rows (path, partition, file_size, instant) + footer statistics as a table with `target`'s columns
-    plus any leaf a file has beyond them."""
+    plus any leaf a file has beyond them.
+
+    Files that share a column plan (one schema) are converted together, a column at a time."""
     leaves: dict[str, pa.DataType] = {leaf.name: leaf.type for leaf in target}
-    for st in stats:
-        for name, typ in st.types.items():
-            leaves.setdefault(name, typ)
+    groups: dict[int, tuple[_ColumnPlan, list[int]]] = {}
+    for r, st in enumerate(stats):
+        if st.error is not None:
+            continue
+        group = groups.get(id(st.plan))
+        if group is None:
+            groups[id(st.plan)] = (st.plan, [r])
+            for c in st.plan:
+                leaves.setdefault(c[1], c[3])
+        else:
+            group[1].append(r)
     n = len(keys)
+    num_rows = [s.num_rows for s in stats]
     columns: dict[str, pa.Array] = {
         "path": pa.array([k[0] for k in keys], pa.string()),
         "partition": pa.array([k[1] for k in keys], pa.string()),
         "file_size": pa.array([k[2] for k in keys], pa.int64()),
         "instant": pa.array([k[3] for k in keys], pa.string()),
-        "num_rows": pa.array([s.num_rows for s in stats], pa.int64()),
+        "num_rows": pa.array(num_rows, pa.int64()),
     }
+    chunks: dict[str, list[_BoundsChunk]] = {}
+    for plan, rows in groups.values():
+        per_column = zip(*[stats[r].rows for r in rows], strict=True)
+        for (_i, name, mode, own, _exact), values in zip(plan, per_column, strict=True):
+            lo_v, hi_v, nulls_v, exact_v, _ = zip(*values, strict=True)
+            lo, hi = _typed_bounds(lo_v, hi_v, mode, own, leaves[name])
+            chunks.setdefault(name, []).append((rows, lo, hi, nulls_v, exact_v))
     for name, typ in leaves.items():
-        mins: list[Any] = [None] * n
-        maxs: list[Any] = [None] * n
-        nulls: list[int | None] = [None] * n
-        lo_exact: list[bool | None] = [None] * n
-        hi_exact: list[bool | None] = [None] * n
-        rows_by_type: dict[pa.DataType, list[int]] = {}
-        for r, st in enumerate(stats):
-            v = st.values.get(name)
-            if v is None:
-                if st.error is None and st.num_rows is not None and name not in st.types:
-                    nulls[r] = st.num_rows  # column absent from this file: all null
-                continue
-            mins[r], maxs[r], nulls[r], lo_exact[r], hi_exact[r] = v
-            if v[0] is not None and v[1] is not None:
-                rows_by_type.setdefault(st.types[name], []).append(r)
-        columns[f"{name}::min"], columns[f"{name}::max"] = _typed_bounds(
-            rows_by_type, mins, maxs, n, typ, lo_exact, hi_exact
-        )
-        columns[f"{name}::null_count"] = pa.array(nulls, pa.int64())
-        columns[f"{name}::min_exact"] = pa.array(lo_exact, pa.bool_())
-        columns[f"{name}::max_exact"] = pa.array(hi_exact, pa.bool_())
+        parts = chunks.get(name, [])
+        if len(parts) == 1 and len(parts[0][0]) == n:  # one schema, every file readable: rows already in order
+            _rows, lo_all, hi_all, part_nulls, part_exact = parts[0]
+            null_counts, exact = pa.array(part_nulls, pa.int64()), pa.array(part_exact, pa.bool_())
+        else:
+            lo_all, hi_all, null_counts, exact = _assemble(parts, n, typ, stats, num_rows)
+        # an unknown bound on one side makes both unknown
+        both = pc.and_(pc.is_valid(lo_all), pc.is_valid(hi_all))
+        if both.false_count:
+            lo_all = pc.if_else(both, lo_all, pa.nulls(n, typ))
+            hi_all = pc.if_else(both, hi_all, pa.nulls(n, typ))
+            exact = pc.if_else(both, exact, pa.nulls(n, pa.bool_()))
+        columns[f"{name}::min"] = lo_all
+        columns[f"{name}::max"] = hi_all
+        columns[f"{name}::null_count"] = null_counts
+        columns[f"{name}::min_exact"] = exact
+        columns[f"{name}::max_exact"] = exact
     table = pa.table(columns)
     return table.replace_schema_metadata({FORMAT_KEY: FORMAT_VERSION})
 
 
-def _typed_bounds(
-    rows_by_type: dict[pa.DataType, list[int]], mins: list[Any], maxs: list[Any], n: int, typ: pa.DataType,
-    lo_exact: list[bool | None], hi_exact: list[bool | None],
-) -> tuple[pa.Array, pa.Array]:
-    """min/max arrays of type `typ`: each file's values are built with the file's own column type and cast;
-    values that do not fit (or do not cast safely) become unknown."""
+def _assemble(
+    parts: list[_BoundsChunk], n: int, typ: pa.DataType, stats: Sequence[FooterStats], num_rows: list[int | None]
+) -> tuple[pa.Array, pa.Array, pa.Array, pa.Array]:
+    """One leaf's columns in file order from the chunks of several schemas; files without the column have
+    no bounds and are all null (null count = row count), unreadable files are unknown."""
     order: list[int] = []
     lo_chunks: list[pa.Array] = []
     hi_chunks: list[pa.Array] = []
-    for own, rows in rows_by_type.items():
-        lo_vals = [mins[r] for r in rows]
-        hi_vals = [maxs[r] for r in rows]
-        try:
-            if not order_preserving_cast(own, typ):
-                raise TypeError(f"{own} bounds are not {typ} bounds")
-            lo = _stat_array(lo_vals, own)
-            hi = _stat_array(hi_vals, own)
-            if own != typ:
-                lo = lo.cast(typ, safe=True)
-                hi = hi.cast(typ, safe=True)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, TypeError, ValueError,
-                OverflowError, ArithmeticError):
-            lo = hi = pa.nulls(len(rows), typ)
-            for r in rows:
-                lo_exact[r] = hi_exact[r] = None
+    nulls: list[int | None] = []
+    exact: list[bool | None] = []
+    covered = bytearray(n)
+    for rows, lo, hi, nulls_v, exact_v in parts:
         order += rows
         lo_chunks.append(lo)
         hi_chunks.append(hi)
-    present = set(order)
-    absent = [r for r in range(n) if r not in present]
+        nulls += nulls_v
+        exact += exact_v
+        for r in rows:
+            covered[r] = 1
+    absent = [r for r in range(n) if not covered[r]]
     order += absent
+    nulls += [num_rows[r] if stats[r].error is None else None for r in absent]
+    exact += [None] * len(absent)
     lo_chunks.append(pa.nulls(len(absent), typ))
     hi_chunks.append(pa.nulls(len(absent), typ))
     inverse = [0] * n
     for pos, r in enumerate(order):
         inverse[r] = pos
     idx = pa.array(inverse, pa.int64())
-    lo_all = pa.concat_arrays(lo_chunks).take(idx)
-    hi_all = pa.concat_arrays(hi_chunks).take(idx)
-    # an unknown bound on one side makes both unknown
-    both = pc.and_(pc.is_valid(lo_all), pc.is_valid(hi_all))
-    if both.false_count:
-        lo_all = pc.if_else(both, lo_all, pa.nulls(n, typ))
-        hi_all = pc.if_else(both, hi_all, pa.nulls(n, typ))
-        for r, ok in enumerate(both.to_pylist()):
-            if not ok:
-                lo_exact[r] = hi_exact[r] = None
-    return lo_all, hi_all
+    return (pa.concat_arrays(lo_chunks).take(idx), pa.concat_arrays(hi_chunks).take(idx),
+            pa.array(nulls, pa.int64()).take(idx), pa.array(exact, pa.bool_()).take(idx))
+
+
+def _typed_bounds(
+    lo_v: Sequence[Any], hi_v: Sequence[Any], mode: int, own: pa.DataType, typ: pa.DataType
+) -> tuple[pa.Array, pa.Array]:
+    """min/max arrays of type `typ` from bounds of the files' own column type `own`; bounds that do not fit
+    (or do not cast safely, or not order-preservingly) become unknown."""
+    try:
+        if not order_preserving_cast(own, typ):
+            raise TypeError(f"{own} bounds are not {typ} bounds")
+        lo = _stat_array(lo_v, own, mode)
+        hi = _stat_array(hi_v, own, mode)
+        if own != typ:
+            lo = lo.cast(typ, safe=True)
+            hi = hi.cast(typ, safe=True)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, TypeError, ValueError,
+            OverflowError, ArithmeticError):
+        lo = hi = pa.nulls(len(lo_v), typ)
+    return lo, hi
 
 
 # --------------------------------------------------------------- segments
@@ -753,6 +896,12 @@ class ColumnStatsIndex:
                 stats = list(pool.map(read_footer_stats, paths, chunksize=16))
         else:
             stats = [read_footer_stats(p) for p in paths]
+        for i, st in enumerate(stats):
+            if st.error is None and st.size != missing[i][2]:
+                # the file is not the one listed (rewritten since): its statistics would be stored under the
+                # listed size, a key that does not describe them; unknown now, read again next time
+                stats[i] = FooterStats(None, [], [], f"{paths[i]}: changed while being indexed (listed size "
+                                                     f"{missing[i][2]}, read {st.size})")
         unreadable = [i for i, s in enumerate(stats) if s.error is not None]
         for i in unreadable:
             err = stats[i].error
