@@ -60,7 +60,6 @@ _TS = r"\d{4,}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d{1,9})?"
 _TS_RE = re.compile(_TS)
 _TS_LIST_RE = re.compile(rf"(?:{_TS}|null)(?: (?:{_TS}|null))*")
 _TS_TOKEN_RE = re.compile(rf"{_TS}|null")
-_DYNAMIC_RE = re.compile(r"DynamicValue\(.*\)", re.S)
 _DYNAMIC_NAME_RE = re.compile(r"DynamicValue\(\w+\)")
 _LEAF_RE = re.compile(r"\(([A-Z][A-Z_]*) ([^\s()]+)(?: (.*))?\)", re.S)
 _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
@@ -86,7 +85,7 @@ _IS_NULL, _IN, _BETWEEN = Operator.IS_NULL, Operator.IN, Operator.BETWEEN
 
 def convert(text: str, type_: Type) -> Literal:
     """One literal's text as a value of ``type_`` (an UnknownLiteral when it does not convert)."""
-    if text.startswith("DynamicValue(") and text.endswith(")") and len(text) >= 14:  # _DYNAMIC_RE
+    if text.startswith("DynamicValue(") and text.endswith(")") and len(text) >= 14:  # DynamicValue(...)
         return UnknownLiteral(text, "a dynamic value (semijoin) is only known at run time")
     if type_ is _STRING:
         return text
