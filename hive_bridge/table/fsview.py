@@ -214,7 +214,7 @@ class FileSystemView:
         cut = -len(ext)
         partitioned = self.properties.is_partitioned
         fs = pafs.LocalFileSystem()
-        file_type, dir_type = pafs.FileType.File, pafs.FileType.Directory
+        dir_type = pafs.FileType.Directory
 
         def list_dir(directory: str) -> list[pafs.FileInfo]:
             try:
@@ -227,13 +227,16 @@ class FileSystemView:
             skip_files = partitioned and not rel
             group: dict[str, _Entry | list[_Entry]] | None = None
             for info in infos:
-                name = info.base_name
-                kind = info.type
-                if kind == dir_type:
-                    if partitioned and name[0] != ".":
-                        subdirs.append((info.path, f"{rel}/{name}" if rel else name))
+                # pyarrow gives a size to regular files only; `info.type` (a Python enum built per call) and
+                # `info.base_name` cost more than the stat, so they are read only for what has no size
+                size = info.size
+                path = info.path
+                name = path.rpartition("/")[2]
+                if size is None:
+                    if partitioned and info.type == dir_type and name[0] != ".":
+                        subdirs.append((path, f"{rel}/{name}" if rel else name))
                     continue
-                if kind != file_type or skip_files:
+                if skip_files:
                     continue
                 if name[0] == ".":
                     if ".log." not in name:
@@ -243,7 +246,7 @@ class FileSystemView:
                         continue
                     fid, ts, ver, tok = parsed_log
                     logs.setdefault(rel, {}).setdefault(fid, []).append(
-                        (name, info.size, info.mtime_ns / 1e9, ts, ver, tok)
+                        (name, size, info.mtime_ns / 1e9, ts, ver, tok)
                     )
                     continue
                 if not name.endswith(ext):
@@ -253,7 +256,7 @@ class FileSystemView:
                     continue
                 if group is None:
                     group = bases.setdefault(rel, {})
-                item: _Entry = (parts[2], name, info.size, info.mtime_ns / 1e9)
+                item: _Entry = (parts[2], name, size, info.mtime_ns / 1e9)
                 fid = parts[0]
                 prev = group.get(fid)
                 if prev is None:

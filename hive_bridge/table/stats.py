@@ -748,25 +748,15 @@ class ColumnStatsIndex:
         state, last = self._ensure_loaded(IndexCounters(persisted=self._persist))
         target = self.target_leaves()
         n = len(slice_list)
-        paths: list[str] = [""] * n
-        partitions: list[str] = [""] * n
-        sizes: list[int] = [0] * n
-        instants: list[str] = [""] * n
-        has_logs: list[bool] = [False] * n
-        base_rows: list[int] = []
-        for i, s in enumerate(slice_list):
-            bf = s.base_file
-            if bf is not None:
-                paths[i] = bf.path
-                sizes[i] = bf.size
-                base_rows.append(i)
-            else:  # log-only file group: no statistics, always kept (has_log_files)
-                first = s.log_files[0]
-                paths[i] = first.path
-                sizes[i] = first.size
-            partitions[i] = s.partition_path
-            instants[i] = s.base_instant
-            has_logs[i] = bool(s.log_files)
+        # a log-only file group has no statistics and is always kept (has_log_files); it is keyed by its
+        # first log file
+        firsts = [s.base_file or s.log_files[0] for s in slice_list]
+        paths = [f.path for f in firsts]
+        sizes = [f.size for f in firsts]
+        partitions = [s.partition_path for s in slice_list]
+        instants = [s.base_instant for s in slice_list]
+        has_logs = [bool(s.log_files) for s in slice_list]
+        base_rows = [i for i, s in enumerate(slice_list) if s.base_file is not None]
         path_arr = pa.array(paths, pa.string())
         size_arr = pa.array(sizes, pa.int64())
         instant_arr = pa.array(instants, pa.string())

@@ -376,3 +376,22 @@ def test_restore_undoes_commits(tmp_path: Path) -> None:
     (hoodie / f"{restore}.restore").unlink()  # without the restore they would count as archived commits
     assert {s.base_instant for s in HudiTable.open(tmp_path / "t").latest_file_slices()} == {
         first.instant, second.instant}
+
+
+def test_listing_skips_what_is_not_a_data_file(fixture_copy: Callable[[str], Path]) -> None:
+    """The listing tells files from folders by the size only regular files have: a FIFO and a folder named
+    like a base file, and hidden folders, give no file slices."""
+    import os
+
+    path = fixture_copy(OVERWRITE_COW)
+    table = HudiTable.open(path)
+    before = [(s.partition_path, s.file_id, s.base_file and s.base_file.path) for s in table.latest_file_slices()]
+    partition = next(p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
+    some_base = next(partition.glob("*.parquet"))
+    os.mkfifo(partition / f"fifo_{some_base.name}")
+    (partition / f"dir-{some_base.name}").mkdir()
+    (partition / ".hidden").mkdir()
+    (path / ".hidden_partition").mkdir()
+    after = [(s.partition_path, s.file_id, s.base_file and s.base_file.path)
+             for s in HudiTable.open(path).latest_file_slices()]
+    assert after == before
