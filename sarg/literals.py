@@ -8,6 +8,8 @@ import re
 from dataclasses import dataclass
 from decimal import Context, Decimal, InvalidOperation
 
+from sarg.javadouble import java_format, jdk17_digits, shortest_digits
+
 _EPOCH = _dt.datetime(1970, 1, 1)
 _EPOCH_ORDINAL = _EPOCH.toordinal()
 _NANOS_PER_SECOND = 1_000_000_000
@@ -90,46 +92,37 @@ Literal = int | float | str | _dt.date | Decimal | bool | Timestamp | UnknownLit
 
 
 def java_double_str(value: float) -> str:
-    """``Double.toString``: shortest digits that read back, plain for 1e-3 <= |x| < 1e7, else ``d.dddE±n``.
+    """``Double.toString`` as Java 8 to 18 print it (the Javas Hive deployments run on: 8, 11, 17): plain for
+    1e-3 <= |x| < 1e7, else ``d.dddE±n``; ``NaN``, ``Infinity``, ``-0.0``.
 
-    This is Java 19+'s (shortest) output. Java 17's older algorithm prints more digits for a few doubles
-    (``2e23`` prints ``1.9999999999999998E23``); both read back to the same double, and a parsed leaf keeps its
-    original text, so printing back is exact either way."""
-    if math.isnan(value):
+    Those Javas print more digits than needed for about 0.3% of doubles (``2e23`` prints
+    ``1.9999999999999998E23``, ``1e23`` prints ``9.999999999999999E22``): see :mod:`sarg.javadouble`. Java 19+
+    prints the shortest digits instead (JDK-4511638): :func:`java_double_str_shortest`. Both read back to the
+    same double, and a parsed leaf keeps its original text, so printing a parsed SARG back is exact either way."""
+    if value != value:
         return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
     if value == 0.0:
         return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
-    sign = "-" if value < 0 else ""
-    digits, exp = _shortest_digits(abs(value))  # value = 0.DIGITS * 10**exp
     mag = abs(value)
-    if 1e-3 <= mag < 1e7:
-        if exp <= 0:
-            return f"{sign}0.{'0' * -exp}{digits}"
-        if exp >= len(digits):
-            return f"{sign}{digits}{'0' * (exp - len(digits))}.0"
-        return f"{sign}{digits[:exp]}.{digits[exp:]}"
-    frac = digits[1:] or "0"
-    return f"{sign}{digits[0]}.{frac}E{exp - 1}"
+    if mag == math.inf:
+        return "Infinity" if value > 0 else "-Infinity"
+    digits, exp = jdk17_digits(mag)
+    return java_format(value < 0, digits, exp)
 
 
-def _shortest_digits(mag: float) -> tuple[str, int]:
-    if mag == 5e-324:  # Double.MIN_VALUE: Java prints 4.9E-324 where the shortest repr is 5e-324
-        return "49", -323
-    return _repr_digits(mag)
-
-
-def _repr_digits(mag: float) -> tuple[str, int]:
-    text = repr(mag)
-    mantissa, _, e = text.partition("e")
-    exp10 = int(e) if e else 0
-    intpart, _, fracpart = mantissa.partition(".")
-    all_digits = intpart + fracpart
-    point = len(intpart) + exp10
-    stripped = all_digits.lstrip("0")
-    point -= len(all_digits) - len(stripped)
-    return stripped.rstrip("0") or "0", point
+def java_double_str_shortest(value: float) -> str:
+    """``Double.toString`` as Java 19+ prints it: the shortest digits that read back (the closest of them to
+    the double; the closest of one or two digits when one would do, so ``Double.MIN_VALUE`` is ``4.9E-324``),
+    laid out like :func:`java_double_str`."""
+    if value != value:
+        return "NaN"
+    if value == 0.0:
+        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
+    mag = abs(value)
+    if mag == math.inf:
+        return "Infinity" if value > 0 else "-Infinity"
+    digits, exp = shortest_digits(mag)
+    return java_format(value < 0, digits, exp)
 
 
 def decimal_str(value: Decimal) -> str:
