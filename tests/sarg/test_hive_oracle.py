@@ -11,14 +11,16 @@ from __future__ import annotations
 import math
 import os
 import re
-import struct
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 import sarg
+import sarg.literals
 from sarg import Operator, TruthValue, Type
+from sarg.literals import java_double_str, java_double_str_shortest
 from sarg.schema import Schema
 from tests.sarg.oracle.hive import (
     COLUMNS,
@@ -289,45 +291,43 @@ def test_parse_hive_texts_without_schema(corpus: list[Case], chunk: int) -> None
 
 # -- the builder against Hive's builder -----------------------------------------------------------------------
 
-_JAVA_DOUBLE = re.compile(r"-?(?:\d+\.\d+(?:E-?\d+)?)")
+@pytest.fixture(scope="session")
+def java_feature(java_tools: tuple[str, str]) -> int:
+    """The oracle JVM's feature version (8, 11, 17, 21, ...): Java 19+ prints doubles by the shortest digits."""
+    proc = subprocess.run([java_tools[1], "-version"], capture_output=True, text=True, timeout=60, check=True)
+    match = re.search(r'version "(\d+)(?:\.(\d+))?', proc.stderr)
+    assert match is not None, proc.stderr
+    major = int(match.group(1))
+    return int(match.group(2)) if major == 1 else major
 
 
-def _bits(text: str) -> int:
-    return int(struct.unpack("<q", struct.pack("<d", float(text)))[0])
+@pytest.fixture
+def hive_double_printing(java_feature: int, monkeypatch: pytest.MonkeyPatch) -> int:
+    """Print doubles as the oracle's Java does: java_double_str is Java 8..18's Double.toString (what Hive
+    deployments run); under a Java 19+ oracle the builder must print the shortest digits instead."""
+    if java_feature >= 19:
+        monkeypatch.setattr(sarg.literals, "java_double_str", java_double_str_shortest)
+    return java_feature
 
 
-def _digits(text: str) -> str:
-    return re.sub(r"E.*", "", text).replace("-", "").replace(".", "").strip("0")
+_DOUBLE_TOKEN = re.compile(r"(?<![\w.])-?\d+\.\d+(?:E-?\d+)?")
 
 
-def jdk17_double_differences(java: str, ours: str) -> list[tuple[str, str]] | None:
-    """The tokens where the two texts differ, if each is a double that Java <= 18's Double.toString printed
-    with more digits than needed and we print shortest (JDK-4511638; Java 19+ prints what we print).
-    None when the texts differ in any other way."""
-    jt, ot = java.split(" "), ours.split(" ")
-    if len(jt) != len(ot):
-        return None
-    diffs = []
-    for a, b in zip(jt, ot, strict=True):
-        if a == b:
-            continue
-        ma, mb = _JAVA_DOUBLE.match(a), _JAVA_DOUBLE.match(b)
-        if ma is None or mb is None or a[ma.end():] != b[mb.end():] or a[ma.end():].strip("),"):
-            return None
-        a_num, b_num = ma.group(), mb.group()
-        if _bits(a_num) != _bits(b_num) or len(_digits(b_num)) >= len(_digits(a_num)):
-            return None
-        diffs.append((a_num, b_num))
-    return diffs
-
-
-JDK17_DOUBLE_DIFFERENCES: set[tuple[str, str]] = set()
+def _doubles_printed_differently(text: str) -> list[str]:
+    """The double tokens of a Hive text (as one Java or the other prints them) whose Java 8..18 and Java 19+
+    printings differ."""
+    found = []
+    for token in _DOUBLE_TOKEN.findall(text):
+        old, new = java_double_str(float(token)), java_double_str_shortest(float(token))
+        if old != new and token in (old, new):
+            found.append(token)
+    return found
 
 
 @pytest.mark.parametrize("chunk", range(CHUNKS))
-def test_builder_replays_hive(corpus: list[Case], chunk: int) -> None:
-    """The same builder calls through sarg.builder() give Hive's leaves, tree and both texts; the only
-    difference allowed is a double Java 17 prints with extra digits (see jdk17_double_differences)."""
+def test_builder_replays_hive(corpus: list[Case], chunk: int, hive_double_printing: int) -> None:
+    """The same builder calls through sarg.builder() give Hive's leaves, tree and both texts, byte for byte
+    (doubles included: Java 8..18's Double.toString digits, or the shortest ones under a Java 19+ oracle)."""
     failures: list[str] = []
     for case in _chunk(corpus, chunk):
         assert case.new is not None and case.old is not None
@@ -338,11 +338,8 @@ def test_builder_replays_hive(corpus: list[Case], chunk: int) -> None:
             continue
         for ours, java in ((str(s), case.new), (s.to_old_string(), case.old)):
             if ours != java:
-                diffs = jdk17_double_differences(java, ours)
-                if diffs is None:
-                    _fail(failures, "builder text differs", case, repr(ours))
-                    break
-                JDK17_DOUBLE_DIFFERENCES.update(diffs)
+                _fail(failures, "builder text differs", case, repr(ours))
+                break
         if len(s.leaves) != len(case.leaves) or not all(
                 j.matches(leaf) for j, leaf in zip(case.leaves, s.leaves, strict=False)):
             _fail(failures, "builder leaves differ", case, repr(s.leaves)[:1000])
@@ -354,15 +351,32 @@ def test_builder_replays_hive(corpus: list[Case], chunk: int) -> None:
     _report(failures)
 
 
-def test_jdk17_double_printing_differences_are_real() -> None:
-    """The tolerance above is narrow: shortest digits of the same double only."""
-    assert jdk17_double_differences("(EQUALS f 4.9E-324)", "(EQUALS f 5.0E-324)") == [("4.9E-324", "5.0E-324")]
-    assert jdk17_double_differences("(IN f 9.999999999999999E22 1.0)", "(IN f 1.0E23 1.0)") == [
-        ("9.999999999999999E22", "1.0E23")]
-    assert jdk17_double_differences("(EQUALS f 0.1)", "(EQUALS f 0.2)") is None
-    assert jdk17_double_differences("(EQUALS f 1.0E23)", "(EQUALS f 9.999999999999999E22)") is None
-    assert jdk17_double_differences("(EQUALS s a)", "(EQUALS s b)") is None
+# Doubles that Java 8..18 prints with more digits than Java 19+ (2e23, 1e23: a short decimal is the exact
+# midpoint above them; 2**62: an integral double printed to 17 digits), or differently (twice MIN_VALUE).
+OLD_JAVA_DOUBLES = [2e23, 1e23, 2.0**62, 2.0**60 + 2**8, 1e-323, 5e-324, -0.0, 0.1, -273.15, 1e7, 1e-3]
+
+
+def test_builder_prints_doubles_as_hive(hive: HiveOracle, hive_double_printing: int) -> None:
+    """Hive's builder and ours on doubles whose printing changed in Java 19: the same texts, for the
+    oracle's Java (8..18: the extra digits are there; 19+: the shortest ones)."""
+    script = [_leaf("in", "f", Type.FLOAT, *OLD_JAVA_DOUBLES),
+              *(_leaf("equals", "price", Type.FLOAT, v) for v in OLD_JAVA_DOUBLES)]
+    (case,) = hive.scripts([script])
+    assert case.new is not None and case.old is not None
+    s = replay(case.script)
+    assert (str(s), s.to_old_string()) == (case.new, case.old)
+    differing = _doubles_printed_differently(case.new)
+    if hive_double_printing <= 18:
+        assert {"1.9999999999999998E23", "9.999999999999999E22", "4.6116860184273879E18", "1.0E-323"} <= set(
+            differing), case.new
+    else:
+        assert "2.0E23" in case.new and "9.9E-324" in case.new, case.new
     assert sarg.builder().equals("f", Type.FLOAT, 5e-324).build().leaves[0].literal == 5e-324
+
+
+def test_corpus_meets_doubles_printed_differently(corpus: list[Case]) -> None:
+    """The random corpus holds doubles whose Java 8..18 and 19+ printings differ (0.3% of random doubles)."""
+    assert sum(len(_doubles_printed_differently(case.new or "")) for case in corpus) >= 10
 
 
 # -- hand-made scripts through both builders ---------------------------------------------------------------
