@@ -578,3 +578,23 @@ def test_compaction_keeps_columns_outside_the_current_schema(tmp_path: Path, mon
     row = _row(stats, "first")
     assert (row["gone::min"], row["gone::max"], row["gone::null_count"]) == (7, 9, 0)
     assert _row(stats, "second")["gone::null_count"] == 1
+
+
+def test_file_rewritten_between_listing_and_indexing_is_unknown_and_not_stored(tmp_path: Path) -> None:
+    """The listing keyed a file by its size; if the file read for its footer has another size, its statistics
+    describe another file: the file is unknown now (kept by pruning) and nothing is stored under that key."""
+    w = _writer_table(tmp_path)
+    table = w.table()
+    victim = table.latest_file_slices()[0].base_file  # listed (and sized) now
+    assert victim is not None
+    pq.write_table(pa.table({"id": pa.array([777, 778, 779], pa.int64()), "part": [0, 0, 0],
+                             "name": ["z", "z", "z"]}), victim.full_path)
+    index = ColumnStatsIndex(table)
+    stats = index.load()
+    assert any("changed while being indexed" in e for e in index.errors)
+    row = stats.filter(pc.equal(stats.column("path"), victim.path)).to_pylist()[0]
+    assert (row["id::min"], row["id::max"], row["id::null_count"], row["num_rows"]) == (None, None, None, None)
+    again = ColumnStatsIndex(w.table())  # listed afresh: the new size, read from its footer
+    row = again.load().filter(pc.equal(stats.column("path"), victim.path)).to_pylist()[0]
+    assert (row["id::min"], row["id::max"], row["num_rows"]) == (777, 779, 3)
+    assert again.last.files_from_footers == 1
