@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import gc
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import NamedTuple, cast
 from urllib.parse import unquote
 
 import pyarrow as pa
@@ -23,8 +24,9 @@ _BASE_EXTENSIONS = {"PARQUET": ".parquet", "ORC": ".orc", "HFILE": ".hfile"}
 LISTING_THREADS = 4
 
 
-@dataclass(frozen=True, slots=True)
-class BaseFile:
+# The models are NamedTuples: immutable, typed, and built ~6x faster than frozen slotted dataclasses (a
+# 100,000-file listing builds 200,000 of them).
+class BaseFile(NamedTuple):
     """A base (columnar) file: `path` is relative to the table root with `/` separators."""
 
     path: str
@@ -49,8 +51,7 @@ class BaseFile:
         return self.name.rsplit("_", 2)[2].split(".", 1)[0]
 
 
-@dataclass(frozen=True, slots=True)
-class LogFile:
+class LogFile(NamedTuple):
     """A merge-on-read log file `.<fileId>_<instant>.log.<version>_<writeToken>`."""
 
     path: str
@@ -67,8 +68,7 @@ class LogFile:
         return self.path.rsplit("/", 1)[-1]
 
 
-@dataclass(frozen=True, slots=True)
-class FileSlice:
+class FileSlice(NamedTuple):
     """The latest state of one file group: a base file (None for log-only groups) plus its log files.
 
     `partition_values` is shared by the slices of one partition: read it, do not mutate it."""
@@ -128,50 +128,27 @@ def partition_values_for(path: str, properties: TableProperties) -> dict[str, st
 
 @contextmanager
 def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building many small acyclic objects (listing 100,000 files
-    otherwise triggers repeated full collections); restores the previous state."""
+    """Pause the cyclic garbage collector while building many small long-lived objects.
+
+    Listing 100,000 files builds ~300,000 tuples that the table caches. With the collector running, young
+    collections would scan them over and over; after a plain pause, the first young collection scans them
+    all at once (~0.1 s). Instead, on exit everything young is moved straight to the oldest generation
+    (`gc.freeze()` + `gc.unfreeze()`, no scan), where only a later full collection looks at it; cyclic garbage
+    among it is still collected then. Done only when nobody else uses the permanent generation (a process that
+    froze objects itself keeps them frozen: then this is a plain pause). Restores the previous state."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was_enabled:
+            if gc.get_freeze_count() == 0:
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
 
 
-# Fast constructors: the dataclasses stay frozen for users; building 100,000 of them through the generated
-# frozen __init__ costs ~2 us each, setting the slots directly costs a fraction of that.
-_new = object.__new__
-_BF_SET = tuple(getattr(BaseFile, f).__set__ for f in ("path", "full_path", "size", "mtime"))
-_FS_SET = tuple(
-    getattr(FileSlice, f).__set__
-    for f in ("file_id", "partition_path", "base_instant", "base_file", "log_files", "partition_values")
-)
-
-
-def _base_file(path: str, full_path: str, size: int, mtime: float) -> BaseFile:
-    obj: BaseFile = _new(BaseFile)
-    s0, s1, s2, s3 = _BF_SET
-    s0(obj, path)
-    s1(obj, full_path)
-    s2(obj, size)
-    s3(obj, mtime)
-    return obj
-
-
-def _file_slice(
-    file_id: str, partition: str, base_instant: str, base_file: BaseFile | None, log_files: tuple[LogFile, ...],
-    values: dict[str, str],
-) -> FileSlice:
-    obj: FileSlice = _new(FileSlice)
-    s0, s1, s2, s3, s4, s5 = _FS_SET
-    s0(obj, file_id)
-    s1(obj, partition)
-    s2(obj, base_instant)
-    s3(obj, base_file)
-    s4(obj, log_files)
-    s5(obj, values)
-    return obj
+_tuple_new = tuple.__new__  # builds a NamedTuple from a ready tuple, skipping its generated __new__
 
 
 # one listed base file: (instant, name, size, mtime); a file group maps to one entry or a list of them
@@ -187,6 +164,120 @@ class _Listed:
     logs: dict[str, dict[str, list[_LogEntry]]]
 
 
+class _SliceContext:
+    """What choosing the latest slices as of one instant needs from the timeline, computed once per call."""
+
+    def __init__(self, view: FileSystemView, as_of: str | None) -> None:
+        timeline = view.timeline
+        writes_all = timeline.completed_writes
+        writes = timeline.completed_writes_as_of(as_of)
+        self.as_of = as_of
+        self.completed = {i.timestamp for i in writes}
+        self.completion_of = {i.timestamp: (i.completion_time or i.timestamp) for i in writes}
+        self.earliest = writes_all[0].timestamp if writes_all else None
+        self.pending = {i.timestamp for i in timeline.pending}
+        self.pending_compactions = {i.timestamp for i in timeline.pending if i.action == "compaction"}
+        self.rolled_back = timeline.rolled_back_timestamps if any(
+            i.action in ("rollback", "restore") for i in timeline.completed
+        ) else frozenset()
+        self.replaced = timeline.replaced_file_groups(as_of)
+        self.layout2 = view.properties.timeline_layout_version >= 2
+        self.properties = view.properties
+        self.base_path = view.base_path
+
+    def committed(self, ts: str) -> bool:
+        """Whether a file written at `ts` is committed as of the context's instant. Files older than the active
+        timeline (archived instants) count as committed unless pending or rolled back."""
+        if ts in self.completed:
+            return True
+        earliest = self.earliest
+        if earliest is None or ts >= earliest or ts in self.pending or ts in self.rolled_back:
+            return False
+        return self.as_of is None or ts <= self.as_of
+
+    def slices(self, partition: str, listed: _Listed) -> list[FileSlice]:
+        """The latest slices of one partition's file groups, by file id."""
+        groups = listed.bases.get(partition)
+        part_logs = listed.logs.get(partition)
+        if not groups and not part_logs:
+            return []
+        values = partition_values_for(partition, self.properties)
+        prefix = f"{partition}/" if partition else ""
+        full_prefix = f"{self.base_path}/{prefix}"
+        completed = self.completed
+        committed = self.committed
+        replaced = self.replaced
+        out: list[FileSlice] = []
+        append = out.append
+        if groups is None:
+            groups = {}
+        if not part_logs and not replaced:
+            # the common case, kept lean: base files only, nothing replaced
+            new = _tuple_new
+            no_logs: tuple[LogFile, ...] = ()
+            for file_id in sorted(groups):
+                found = groups[file_id]
+                if type(found) is tuple:
+                    ts, name, size, mtime = found
+                    if ts in completed or committed(ts):
+                        append(new(FileSlice, (
+                            file_id, partition, ts,
+                            new(BaseFile, (prefix + name, full_prefix + name, size, mtime)), no_logs, values,
+                        )))
+                    continue
+                for ts, name, size, mtime in sorted(cast(list[_Entry], found), reverse=True):
+                    if committed(ts):
+                        append(FileSlice(file_id, partition, ts, BaseFile(prefix + name, full_prefix + name, size,
+                                                                           mtime), no_logs, values))
+                        break
+            return out
+        file_ids = sorted(groups.keys() | part_logs.keys()) if part_logs else sorted(groups)
+        layout2 = self.layout2
+        completion_of = self.completion_of
+        pending_compactions = self.pending_compactions
+        for file_id in file_ids:
+            if replaced and (partition, file_id) in replaced:
+                continue
+            base_instant: str | None = None
+            base_file: BaseFile | None = None
+            entry = groups.get(file_id)
+            if entry is not None:
+                entries = [entry] if isinstance(entry, tuple) else sorted(entry, reverse=True)
+                for ts, name, size, mtime in entries:
+                    if committed(ts):
+                        base_instant = ts
+                        base_file = BaseFile(prefix + name, full_prefix + name, size, mtime)
+                        break
+            log_files: tuple[LogFile, ...] = ()
+            group_logs = part_logs.get(file_id) if part_logs else None
+            if group_logs:
+                chosen = []
+                for name, size, mtime, ts, ver, tok in group_logs:
+                    if layout2:
+                        if ts not in completed:
+                            continue
+                        position = completion_of[ts]
+                    else:
+                        if not (committed(ts) or ts in pending_compactions):
+                            continue
+                        position = ts
+                    if base_instant is not None and position < base_instant:
+                        continue
+                    chosen.append((name, size, mtime, ts, ver, tok))
+                if chosen:
+                    chosen.sort(key=lambda r: (r[3], r[4], r[5]))
+                    log_files = tuple(
+                        LogFile(prefix + n, full_prefix + n, sz, mt, file_id, ts, ver, tok)
+                        for n, sz, mt, ts, ver, tok in chosen
+                    )
+                    if base_instant is None:
+                        base_instant = chosen[0][3]
+            if base_instant is None:
+                continue
+            append(FileSlice(file_id, partition, base_instant, base_file, log_files, values))
+        return out
+
+
 class FileSystemView:
     """Lists the table's data files once and answers latest-file-slice questions against the timeline."""
 
@@ -198,18 +289,20 @@ class FileSystemView:
         self._listed: _Listed | None = None
 
     # ------------------------------------------------------------- listing
-    def _list(self) -> _Listed:
+    def _list(self, on_partition: Callable[[str, _Listed], None] | None = None) -> _Listed:
         if self._listed is not None:
             return self._listed
         with gc_paused():
-            self._listed = self._list_files()
+            self._listed = self._list_files(on_partition)
         return self._listed
 
-    def _list_files(self) -> _Listed:
+    def _list_files(self, on_partition: Callable[[str, _Listed], None] | None) -> _Listed:
         """List every partition folder with pyarrow's C++ file system (the stat calls run without the GIL),
-        several folders at a time: on a cold inode cache the waits overlap."""
+        several folders at a time: on a cold inode cache the waits overlap. `on_partition(rel, listed)` runs
+        in this thread after each folder is absorbed, while the pool goes on stat-ing the next folders."""
         bases: dict[str, dict[str, _Entry | list[_Entry]]] = {}
         logs: dict[str, dict[str, list[_LogEntry]]] = {}
+        listed = _Listed(bases, logs)
         ext = self._extension
         cut = -len(ext)
         partitioned = self.properties.is_partitioned
@@ -268,6 +361,8 @@ class FileSystemView:
             return subdirs
 
         top = absorb("", list_dir(self.base_path))
+        if on_partition is not None:
+            on_partition("", listed)
         if top:
             with ThreadPoolExecutor(max_workers=LISTING_THREADS) as pool:
                 pending = {pool.submit(list_dir, path): rel for path, rel in top}
@@ -277,96 +372,33 @@ class FileSystemView:
                         rel = pending.pop(future)
                         for path, sub_rel in absorb(rel, future.result()):
                             pending[pool.submit(list_dir, path)] = sub_rel
-        return _Listed(bases, logs)
+                        if on_partition is not None:
+                            on_partition(rel, listed)
+        return listed
 
     # -------------------------------------------------------------- slices
     def latest_file_slices(self, as_of: str | None = None) -> list[FileSlice]:
         """The latest committed slice of every live file group (as of an instant time), by partition and id."""
-        listed = self._list()
         with gc_paused():
-            return self._latest(listed, as_of)
+            context = _SliceContext(self, as_of)
+            if self._listed is None:
+                # first call: each partition's slices are built as soon as its folder is listed, overlapping
+                # the Python work with the pool's stat calls
+                by_partition: dict[str, list[FileSlice]] = {}
 
-    def _latest(self, listed: _Listed, as_of: str | None) -> list[FileSlice]:
-        timeline = self.timeline
-        writes_all = timeline.completed_writes
-        writes = timeline.completed_writes_as_of(as_of)
-        completed = {i.timestamp for i in writes}
-        completion_of = {i.timestamp: (i.completion_time or i.timestamp) for i in writes}
-        earliest = writes_all[0].timestamp if writes_all else None
-        pending = {i.timestamp for i in timeline.pending}
-        pending_compactions = {i.timestamp for i in timeline.pending if i.action == "compaction"}
-        rolled_back = timeline.rolled_back_timestamps if any(
-            i.action in ("rollback", "restore") for i in timeline.completed
-        ) else frozenset()
-        replaced = timeline.replaced_file_groups(as_of)
-        layout2 = self.properties.timeline_layout_version >= 2
+                def on_partition(rel: str, listed: _Listed) -> None:
+                    by_partition[rel] = context.slices(rel, listed)
 
-        def committed(ts: str) -> bool:
-            if ts in completed:
-                return True
-            if earliest is None or ts >= earliest or ts in pending or ts in rolled_back:
-                return False
-            return as_of is None or ts <= as_of
-
-        base_path = self.base_path
-        props = self.properties
-        out: list[FileSlice] = []
-        append = out.append
-        empty: dict[str, _Entry | list[_Entry]] = {}
-        no_logs: dict[str, list[_LogEntry]] = {}
-        for partition in sorted(listed.bases.keys() | listed.logs.keys()):
-            values = partition_values_for(partition, props)
-            prefix = f"{partition}/" if partition else ""
-            full_prefix = f"{base_path}/{prefix}"
-            groups = listed.bases.get(partition, empty)
-            part_logs = listed.logs.get(partition, no_logs)
-            file_ids = sorted(groups.keys() | part_logs.keys()) if part_logs else sorted(groups)
-            for file_id in file_ids:
-                if replaced and (partition, file_id) in replaced:
-                    continue
-                base_instant: str | None = None
-                base_file: BaseFile | None = None
-                found = groups.get(file_id)
-                if found is not None:
-                    if isinstance(found, tuple):
-                        ts = found[0]
-                        if ts in completed or committed(ts):
-                            base_instant = ts
-                            base_file = _base_file(prefix + found[1], full_prefix + found[1], found[2], found[3])
-                    else:
-                        for ts, name, size, mtime in sorted(found, reverse=True):
-                            if committed(ts):
-                                base_instant = ts
-                                base_file = _base_file(prefix + name, full_prefix + name, size, mtime)
-                                break
-                log_files: tuple[LogFile, ...] = ()
-                group_logs = part_logs.get(file_id) if part_logs else None
-                if group_logs:
-                    chosen = []
-                    for name, size, mtime, ts, ver, tok in group_logs:
-                        if layout2:
-                            if ts not in completed:
-                                continue
-                            position = completion_of[ts]
-                        else:
-                            if not (committed(ts) or ts in pending_compactions):
-                                continue
-                            position = ts
-                        if base_instant is not None and position < base_instant:
-                            continue
-                        chosen.append((name, size, mtime, ts, ver, tok))
-                    if chosen:
-                        chosen.sort(key=lambda r: (r[3], r[4], r[5]))
-                        log_files = tuple(
-                            LogFile(prefix + n, full_prefix + n, sz, mt, file_id, ts, ver, tok)
-                            for n, sz, mt, ts, ver, tok in chosen
-                        )
-                        if base_instant is None:
-                            base_instant = chosen[0][3]
-                if base_instant is None:
-                    continue
-                append(_file_slice(file_id, partition, base_instant, base_file, log_files, values))
-        return out
+                listed = self._list(on_partition)
+                out: list[FileSlice] = []
+                for partition in sorted(by_partition):
+                    out += by_partition[partition]
+                return out
+            listed = self._listed
+            out = []
+            for partition in sorted(listed.bases.keys() | listed.logs.keys()):
+                out += context.slices(partition, listed)
+            return out
 
     def partition_paths(self) -> list[str]:
         listed = self._list()

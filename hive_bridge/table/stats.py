@@ -27,9 +27,11 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from decimal import Decimal
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -704,6 +706,14 @@ def _keys(paths: Any, sizes: Any, instants: Any) -> pa.Array:
 
 
 # ------------------------------------------------------------------ index
+_BASE_FILE = attrgetter("base_file")
+_BASE_INSTANT = attrgetter("base_instant")
+_PARTITION = attrgetter("partition_path")
+_LOG_FILES = attrgetter("log_files")
+_PATH = attrgetter("path")
+_SIZE = attrgetter("size")
+
+
 @dataclass
 class _State:
     raw_segments: list[tuple[str, pa.Table]] = field(default_factory=list)
@@ -749,20 +759,18 @@ class ColumnStatsIndex:
         target = self.target_leaves()
         n = len(slice_list)
         # a log-only file group has no statistics and is always kept (has_log_files); it is keyed by its
-        # first log file
-        firsts = [s.base_file or s.log_files[0] for s in slice_list]
-        paths = [f.path for f in firsts]
-        sizes = [f.size for f in firsts]
-        partitions = [s.partition_path for s in slice_list]
-        instants = [s.base_instant for s in slice_list]
-        has_logs = [bool(s.log_files) for s in slice_list]
-        base_rows = [i for i, s in enumerate(slice_list) if s.base_file is not None]
-        path_arr = pa.array(paths, pa.string())
-        size_arr = pa.array(sizes, pa.int64())
-        instant_arr = pa.array(instants, pa.string())
+        # first log file. FileSlice and BaseFile are NamedTuples: the attrgetter maps run at C speed.
+        bases = list(map(_BASE_FILE, slice_list))
+        all_base = None not in bases
+        firsts = bases if all_base else [s.base_file or s.log_files[0] for s in slice_list]
+        path_arr = pa.array(list(map(_PATH, firsts)), pa.string())
+        size_arr = pa.array(list(map(_SIZE, firsts)), pa.int64())
+        instant_arr = pa.array(list(map(_BASE_INSTANT, slice_list)), pa.string())
+        partition_arr = pa.array(list(map(_PARTITION, slice_list)), pa.string())
+        has_logs = pa.array(list(map(bool, map(_LOG_FILES, slice_list))), pa.bool_())
+        base_count = n if all_base else n - bases.count(None)
         keys = _keys(path_arr, size_arr, instant_arr)
-        all_base = len(base_rows) == n
-        is_base = None if all_base else pa.array([s.base_file is not None for s in slice_list], pa.bool_())
+        is_base = None if all_base else pa.array([b is not None for b in bases], pa.bool_())
         positions = pc.index_in(keys, value_set=state.keys)
         missing_rows: list[int] = []
         if positions.null_count:
@@ -784,25 +792,26 @@ class ColumnStatsIndex:
         if is_base is not None:
             positions = pc.if_else(is_base, positions, pa.nulls(n, pa.int32()))
         assert state.entries is not None
-        entries = state.entries
-        if n == entries.num_rows and positions.null_count == 0 and n and pc.all(
-            pc.equal(positions, pa.array(range(n), pa.int32()))
-        ).as_py():
+        # the key columns come from the listing: only row counts and statistics are taken from the index
+        entries = state.entries.select(range(len(KEY_FIELDS) - 1, state.entries.num_columns))
+        if n == entries.num_rows and positions.null_count == 0 and n and np.array_equal(
+            positions.to_numpy(), np.arange(n, dtype=np.int32)
+        ):
             taken = entries  # the index already holds exactly these files in this order
         else:
             taken = entries.take(positions)
         columns = [
             path_arr,
-            pa.array(partitions, pa.string()),
+            partition_arr,
             size_arr,
             instant_arr,
-            taken.column("num_rows"),
-            pa.array(has_logs, pa.bool_()),
+            taken.column(0),  # num_rows
+            has_logs,
         ]
-        columns += [taken.column(i) for i in range(len(KEY_FIELDS), taken.num_columns)]
+        columns += taken.columns[1:]
         result = pa.Table.from_arrays(columns, schema=stats_schema(target, with_has_log_files=True))
         last = IndexCounters(
-            files_from_index=len(base_rows) - len(missing_rows),
+            files_from_index=base_count - len(missing_rows),
             files_from_footers=len(missing_rows),
             unreadable_footers=last.unreadable_footers,
             segments_read=last.segments_read,

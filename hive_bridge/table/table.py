@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from itertools import compress
+from operator import attrgetter
 from pathlib import Path
 
 import pyarrow as pa
@@ -21,6 +23,8 @@ META_FIELDS = (
     "_hoodie_partition_path",
     "_hoodie_file_name",
 )
+_BASE_FILE = attrgetter("base_file")
+_BASE_INSTANT = attrgetter("base_instant")
 
 
 class HudiTable:
@@ -99,10 +103,11 @@ class HudiTable:
 
     def _resolve_schema(self) -> pa.Schema:
         schema: pa.Schema | None = None
-        latest: FileSlice | None = None
-        for s in self.latest_file_slices():  # the newest base file (one pass; tables can have 100,000s)
-            if s.base_file is not None and (latest is None or s.base_instant > latest.base_instant):
-                latest = s
+        # the newest base file (first of the newest); C-speed passes, tables can have 100,000s of slices
+        slices = self.latest_file_slices()
+        latest: FileSlice | None = max(
+            compress(slices, map(_BASE_FILE, slices)), key=_BASE_INSTANT, default=None
+        )
         if latest is not None and latest.base_file is not None:
             try:
                 schema = pq.read_schema(latest.base_file.full_path)
