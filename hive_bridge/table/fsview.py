@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
+from sys import intern
 from typing import NamedTuple, cast
 from urllib.parse import unquote
 
@@ -33,6 +34,8 @@ class BaseFile(NamedTuple):
     full_path: str
     size: int
     mtime: float
+    #: the instant that wrote it (from the file name)
+    instant: str
 
     @property
     def name(self) -> str:
@@ -45,10 +48,6 @@ class BaseFile(NamedTuple):
     @property
     def write_token(self) -> str:
         return self.name.rsplit("_", 2)[1]
-
-    @property
-    def instant(self) -> str:
-        return self.name.rsplit("_", 2)[2].split(".", 1)[0]
 
 
 class LogFile(NamedTuple):
@@ -151,17 +150,22 @@ def gc_paused() -> Iterator[None]:
 _tuple_new = tuple.__new__  # builds a NamedTuple from a ready tuple, skipping its generated __new__
 
 
-# one listed base file: (instant, name, size, mtime); a file group maps to one entry or a list of them
-_Entry = tuple[str, str, int, float]
+#: a file group's listed base files: one, or a list when the group has several slices
+_Bases = BaseFile | list[BaseFile]
 _LogEntry = tuple[str, int, float, str, int, str]
 
 
 @dataclass(slots=True)
 class _Listed:
     # partition -> file id -> base file entry (or a list of entries when the group has several slices)
-    bases: dict[str, dict[str, _Entry | list[_Entry]]]
+    bases: dict[str, dict[str, _Bases]]
     # partition -> file id -> log files
     logs: dict[str, dict[str, list[_LogEntry]]]
+
+
+def _newest(b: BaseFile) -> tuple[str, str]:
+    """Sort key of a group's base files: by instant, then name (ties: the later name wins, as before)."""
+    return b.instant, b.path
 
 
 class _SliceContext:
@@ -217,18 +221,14 @@ class _SliceContext:
             no_logs: tuple[LogFile, ...] = ()
             for file_id in sorted(groups):
                 found = groups[file_id]
-                if type(found) is tuple:
-                    ts, name, size, mtime = found
+                if type(found) is BaseFile:
+                    ts = found.instant
                     if ts in completed or committed(ts):
-                        append(new(FileSlice, (
-                            file_id, partition, ts,
-                            new(BaseFile, (prefix + name, full_prefix + name, size, mtime)), no_logs, values,
-                        )))
+                        append(new(FileSlice, (file_id, partition, ts, found, no_logs, values)))
                     continue
-                for ts, name, size, mtime in sorted(cast(list[_Entry], found), reverse=True):
-                    if committed(ts):
-                        append(FileSlice(file_id, partition, ts, BaseFile(prefix + name, full_prefix + name, size,
-                                                                           mtime), no_logs, values))
+                for bf in sorted(cast(list[BaseFile], found), key=_newest, reverse=True):
+                    if committed(bf.instant):
+                        append(FileSlice(file_id, partition, bf.instant, bf, no_logs, values))
                         break
             return out
         file_ids = sorted(groups.keys() | part_logs.keys()) if part_logs else sorted(groups)
@@ -242,11 +242,12 @@ class _SliceContext:
             base_file: BaseFile | None = None
             entry = groups.get(file_id)
             if entry is not None:
-                entries = [entry] if isinstance(entry, tuple) else sorted(entry, reverse=True)
-                for ts, name, size, mtime in entries:
-                    if committed(ts):
-                        base_instant = ts
-                        base_file = BaseFile(prefix + name, full_prefix + name, size, mtime)
+                entries = [entry] if type(entry) is BaseFile else sorted(cast(list[BaseFile], entry), key=_newest,
+                                                                         reverse=True)
+                for bf in entries:
+                    if committed(bf.instant):
+                        base_instant = bf.instant
+                        base_file = bf
                         break
             log_files: tuple[LogFile, ...] = ()
             group_logs = part_logs.get(file_id) if part_logs else None
@@ -300,7 +301,7 @@ class FileSystemView:
         """List every partition folder with pyarrow's C++ file system (the stat calls run without the GIL),
         several folders at a time: on a cold inode cache the waits overlap. `on_partition(rel, listed)` runs
         in this thread after each folder is absorbed, while the pool goes on stat-ing the next folders."""
-        bases: dict[str, dict[str, _Entry | list[_Entry]]] = {}
+        bases: dict[str, dict[str, _Bases]] = {}
         logs: dict[str, dict[str, list[_LogEntry]]] = {}
         listed = _Listed(bases, logs)
         ext = self._extension
@@ -308,6 +309,7 @@ class FileSystemView:
         partitioned = self.properties.is_partitioned
         fs = pafs.LocalFileSystem()
         dir_type = pafs.FileType.Directory
+        new = _tuple_new
 
         def list_dir(directory: str) -> list[pafs.FileInfo]:
             try:
@@ -318,7 +320,8 @@ class FileSystemView:
         def absorb(rel: str, infos: list[pafs.FileInfo]) -> list[tuple[str, str]]:
             subdirs: list[tuple[str, str]] = []
             skip_files = partitioned and not rel
-            group: dict[str, _Entry | list[_Entry]] | None = None
+            group: dict[str, _Bases] | None = None
+            prefix = f"{rel}/" if rel else ""
             for info in infos:
                 # pyarrow gives a size to regular files only; `info.type` (a Python enum built per call) and
                 # `info.base_name` cost more than the stat, so they are read only for what has no size
@@ -349,15 +352,15 @@ class FileSystemView:
                     continue
                 if group is None:
                     group = bases.setdefault(rel, {})
-                item: _Entry = (parts[2], name, size, info.mtime_ns / 1e9)
+                # the listing's own full path; the instant string is shared by all files of an instant
+                item = new(BaseFile, (prefix + name, path, size, info.mtime_ns / 1e9, intern(parts[2])))
                 fid = parts[0]
-                prev = group.get(fid)
-                if prev is None:
-                    group[fid] = item
-                elif isinstance(prev, list):
-                    prev.append(item)
-                else:
-                    group[fid] = [prev, item]
+                prev = group.setdefault(fid, item)
+                if prev is not item:
+                    if type(prev) is BaseFile:
+                        group[fid] = [prev, item]
+                    else:
+                        cast(list[BaseFile], prev).append(item)
             return subdirs
 
         top = absorb("", list_dir(self.base_path))

@@ -395,3 +395,76 @@ def test_listing_skips_what_is_not_a_data_file(fixture_copy: Callable[[str], Pat
     after = [(s.partition_path, s.file_id, s.base_file and s.base_file.path)
              for s in HudiTable.open(path).latest_file_slices()]
     assert after == before
+
+
+def _slices_after_listing(path: Path, as_of: str | None = None) -> list[FileSlice]:
+    """The slices computed from an already-listed table (the path time travel takes), not the first call's
+    path that builds each partition's slices while the listing runs."""
+    table = HudiTable.open(path)
+    table.partition_paths()  # lists the folders
+    return table._fsview.latest_file_slices(as_of)
+
+
+@pytest.mark.parametrize("name", FIXTURE_NAMES)
+def test_slices_built_during_listing_equal_slices_built_after(fixture_tables: dict[str, Path], name: str) -> None:
+    path = fixture_tables[name]
+    first = HudiTable.open(path).latest_file_slices()
+    assert first == _slices_after_listing(path)
+    assert [(s.partition_path, s.file_id) for s in first] == sorted((s.partition_path, s.file_id) for s in first)
+
+
+def test_slices_built_during_listing_with_upserts_and_several_partitions(tmp_path: Path) -> None:
+    import pyarrow as pa
+
+    from hive_bridge.table import HudiWriter
+
+    w = HudiWriter(tmp_path / "t", partition_fields=["p"], rows_per_file=3)
+    w.insert(pa.table({"id": pa.array(range(40), pa.int64()), "p": pa.array([i % 4 for i in range(40)], pa.int32())}))
+    up = w.upsert(pa.table({"id": pa.array([0, 5, 10], pa.int64()), "p": pa.array([0, 1, 2], pa.int32())}))
+    first = HudiTable.open(tmp_path / "t").latest_file_slices()
+    assert first == _slices_after_listing(tmp_path / "t")
+    assert len({s.partition_path for s in first}) == 4
+    assert any(s.base_instant == up.instant for s in first)
+    assert all(s.base_file is not None and s.base_file.instant == s.base_instant for s in first)
+
+
+def test_listing_leaves_the_garbage_collector_as_it_found_it(fixture_tables: dict[str, Path]) -> None:
+    """The listing moves its objects to the oldest generation with gc.freeze()/unfreeze(): it must leave the
+    collector enabled, and objects a process froze itself frozen."""
+    import gc
+
+    path = fixture_tables["sample_table.cow.v6_complexkeygen_hivestyle"]
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    assert HudiTable.open(path).latest_file_slices()
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        assert frozen > 0
+        assert HudiTable.open(path).latest_file_slices()
+        assert gc.get_freeze_count() == frozen and gc.isenabled()
+    finally:
+        gc.unfreeze()
+    gc.disable()
+    try:
+        assert HudiTable.open(path).latest_file_slices()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_two_base_files_of_one_group_and_instant(fixture_copy: Callable[[str], Path]) -> None:
+    """A group with two base files of the same instant (a retried task's leftover): the later name wins, in both
+    ways of building the slices."""
+    path = fixture_copy(OVERWRITE_COW)
+    s = HudiTable.open(path).latest_file_slices()[0]
+    assert s.base_file is not None
+    src = Path(s.base_file.full_path)
+    fid, _token, instant = s.base_file.name[: -len(".parquet")].rsplit("_", 2)
+    twins = [src.with_name(f"{fid}_{t}_{instant}.parquet") for t in ("0-0-0", "9-9-9")]
+    for twin in twins:
+        shutil.copyfile(src, twin)
+    expected_name = max(src.name, *(t.name for t in twins))
+    for slices in (HudiTable.open(path).latest_file_slices(), _slices_after_listing(path)):
+        got = next(x for x in slices if x.file_id == s.file_id and x.partition_path == s.partition_path)
+        assert got.base_file is not None and got.base_file.name == expected_name and got.base_instant == instant
