@@ -705,6 +705,20 @@ def _keys(paths: Any, sizes: Any, instants: Any) -> pa.Array:
     return joined
 
 
+def _lookup(state: _State, paths: pa.Array, sizes: pa.Array, instants: pa.Array) -> pa.Array:
+    """The index row of each listed file (int32, null when none): the first row with the file's path, used only
+    when its size and instant equal the listing's as well, so a row serves only the file (path, size, instant)
+    it was read from. Comparing after a path lookup costs less than hashing joined keys."""
+    positions = pc.index_in(paths, value_set=state.paths)
+    if not len(positions) or positions.null_count == len(positions):
+        return positions
+    same = pc.and_(
+        pc.equal(state.sizes.take(positions), sizes),
+        pc.equal(state.instants.take(positions), instants),
+    )
+    return pc.if_else(same, positions, pa.nulls(len(positions), pa.int32()))
+
+
 # ------------------------------------------------------------------ index
 _BASE_FILE = attrgetter("base_file")
 _BASE_INSTANT = attrgetter("base_instant")
@@ -718,7 +732,10 @@ _SIZE = attrgetter("size")
 class _State:
     raw_segments: list[tuple[str, pa.Table]] = field(default_factory=list)
     entries: pa.Table | None = None
-    keys: pa.Array = field(default_factory=lambda: pa.array([], pa.string()))
+    #: entries' path, file_size and instant columns as single arrays (the lookup's)
+    paths: pa.Array = field(default_factory=lambda: pa.array([], pa.string()))
+    sizes: pa.Array = field(default_factory=lambda: pa.array([], pa.int64()))
+    instants: pa.Array = field(default_factory=lambda: pa.array([], pa.string()))
 
 
 class ColumnStatsIndex:
@@ -769,9 +786,8 @@ class ColumnStatsIndex:
         partition_arr = pa.array(list(map(_PARTITION, slice_list)), pa.string())
         has_logs = pa.array(list(map(bool, map(_LOG_FILES, slice_list))), pa.bool_())
         base_count = n if all_base else n - bases.count(None)
-        keys = _keys(path_arr, size_arr, instant_arr)
         is_base = None if all_base else pa.array([b is not None for b in bases], pa.bool_())
-        positions = pc.index_in(keys, value_set=state.keys)
+        positions = _lookup(state, path_arr, size_arr, instant_arr)
         missing_rows: list[int] = []
         if positions.null_count:
             missing_mask = pc.is_null(positions) if is_base is None else pc.and_(pc.is_null(positions), is_base)
@@ -788,7 +804,7 @@ class ColumnStatsIndex:
                 missing.append((bf.path, s.partition_path, bf.size, s.base_instant, bf.full_path))
         if missing:
             last = self._add_from_footers(state, missing, target, last)
-            positions = pc.index_in(keys, value_set=state.keys)
+            positions = _lookup(state, path_arr, size_arr, instant_arr)
         if is_base is not None:
             positions = pc.if_else(is_base, positions, pa.nulls(n, pa.int32()))
         assert state.entries is not None
@@ -877,13 +893,17 @@ class ColumnStatsIndex:
 
     def _rebuild_entries(self, state: _State) -> None:
         target = self.target_leaves()
-        parts = [normalize(seg, target) for _, seg in state.raw_segments]
+        # newest segment first: a path indexed twice (a file rewritten under its name, read again) is found at
+        # its newest row first (`_lookup` takes the first row of a path)
+        parts = [normalize(seg, target) for _, seg in reversed(state.raw_segments)]
         if parts:
             entries = pa.concat_tables(parts)
         else:
             entries = stats_schema(target, with_has_log_files=False).empty_table()
         state.entries = entries.combine_chunks()
-        state.keys = _keys(entries.column("path"), entries.column("file_size"), entries.column("instant"))
+        state.paths = state.entries.column("path").combine_chunks()
+        state.sizes = state.entries.column("file_size").combine_chunks()
+        state.instants = state.entries.column("instant").combine_chunks()
 
     def _add_from_footers(
         self, state: _State, missing: list[tuple[str, str, int, str, str]], target: list[Leaf],
@@ -940,8 +960,11 @@ class ColumnStatsIndex:
         """Write atomically (temp file + rename); None when the table folder is not writable."""
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            stamp = time.strftime("%Y%m%d%H%M%S", time.gmtime())
-            name = f"seg-{stamp}-{uuid.uuid4().hex[:12]}{SEGMENT_SUFFIX}"
+            # names sort in creation order (to the nanosecond; older names without them sort first within
+            # their second), which makes the newest row of a path the one found first
+            ns = time.time_ns()
+            stamp = time.strftime("%Y%m%d%H%M%S", time.gmtime(ns // 10**9))
+            name = f"seg-{stamp}.{ns % 10**9:09d}-{uuid.uuid4().hex[:12]}{SEGMENT_SUFFIX}"
             tmp = self.directory / f".tmp-{name}"
             write_segment(table, tmp)
             os.replace(tmp, self.directory / name)

@@ -382,6 +382,34 @@ def test_stale_entry_is_never_used(tmp_path: Path) -> None:
     assert (row["id::min"], row["id::max"], row["num_rows"]) == (777, 779, 3)
 
 
+def test_file_rewritten_twice_is_read_once_each_time(tmp_path: Path) -> None:
+    """A rewritten file leaves its old row in an older segment: the lookup finds the newest row of a path first,
+    so each content is read from its footer once, and a return to an older size is read again, not served from
+    the old row's statistics unless they match it."""
+    w = _writer_table(tmp_path)
+    table = w.table()
+    ColumnStatsIndex(table).load()
+    victim = table.latest_file_slices()[0].base_file
+    assert victim is not None
+    original = Path(victim.full_path).read_bytes()
+    pq.write_table(pa.table({"id": pa.array([777, 778, 779], pa.int64()), "part": [0, 0, 0],
+                             "name": ["z", "z", "z"]}), victim.full_path)
+    assert Path(victim.full_path).stat().st_size != len(original)
+
+    def load() -> tuple[int, tuple[object, object, object]]:
+        index = ColumnStatsIndex(w.table())
+        stats = index.load()
+        row = stats.filter(pc.equal(stats.column("path"), victim.path)).to_pylist()[0]
+        return index.last.files_from_footers, (row["id::min"], row["id::max"], row["num_rows"])
+
+    assert load() == (1, (777, 779, 3))
+    assert load() == (0, (777, 779, 3))  # the newer row is found first: no second read
+    Path(victim.full_path).write_bytes(original)
+    reads, (lo, hi, _rows) = load()
+    assert reads == 1 and (lo, hi) != (777, 779)
+    assert load()[0] == 0
+
+
 def test_corrupt_segment_is_rebuilt(tmp_path: Path) -> None:
     w = _writer_table(tmp_path)
     good = ColumnStatsIndex(w.table()).load()
