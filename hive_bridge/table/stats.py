@@ -693,10 +693,6 @@ def validate_segment(segment: pa.Table, where: str) -> None:
             raise HudiTableError(f"{where}: {leaf}::null_count outside [0, num_rows]")
 
 
-def _key(path: str, size: int, instant: str) -> str:
-    return f"{path}\x00{size}\x00{instant}"
-
-
 def _keys(paths: Any, sizes: Any, instants: Any) -> pa.Array:
     """Index keys (path, size, instant) as one string array; a row is used only when all three match."""
     joined = pc.binary_join_element_wise(paths, pc.cast(sizes, pa.string()), instants, "\x00")
@@ -979,22 +975,18 @@ class ColumnStatsIndex:
         total = sum(s.num_rows for _, s in persisted)
         if len(persisted) <= MAX_SEGMENTS and total <= max(2 * live, 1000):
             return 0
-        # keep only rows of current latest base files
-        current = {
-            _key(s.base_file.path, s.base_file.size, s.base_instant)
-            for s in self.hudi_table.latest_file_slices() if s.base_file is not None
-        }
+        # keep one row per current latest base file, in the listing's order (then loads find the index in
+        # their own order and need not re-order it)
+        bases = [(s.base_file, s.base_instant) for s in self.hudi_table.latest_file_slices() if s.base_file]
+        current = _keys(pa.array([b.path for b, _ in bases], pa.string()), pa.array([b.size for b, _ in bases],
+                        pa.int64()), pa.array([i for _, i in bases], pa.string()))
         # keep every column any segment has (not only today's table schema): a segment without a column
         # means its files lack it, so dropping columns here would later read as "all null"
         leaves = _union_leaves([seg for _, seg in persisted], self.target_leaves())
         merged = pa.concat_tables([normalize(seg, leaves) for _, seg in persisted])
         keys = _keys(merged.column("path"), merged.column("file_size"), merged.column("instant"))
-        keep = pc.is_in(keys, value_set=pa.array(sorted(current), pa.string()))
-        merged = merged.filter(keep)
-        keys = keys.filter(keep)
-        # one row per key: keep first occurrences
-        first = pc.equal(pc.index_in(keys, value_set=keys), pa.array(range(len(keys)), pa.int32()))
-        merged = merged.filter(first).replace_schema_metadata({FORMAT_KEY: FORMAT_VERSION})
+        rows = pc.drop_null(pc.index_in(current, value_set=keys))  # a key's first row
+        merged = merged.take(rows).replace_schema_metadata({FORMAT_KEY: FORMAT_VERSION})
         name = self._write_segment(merged)
         if name is None:
             return 0

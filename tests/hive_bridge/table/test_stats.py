@@ -489,6 +489,23 @@ def test_segments_are_compacted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert seg_rows <= live + 4
 
 
+def test_compaction_writes_the_listing_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A compacted index holds one row per latest base file, in the order the listing gives them (loads then
+    find the statistics in their own order), and none of the replaced files' rows."""
+    monkeypatch.setattr(stats_mod, "MAX_SEGMENTS", 1)
+    w = _writer_table(tmp_path, n=8)
+    ColumnStatsIndex(w.table()).load()
+    for k in range(3):
+        w.upsert(pa.table({"id": pa.array([k * 3], pa.int64()), "part": [k % 4], "name": [f"v{k}"]}))
+    index = ColumnStatsIndex(w.table())
+    index.load()  # reads the upserts' footers into a second segment: two segments > 1, compacted
+    (seg,) = _segments(w.base_path)
+    listing = [s.base_file.path for s in w.table().latest_file_slices() if s.base_file is not None]
+    assert stats_mod.read_segment(seg).column("path").to_pylist() == listing
+    fresh = ColumnStatsIndex(w.table())
+    assert fresh.load().equals(index.table()) and fresh.last.files_from_footers == 0
+
+
 def test_parallel_and_serial_agree(tmp_path: Path) -> None:
     w = _writer_table(tmp_path)
     serial = ColumnStatsIndex(w.table(), max_workers=1, persist=False).load()
