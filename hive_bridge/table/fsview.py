@@ -152,7 +152,14 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-_INSTANT = attrgetter("instant")
+# field getters for C-level passes over many slices and files: `list(map(get_path, files))`
+get_base_file = attrgetter("base_file")
+get_base_instant = attrgetter("base_instant")
+get_partition_path = attrgetter("partition_path")
+get_log_files = attrgetter("log_files")
+get_path = attrgetter("path")
+get_size = attrgetter("size")
+get_instant = attrgetter("instant")
 _tuple_new = tuple.__new__  # builds a NamedTuple from a ready tuple, skipping its generated __new__
 
 
@@ -207,6 +214,15 @@ class _SliceContext:
             return False
         return self.as_of is None or ts <= self.as_of
 
+    def newest_committed(self, files: _Bases) -> BaseFile | None:
+        """A file group's newest committed base file (ties on the instant: the later name), None if none is."""
+        if type(files) is BaseFile:
+            return files if self.committed(files.instant) else None
+        for bf in sorted(cast(list[BaseFile], files), key=_newest, reverse=True):
+            if self.committed(bf.instant):
+                return bf
+        return None
+
     def slices(self, partition: str, listed: _Listed) -> list[FileSlice]:
         """The latest slices of one partition's file groups, by file id."""
         groups = listed.bases.get(partition)
@@ -232,22 +248,17 @@ class _SliceContext:
                 # slice is its file, built by C-level maps
                 file_ids = sorted(groups)
                 files = cast(list[BaseFile], list(map(groups.__getitem__, file_ids)))
-                instants = list(map(_INSTANT, files))
+                instants = list(map(get_instant, files))
                 if completed.issuperset(instants):
                     return list(map(new, repeat(FileSlice), zip(
                         file_ids, repeat(partition), instants, files, repeat(no_logs), repeat(values)
                     )))
+            newest_committed = self.newest_committed
             for file_id in sorted(groups):
                 found = groups[file_id]
-                if type(found) is BaseFile:
-                    ts = found.instant
-                    if ts in completed or committed(ts):
-                        append(new(FileSlice, (file_id, partition, ts, found, no_logs, values)))
-                    continue
-                for bf in sorted(cast(list[BaseFile], found), key=_newest, reverse=True):
-                    if committed(bf.instant):
-                        append(FileSlice(file_id, partition, bf.instant, bf, no_logs, values))
-                        break
+                bf = found if type(found) is BaseFile and found.instant in completed else newest_committed(found)
+                if bf is not None:
+                    append(new(FileSlice, (file_id, partition, bf.instant, bf, no_logs, values)))
             return out
         file_ids = sorted(groups.keys() | part_logs.keys()) if part_logs else sorted(groups)
         layout2 = self.layout2
@@ -256,17 +267,9 @@ class _SliceContext:
         for file_id in file_ids:
             if replaced and (partition, file_id) in replaced:
                 continue
-            base_instant: str | None = None
-            base_file: BaseFile | None = None
             entry = groups.get(file_id)
-            if entry is not None:
-                entries = [entry] if type(entry) is BaseFile else sorted(cast(list[BaseFile], entry), key=_newest,
-                                                                         reverse=True)
-                for bf in entries:
-                    if committed(bf.instant):
-                        base_instant = bf.instant
-                        base_file = bf
-                        break
+            base_file = None if entry is None else self.newest_committed(entry)
+            base_instant = None if base_file is None else base_file.instant
             log_files: tuple[LogFile, ...] = ()
             group_logs = part_logs.get(file_id) if part_logs else None
             if group_logs:

@@ -27,7 +27,6 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from decimal import Decimal
-from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +36,15 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hive_bridge.table.errors import HudiTableError
-from hive_bridge.table.fsview import FileSlice
+from hive_bridge.table.fsview import (
+    FileSlice,
+    get_base_file,
+    get_base_instant,
+    get_log_files,
+    get_partition_path,
+    get_path,
+    get_size,
+)
 from hive_bridge.table.properties import HOODIE_DIR
 from hive_bridge.table.table import HudiTable
 
@@ -716,14 +723,6 @@ def _lookup(state: _State, paths: pa.Array, sizes: pa.Array, instants: pa.Array)
 
 
 # ------------------------------------------------------------------ index
-_BASE_FILE = attrgetter("base_file")
-_BASE_INSTANT = attrgetter("base_instant")
-_PARTITION = attrgetter("partition_path")
-_LOG_FILES = attrgetter("log_files")
-_PATH = attrgetter("path")
-_SIZE = attrgetter("size")
-
-
 @dataclass
 class _State:
     raw_segments: list[tuple[str, pa.Table]] = field(default_factory=list)
@@ -773,14 +772,14 @@ class ColumnStatsIndex:
         n = len(slice_list)
         # a log-only file group has no statistics and is always kept (has_log_files); it is keyed by its
         # first log file. FileSlice and BaseFile are NamedTuples: the attrgetter maps run at C speed.
-        bases = list(map(_BASE_FILE, slice_list))
+        bases = list(map(get_base_file, slice_list))
         all_base = None not in bases
         firsts = bases if all_base else [s.base_file or s.log_files[0] for s in slice_list]
-        path_arr = pa.array(list(map(_PATH, firsts)), pa.string())
-        size_arr = pa.array(list(map(_SIZE, firsts)), pa.int64())
-        instant_arr = pa.array(list(map(_BASE_INSTANT, slice_list)), pa.string())
-        partition_arr = pa.array(list(map(_PARTITION, slice_list)), pa.string())
-        has_logs = pa.array(list(map(bool, map(_LOG_FILES, slice_list))), pa.bool_())
+        path_arr = pa.array(list(map(get_path, firsts)), pa.string())
+        size_arr = pa.array(list(map(get_size, firsts)), pa.int64())
+        instant_arr = pa.array(list(map(get_base_instant, slice_list)), pa.string())
+        partition_arr = pa.array(list(map(get_partition_path, slice_list)), pa.string())
+        has_logs = pa.array(list(map(bool, map(get_log_files, slice_list))), pa.bool_())
         base_count = n if all_base else n - bases.count(None)
         is_base = None if all_base else pa.array([b is not None for b in bases], pa.bool_())
         positions = _lookup(state, path_arr, size_arr, instant_arr)

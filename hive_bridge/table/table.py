@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import os
 from itertools import compress
-from operator import attrgetter
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hive_bridge.table.errors import HudiTableError
-from hive_bridge.table.fsview import FileSlice, FileSystemView
+from hive_bridge.table.fsview import FileSlice, FileSystemView, get_base_file, get_base_instant
 from hive_bridge.table.properties import TableProperties
 from hive_bridge.table.schema import avro_to_arrow_schema
 from hive_bridge.table.timeline import Instant, Timeline, normalize_timestamp
@@ -23,8 +22,6 @@ META_FIELDS = (
     "_hoodie_partition_path",
     "_hoodie_file_name",
 )
-_BASE_FILE = attrgetter("base_file")
-_BASE_INSTANT = attrgetter("base_instant")
 
 
 class HudiTable:
@@ -106,7 +103,7 @@ class HudiTable:
         # the newest base file (first of the newest); C-speed passes, tables can have 100,000s of slices
         slices = self.latest_file_slices()
         latest: FileSlice | None = max(
-            compress(slices, map(_BASE_FILE, slices)), key=_BASE_INSTANT, default=None
+            compress(slices, map(get_base_file, slices)), key=get_base_instant, default=None
         )
         if latest is not None and latest.base_file is not None:
             try:
