@@ -40,6 +40,7 @@ from hive_bridge.table.fsview import (
     FileSlice,
     get_base_file,
     get_base_instant,
+    get_instant,
     get_log_files,
     get_partition_path,
     get_path,
@@ -168,10 +169,6 @@ class FooterStats:
     rows: list[_Values]
     error: str | None = None
     size: int | None = None
-
-    @property
-    def types(self) -> dict[str, pa.DataType]:
-        return {c[1]: c[3] for c in self.plan}
 
     @property
     def values(self) -> dict[str, _Values]:
@@ -970,15 +967,16 @@ class ColumnStatsIndex:
 
     def _maybe_compact(self, state: _State) -> int:
         persisted = [(n, s) for n, s in state.raw_segments if not n.startswith("<")]
-        live = len(self.hudi_table.latest_file_slices())
+        slices = self.hudi_table.latest_file_slices()
         total = sum(s.num_rows for _, s in persisted)
-        if len(persisted) <= MAX_SEGMENTS and total <= max(2 * live, 1000):
+        if len(persisted) <= MAX_SEGMENTS and total <= max(2 * len(slices), 1000):
             return 0
         # keep one row per current latest base file, in the listing's order (then loads find the index in
         # their own order and need not re-order it)
-        bases = [(s.base_file, s.base_instant) for s in self.hudi_table.latest_file_slices() if s.base_file]
-        current = _keys(pa.array([b.path for b, _ in bases], pa.string()), pa.array([b.size for b, _ in bases],
-                        pa.int64()), pa.array([i for _, i in bases], pa.string()))
+        files = [bf for bf in map(get_base_file, slices) if bf is not None]
+        current = _keys(pa.array(list(map(get_path, files)), pa.string()),
+                        pa.array(list(map(get_size, files)), pa.int64()),
+                        pa.array(list(map(get_instant, files)), pa.string()))
         # keep every column any segment has (not only today's table schema): a segment without a column
         # means its files lack it, so dropping columns here would later read as "all null"
         leaves = _union_leaves([seg for _, seg in persisted], self.target_leaves())
