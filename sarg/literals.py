@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Context, Decimal, InvalidOperation
 
@@ -99,21 +100,18 @@ def java_double_str(value: float) -> str:
     ``1.9999999999999998E23``, ``1e23`` prints ``9.999999999999999E22``): see :mod:`sarg.javadouble`. Java 19+
     prints the shortest digits instead (JDK-4511638): :func:`java_double_str_shortest`. Both read back to the
     same double, and a parsed leaf keeps its original text, so printing a parsed SARG back is exact either way."""
-    if value != value:
-        return "NaN"
-    if value == 0.0:
-        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
-    mag = abs(value)
-    if mag == math.inf:
-        return "Infinity" if value > 0 else "-Infinity"
-    digits, exp = jdk17_digits(mag)
-    return java_format(value < 0, digits, exp)
+    return _java_double(value, jdk17_digits)
 
 
 def java_double_str_shortest(value: float) -> str:
     """``Double.toString`` as Java 19+ prints it: the shortest digits that read back (the closest of them to
     the double; the closest of one or two digits when one would do, so ``Double.MIN_VALUE`` is ``4.9E-324``),
     laid out like :func:`java_double_str`."""
+    return _java_double(value, shortest_digits)
+
+
+def _java_double(value: float, digits_of: Callable[[float], tuple[str, int]]) -> str:
+    """NaN, infinities and zeros as Java prints them; any other double from its digits (``digits_of(|x|)``)."""
     if value != value:
         return "NaN"
     if value == 0.0:
@@ -121,7 +119,7 @@ def java_double_str_shortest(value: float) -> str:
     mag = abs(value)
     if mag == math.inf:
         return "Infinity" if value > 0 else "-Infinity"
-    digits, exp = shortest_digits(mag)
+    digits, exp = digits_of(mag)
     return java_format(value < 0, digits, exp)
 
 
