@@ -367,26 +367,36 @@ def prune_slices(table: HudiTable, index: ColumnStatsIndex, slices: list[FileSli
 
 
 class Pruner:
-    """The statistics of a set of file slices, prepared once, judged against any number of filters."""
+    """The statistics of a set of file slices, prepared once, judged against any number of filters.
+
+    A slice's rows are its base file's rows merged with its log files. A slice without log files is judged by
+    its partition values, then by its base file's statistics (an empty base file holds no row). A slice with log
+    files, or without a base file, is judged only by what holds for every record of its file group whatever the
+    logs say: the values of partition columns that live only in the partition path. Nothing about its base file
+    alone (statistics, row count, partition columns stored in the file) may drop it: an update may move a value
+    out of the base file's range, and a log block may insert rows into a slice whose base file is empty."""
 
     def __init__(self, table: HudiTable, index: ColumnStatsIndex, slices: list[FileSlice]) -> None:
         from hive_bridge.vectorized import StatsTable
 
         self.table = table
         self.slices = slices
-        self.with_base = [s for s in slices if s.base_file is not None]
+        self.plain = [s for s in slices if s.base_file is not None and not s.log_files]
+        self.merged = [s for s in slices if s.base_file is None or s.log_files]
         self.sarg_schema = _table_sarg_schema(table)
         self._partition: StatsTable | None = None
         self._full: StatsTable | None = None
-        if self.with_base:
-            stats = index.table(self.with_base)
-            part = partition_stats(table, self.with_base, stats.column("num_rows"), stats)
+        self._path_only: StatsTable | None = None
+        if self.plain:
+            stats = index.table(self.plain)
+            part = partition_stats(table, self.plain, stats.column("num_rows"), stats)
             base_cols = stats.select([c for c in ("path", "partition", "file_size", "instant", "num_rows")
                                       if c in stats.column_names])
-            # Stage 1 sees partition values only (log files do not matter: a file group keeps its partition);
-            # stage 2 sees the column statistics, with the partition values (they can only help).
+            # Stage 1 sees partition values only; stage 2 the column statistics with the partition values.
             self._partition = StatsTable(_concat(base_cols, part))
             self._full = StatsTable(_concat(stats, part))
+        if self.merged:
+            self._path_only = StatsTable(partition_stats(table, self.merged, None, None))
 
     def run(self, filt: sarg.SearchArgument | None, schema: Mapping[str, str] | None = None,
             session_time_zone: str = "UTC", explain: bool = False) -> ListStatusResult:
@@ -402,38 +412,52 @@ class Pruner:
         truths: list[sarg.TruthValue | None] = [None] * len(slices)
         unknown = [False] * len(slices)
         reasons = [""] * len(slices)
-        if filt is not None and self._partition is not None and self._full is not None:
+        positions = {id(s): i for i, s in enumerate(slices)}
+        if filt is not None:
             expression = translate(filt, dict(schema) if schema else self.sarg_schema)
-            first = prune(expression, self._partition, session_tz=session_time_zone)
-            second = prune(expression, self._full, session_tz=session_time_zone)
-            keep1, keep2 = first.keep.to_pylist(), second.keep.to_pylist()
-            unknown2 = second.unknown.to_pylist()
-            positions = {id(s): i for i, s in enumerate(slices)}
-            for j, s in enumerate(self.with_base):
-                i = positions[id(s)]
-                truths[i] = second.truth[j]
-                if not keep1[j]:
-                    keep[i], stages[i] = False, "partition"
-                    truths[i] = first.truth[j]
-                    result.dropped_by_partition += 1
-                elif s.has_log_files:
-                    stages[i] = "log-files"
-                    result.kept_log_files += 1
-                elif not keep2[j]:
-                    keep[i], stages[i] = False, "statistics"
-                    result.dropped_by_statistics += 1
-                else:
-                    stages[i] = "statistics"
-                    if unknown2[j]:
-                        unknown[i] = True
-                        result.kept_unknown += 1
-                if explain:
-                    reasons[i] = second.reason(j) if stages[i] != "partition" else first.reason(j)
+            if self._partition is not None and self._full is not None:
+                first = prune(expression, self._partition, session_tz=session_time_zone)
+                second = prune(expression, self._full, session_tz=session_time_zone)
+                keep1, keep2 = first.keep.to_pylist(), second.keep.to_pylist()
+                unknown2 = second.unknown.to_pylist()
+                for j, s in enumerate(self.plain):
+                    i = positions[id(s)]
+                    truths[i] = second.truth[j]
+                    if not keep1[j]:
+                        keep[i], stages[i] = False, "partition"
+                        truths[i] = first.truth[j]
+                        result.dropped_by_partition += 1
+                    elif not keep2[j]:
+                        keep[i], stages[i] = False, "statistics"
+                        result.dropped_by_statistics += 1
+                    else:
+                        stages[i] = "statistics"
+                        if unknown2[j]:
+                            unknown[i] = True
+                            result.kept_unknown += 1
+                    if explain:
+                        reasons[i] = second.reason(j) if stages[i] != "partition" else first.reason(j)
+            if self._path_only is not None:
+                by_path = prune(expression, self._path_only, session_tz=session_time_zone)
+                keep_path = by_path.keep.to_pylist()
+                for j, s in enumerate(self.merged):
+                    i = positions[id(s)]
+                    if not keep_path[j]:
+                        keep[i], stages[i] = False, "partition"
+                        truths[i] = by_path.truth[j]
+                        result.dropped_by_partition += 1
+                        if explain:
+                            reasons[i] = "partition path: " + by_path.reason(j)
+                    else:
+                        stages[i] = "log-files" if s.base_file is not None else "no-base-file"
+                        if explain:
+                            reasons[i] = ("kept: the slice has log files (its base file's statistics do not bound "
+                                          "the merged rows)" if s.base_file is not None else
+                                          "kept: a file group of log files only (no statistics)")
         for i, s in enumerate(slices):
-            if s.base_file is None:
-                stages[i] = "no-base-file"
-                result.kept_log_files += 1
-            elif keep[i] and s.has_log_files and stages[i] == "no-filter":
+            if keep[i] and (s.base_file is None or s.log_files):
+                if stages[i] == "no-filter" and s.base_file is None:
+                    stages[i] = "no-base-file"
                 result.kept_log_files += 1
             if keep[i]:
                 result.slices.append(s)

@@ -51,6 +51,26 @@ class SparkReadError(HiveBridgeError):
     """A read that cannot be done correctly (e.g. merge-on-read logs that cannot be merged)."""
 
 
+# Spark's own parquet filter pushdown loses rows that Spark SQL says match: with it on, Spark 4.3 returned no row
+# for `price = 'NaN'` (30 rows hold NaN), 60 of 63 rows for `price = 0.0` (three hold -0.0) and 961 of 963 for
+# `price > 100` (NaN is above every number), on parquet files whose min/max ignore NaN as the format says.
+# hive-bridge turns it off for the sessions it reads with (tests/hive_bridge/test_spark_usage.py measures it).
+PARQUET_PUSHDOWN = "spark.sql.parquet.filterPushdown"
+
+
+def guard_parquet_pushdown(spark: SparkSession) -> bool:
+    """Turn Spark's parquet filter pushdown off in ``spark`` (it drops NaN and -0.0 rows). Returns True when it
+    was on (and warns once per session)."""
+    if (spark.conf.get(PARQUET_PUSHDOWN, "true") or "true").strip().lower() == "false":
+        return False
+    spark.conf.set(PARQUET_PUSHDOWN, "false")
+    import warnings
+
+    warnings.warn(f"hive-bridge set {PARQUET_PUSHDOWN}=false in this SparkSession: Spark's parquet filter "
+                  "pushdown drops rows holding NaN or -0.0 that the filter matches", RuntimeWarning, stacklevel=3)
+    return True
+
+
 def session(app: str = "hive-bridge", master: str = "local[2]", **conf: str) -> SparkSession:
     """A SparkSession configured for hive-bridge (workers use this interpreter; UTC; Python filter pushdown)."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -64,7 +84,8 @@ def session(app: str = "hive-bridge", master: str = "local[2]", **conf: str) -> 
                .config("spark.driver.host", "127.0.0.1")
                .config("spark.sql.session.timeZone", "UTC")
                .config("spark.sql.shuffle.partitions", "2")
-               .config("spark.sql.python.filterPushdown.enabled", "true"))
+               .config("spark.sql.python.filterPushdown.enabled", "true")
+               .config(PARQUET_PUSHDOWN, "false"))
     for key, value in conf.items():
         builder = builder.config(key.replace("__", "."), value)
     spark = builder.getOrCreate()
@@ -140,7 +161,11 @@ def read_hudi(spark: SparkSession, path: str, filt: str | sarg.SearchArgument | 
 
 
 def read_slices(spark: SparkSession, table: HudiTable, slices: Sequence[FileSlice]) -> DataFrame:
-    """The rows of the given latest file slices as one DataFrame, partition columns restored."""
+    """The rows of the given latest file slices as one DataFrame, partition columns restored.
+
+    Spark's parquet filter pushdown is turned off in the session (see :func:`guard_parquet_pushdown`): a filter
+    applied to this DataFrame must see every row of the files."""
+    guard_parquet_pushdown(spark)
     schema = table.arrow_schema()
     sp_schema = spark_schema(schema)
     file_cols = set(table.file_schema().names)
@@ -374,34 +399,127 @@ class _FilesPartition(InputPartition):
         self.files = files
 
 
+# Why the data source prunes only where Spark scopes a read plan to its scan.
+#
+# Spark 4.3's PythonScanBuilder stores the read plan a filter-pushdown pass produces (the pickled reader and its
+# partitions) on the relation's PythonDataSourceV2 object, which every scan of that relation shares (one
+# DataFrame queried again, a temp view, a self-join, two threads); PythonBatch takes whatever plan is stored there
+# when the scan runs, and a scan with no pushable filter (an OR, no filter at all) never asks Python for a plan
+# of its own. A plan pruned with one scan's filters is then read by another scan: rows lost. Newer Spark keeps
+# the plan in the scan builder (a `readInfo` field of PythonScanBuilder); only there is "the filters Spark pushed
+# for this scan" knowable, so only there do pushed filters prune. Elsewhere every scan reads every latest slice,
+# and Spark applies the filters to rows. `read_hudi` / `read_table` prune on every Spark version (they plan on
+# the driver, one DataFrame per filter).
+
+_SCOPED: bool | None = None
+_WHY_NOT = ("this Spark shares one read plan among all scans of a DataFrame (PythonScanBuilder keeps no "
+            "readInfo of its own), so a plan pruned for one query could be read by another; use read_hudi() or "
+            "`hive-bridge read` for pruned reads")
+
+
+def spark_scopes_read_plans() -> bool:
+    """Whether the running Spark keeps a Python data source's read plan per scan (then pushed filters may prune).
+
+    Read from the ``PythonScanBuilder`` class in Spark's own jar (the field list of the class file); anything
+    that cannot be read answers False: no pruning when it cannot be sure."""
+    global _SCOPED
+    if _SCOPED is None:
+        try:
+            _SCOPED = "readInfo" in _class_fields(_spark_sql_jar(), _SCAN_BUILDER)
+        except Exception:  # unreadable means unsure, and unsure means no pruning
+            _SCOPED = False
+    return _SCOPED
+
+
+_SCAN_BUILDER = "org/apache/spark/sql/execution/datasources/v2/python/PythonScanBuilder.class"
+
+
+def _spark_sql_jar() -> str:
+    import glob
+
+    homes = [os.environ.get("SPARK_HOME", "")]
+    try:
+        import pyspark
+
+        homes.append(os.path.dirname(pyspark.__file__))
+    except ImportError:  # pragma: no cover - pyspark is a dependency
+        pass
+    for home in homes:
+        found = sorted(glob.glob(os.path.join(home, "jars", "spark-sql_*.jar"))) if home else []
+        if found:
+            return found[-1]
+    raise FileNotFoundError("spark-sql jar")
+
+
+def _class_fields(jar: str, member: str) -> set[str]:
+    """Names of the fields a JVM class file declares (constant pool, then the field table)."""
+    import struct
+    import zipfile
+
+    with zipfile.ZipFile(jar) as zf:
+        data = zf.read(member)
+    if data[:4] != b"\xca\xfe\xba\xbe":
+        raise ValueError(f"{member}: not a class file")
+    count = struct.unpack_from(">H", data, 8)[0]
+    utf8: dict[int, str] = {}
+    pos, index = 10, 1
+    sizes = {3: 4, 4: 4, 5: 8, 6: 8, 7: 2, 8: 2, 9: 4, 10: 4, 11: 4, 12: 4, 15: 3, 16: 2, 17: 4, 18: 4, 19: 2, 20: 2}
+    while index < count:
+        tag = data[pos]
+        if tag == 1:
+            length = struct.unpack_from(">H", data, pos + 1)[0]
+            utf8[index] = data[pos + 3:pos + 3 + length].decode("utf-8", "replace")
+            pos += 3 + length
+        else:
+            pos += 1 + sizes[tag]
+        index += 2 if tag in (5, 6) else 1
+    pos += 6  # access flags, this class, super class
+    interfaces = struct.unpack_from(">H", data, pos)[0]
+    pos += 2 + 2 * interfaces
+    fields = struct.unpack_from(">H", data, pos)[0]
+    pos += 2
+    names: set[str] = set()
+    for _ in range(fields):
+        _, name_index, _, attributes = struct.unpack_from(">HHHH", data, pos)
+        names.add(utf8.get(name_index, ""))
+        pos += 8
+        for _ in range(attributes):
+            pos += 6 + struct.unpack_from(">I", data, pos + 2)[0]
+    return names
+
+
 class HudiHiveReader(DataSourceReader):
-    """Prunes with the filters Spark pushes, then reads the surviving files (and merged MOR slices)."""
+    """Reads every latest file slice of the table (merged merge-on-read slices included); Spark applies every
+    filter to rows. Used where Spark shares one read plan among scans (see :func:`spark_scopes_read_plans`)."""
+
+    pruning = False
 
     def __init__(self, path: str, schema: Any, options: dict[str, str]) -> None:
         self.path = path
         self.schema = schema
         self.options = options
-        self.filters: list[Any] = []
 
-    def pushFilters(self, filters: list[Any]) -> Iterator[Any]:
-        # Pruning is by file, never by row: every filter goes back to Spark, which applies it to rows.
-        self.filters = list(filters)
-        yield from filters
+    def _pushed(self) -> list[Any]:
+        """The filters Spark pushed for this scan: none for this reader."""
+        return []
 
     def partitions(self) -> Sequence[InputPartition]:
         table = HudiTable.open(self.path)
-        types: dict[str, sarg.Type] = {}
-        from hive_bridge.handler import _table_sarg_schema
-        from sarg.schema import type_of
+        filt = None
+        if self.pruning:
+            from hive_bridge.handler import _table_sarg_schema
+            from sarg.schema import type_of
 
-        for name, hive_type in _table_sarg_schema(table).items():
-            ct = type_of(hive_type)
-            if ct.sarg_type is not None:
-                types[name.lower()] = ct.sarg_type
-        filt, _ = spark_filters_to_sarg(self.filters, types)
+            types: dict[str, sarg.Type] = {}
+            for name, hive_type in _table_sarg_schema(table).items():
+                ct = type_of(hive_type)
+                if ct.sarg_type is not None:
+                    types[name.lower()] = ct.sarg_type
+            filt, _ = spark_filters_to_sarg(self._pushed(), types)
         listing = prune_slices(table, ColumnStatsIndex(table), table.latest_file_slices(), filt, None,
                                self.options.get("sessionTimeZone", "UTC"))
-        _record_scan({"path": self.path, "filter": str(filt) if filt else None,
+        _record_scan({"path": self.path, "filter": str(filt) if filt else None, "pruning": self.pruning,
+                      "why_not": None if self.pruning else _WHY_NOT,
                       "files_total": listing.files_total, "files_read": listing.files_kept,
                       "slices_read": len(listing.slices)})
         parts = []
@@ -417,7 +535,7 @@ class HudiHiveReader(DataSourceReader):
         target = to_arrow_schema(self.schema, timezone="UTC")  # Spark's TimestampType is UTC-adjusted
         assert isinstance(partition, _FilesPartition)
         for base, logs, values in partition.files:
-            if logs or not base:
+            if logs or not base or not base.endswith(".parquet"):
                 rel = os.path.relpath(base, self.path) if base else ""
                 batches = _merge_with_hudi(_hudi_reader(self.path), rel,
                                            [os.path.relpath(p, self.path) for p in logs])
@@ -427,6 +545,24 @@ class HudiHiveReader(DataSourceReader):
             else:
                 table = pq.read_table(base)
             yield from _conform(table, target, values).to_batches()
+
+
+class PruningHudiHiveReader(HudiHiveReader):
+    """Prunes with exactly the filters Spark pushed for this scan (only where Spark keeps the read plan per
+    scan). Every filter goes back to Spark, which applies it to rows: pruning is by file, never by row."""
+
+    pruning = True
+
+    def __init__(self, path: str, schema: Any, options: dict[str, str]) -> None:
+        super().__init__(path, schema, options)
+        self.filters: list[Any] = []
+
+    def pushFilters(self, filters: list[Any]) -> Iterator[Any]:
+        self.filters = list(filters)
+        yield from filters
+
+    def _pushed(self) -> list[Any]:
+        return self.filters
 
 
 def _hudi_reader(root: str) -> Any:
@@ -476,13 +612,54 @@ class HudiHiveDataSource(DataSource):
         return str(path).removeprefix("file:")
 
     def reader(self, schema: Any) -> DataSourceReader:
-        return HudiHiveReader(self._path(), schema, dict(self.options))
+        cls = PruningHudiHiveReader if spark_scopes_read_plans() else HudiHiveReader
+        return cls(self._path(), schema, dict(self.options))
 
 
 def register(spark: SparkSession) -> None:
-    """Register the ``hudi-hive`` data source with a session (and turn Python filter pushdown on)."""
+    """Register the ``hudi-hive`` data source with a session (and turn Python filter pushdown on), after
+    checking that the session's Python workers can run it (:func:`check_workers`)."""
+    check_workers(spark)
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
     spark.dataSource.register(HudiHiveDataSource)
+
+
+_CHECKED: set[str] = set()
+_PROBE = """
+def probe(_):
+    import sys
+    out = [sys.executable]
+    for name in ("pyarrow", "hive_bridge"):
+        try:
+            __import__(name)
+            out.append("")
+        except Exception as exc:
+            out.append(type(exc).__name__ + ": " + str(exc))
+    return out
+"""
+
+
+def check_workers(spark: SparkSession) -> None:
+    """Run one tiny task and check that Spark's Python workers import pyarrow and hive_bridge; if they do not
+    (the workers run another interpreter than the project's), say what to set instead of failing later with
+    ``ModuleNotFoundError`` deep inside a Java stack trace. Once per Spark application."""
+    app = spark.sparkContext.applicationId
+    if app in _CHECKED:
+        return
+    namespace: dict[str, Any] = {"__name__": "hive_bridge_worker_probe"}  # pickled by value, not by module
+    exec(compile(_PROBE, "<hive-bridge worker probe>", "exec"), namespace)  # fixed source above
+    advice = (f"set PYSPARK_PYTHON={sys.executable} before the session starts (or the Spark conf "
+              f"spark.pyspark.python), so the workers run the interpreter hive-bridge is installed in")
+    try:
+        executable, *problems = spark.sparkContext.parallelize([0], 1).map(namespace["probe"]).collect()[0]
+    except Exception as exc:  # a worker that cannot start at all
+        first = next((line for line in str(exc).splitlines() if "Error" in line), str(exc).splitlines()[0])
+        raise SparkReadError(f"Spark's Python workers failed to start: {first.strip()[:300]}; {advice}") from None
+    missing = [p for p in problems if p]
+    if missing:
+        raise SparkReadError(f"Spark's Python workers run {executable}, which cannot import what hive-bridge "
+                             f"needs ({'; '.join(missing)}); {advice}")
+    _CHECKED.add(app)
 
 
 __all__ = [
@@ -490,6 +667,8 @@ __all__ = [
     "HoodieParquetInputFormat",
     "HudiHiveDataSource",
     "SparkReadError",
+    "check_workers",
+    "guard_parquet_pushdown",
     "last_scan_report",
     "list_files",
     "read_hudi",
@@ -498,4 +677,5 @@ __all__ = [
     "register",
     "session",
     "spark_filters_to_sarg",
+    "spark_scopes_read_plans",
 ]
