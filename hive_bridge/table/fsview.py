@@ -19,11 +19,10 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from hive_bridge.table.errors import HudiTableError
-from hive_bridge.table.properties import HOODIE_DIR, TableProperties
+from hive_bridge.table.properties import BASE_FILE_EXTENSIONS, HOODIE_DIR, TableProperties
 from hive_bridge.table.timeline import Timeline
 
 _LOG_RE = re.compile(r"^\.(?P<fid>.+)_(?P<ts>\d+)\.log\.(?P<ver>\d+)(?:_(?P<tok>[0-9]+-[0-9]+-[0-9]+))?$")
-_BASE_EXTENSIONS = {"PARQUET": ".parquet", "ORC": ".orc", "HFILE": ".hfile"}
 #: partition folders listed at a time: one per core (up to 8). The stat calls are CPU-bound on a warm cache, and
 #: the Python thread that builds the slices needs a core too: on 2 cores, 4 threads list 100,000 files ~15 % slower
 #: than 2.
@@ -307,7 +306,9 @@ class FileSystemView:
         self.properties = properties
         self.timeline = timeline
         self.base_path = properties.base_path
-        self._extension = _BASE_EXTENSIONS.get(properties.base_file_format, ".parquet")
+        # the table's format's extension; an unknown format raises HudiTableError (never a silent ".parquet",
+        # which would list none of the table's files)
+        self._extension = properties.base_file_extension
         self._listed: _Listed | None = None
 
     # ------------------------------------------------------------- listing
@@ -432,6 +433,7 @@ class FileSystemView:
 
 
 __all__ = [
+    "BASE_FILE_EXTENSIONS",
     "HOODIE_DIR",
     "BaseFile",
     "FileSlice",

@@ -12,6 +12,10 @@ HOODIE_DIR = ".hoodie"
 PROPERTIES_FILE = "hoodie.properties"
 SUPPORTED_VERSIONS = (6, 8, 9)
 TABLE_TYPES = ("COPY_ON_WRITE", "MERGE_ON_READ")
+#: base file formats (`hoodie.table.base.file.format`, Hudi's HoodieFileFormat) -> their file name extension.
+#: A format missing here is refused when the table is opened: its files would not be listed, and a table whose
+#: files are not listed reads as empty.
+BASE_FILE_EXTENSIONS = {"PARQUET": ".parquet", "ORC": ".orc", "HFILE": ".hfile", "LANCE": ".lance"}
 
 _ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
 
@@ -81,6 +85,14 @@ def _unescape(value: str) -> str:
     return "".join(out)
 
 
+def _unsupported_format(base_format: str, table: str, where: Path | str) -> str:
+    return (
+        f"{where}: table {table!r} has base file format {base_format!r} (hoodie.table.base.file.format), which "
+        f"this reader does not know (known: {', '.join(BASE_FILE_EXTENSIONS)}): its data files cannot be listed, "
+        "and the table is refused rather than read as empty"
+    )
+
+
 def _split_fields(value: str | None) -> list[str]:
     if not value:
         return []
@@ -121,6 +133,20 @@ class TableProperties:
     @property
     def is_mor(self) -> bool:
         return self.table_type == "MERGE_ON_READ"
+
+    @property
+    def base_file_extension(self) -> str:
+        """The name extension of the table's base files (`.parquet`, `.lance`, ...)."""
+        extension = BASE_FILE_EXTENSIONS.get(self.base_file_format)
+        if extension is None:  # only a TableProperties built by hand gets here: from_mapping refuses the format
+            raise HudiTableError(_unsupported_format(self.base_file_format, self.name, self.base_path))
+        return extension
+
+    @property
+    def base_files_are_parquet(self) -> bool:
+        """Whether the base files are parquet: what the column-statistics index (footers), the schema reader
+        and Spark's `.parquet()` read. Other formats (ORC, HFILE, LANCE) are listed but have no statistics."""
+        return self.base_file_format == "PARQUET"
 
     @property
     def timeline_dir(self) -> Path:
@@ -180,6 +206,9 @@ class TableProperties:
             ) from None
         if layout not in (0, 1, 2):
             raise HudiTableError(f"{source}: unknown timeline layout version {layout}")
+        base_format = (raw.get("hoodie.table.base.file.format") or "PARQUET").strip().upper() or "PARQUET"
+        if base_format not in BASE_FILE_EXTENSIONS:
+            raise HudiTableError(_unsupported_format(base_format, name, source))
         record_keys = _split_fields(raw.get("hoodie.table.recordkey.fields"))
         # timestamp key generators may add a type suffix like `field:TIMESTAMP`
         partition_fields = [f.split(":", 1)[0] for f in _split_fields(raw.get("hoodie.table.partition.fields"))]
@@ -197,7 +226,7 @@ class TableProperties:
             urlencode_partitions=_bool(raw.get("hoodie.datasource.write.partitionpath.urlencode"), False),
             populate_meta_fields=_bool(raw.get("hoodie.populate.meta.fields"), True),
             precombine_field=raw.get("hoodie.table.precombine.field") or raw.get("hoodie.table.ordering.fields"),
-            base_file_format=(raw.get("hoodie.table.base.file.format") or "PARQUET").upper(),
+            base_file_format=base_format,
             create_schema=raw.get("hoodie.table.create.schema"),
             raw=dict(raw),
         )

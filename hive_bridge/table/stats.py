@@ -4,7 +4,9 @@ The index lives inside the table (`.hoodie/.hive_bridge/column_stats/seg-*.arrow
 buffers: loading 100,000 rows takes milliseconds, where parquet needs a decoding pass). Every row is keyed by
 the base file's path, size and instant; a row whose key does not match a current latest base file is never
 used. New commits only cost the footers of their new files. Damaged segments are ignored (and replaced);
-a read-only table folder makes the index work in memory only.
+a read-only table folder makes the index work in memory only. Base files that are not parquet (tables with
+`hoodie.table.base.file.format` ORC, HFILE or LANCE) have no footer to read: their rows are all unknown
+(`num_rows` included), never looked up in the index and never stored.
 
 The statistics table (`ColumnStatsIndex.table()`) is the contract with the vectorized evaluator:
 
@@ -64,6 +66,8 @@ HAS_LOG_FILES = pa.field("has_log_files", pa.bool_())
 #: rewrite all segments into one when there are more than this many
 MAX_SEGMENTS = 16
 SEGMENT_SUFFIX = ".arrow"
+#: base files with this name extension have parquet footers; every other base file has unknown statistics
+PARQUET_SUFFIX = ".parquet"
 
 
 def write_segment(table: pa.Table, path: Path) -> None:
@@ -96,6 +100,8 @@ class IndexCounters:
     segments_written: int = 0
     corrupt_segments: int = 0
     persisted: bool = True
+    #: base files of a format without footer statistics (not parquet): unknown statistics, never read or stored
+    files_without_statistics: int = 0
 
     def __add__(self, other: IndexCounters) -> IndexCounters:
         return IndexCounters(
@@ -106,6 +112,7 @@ class IndexCounters:
             self.segments_written + other.segments_written,
             self.corrupt_segments + other.corrupt_segments,
             self.persisted and other.persisted,
+            self.files_without_statistics + other.files_without_statistics,
         )
 
 
@@ -779,10 +786,19 @@ class ColumnStatsIndex:
         has_logs = pa.array(list(map(bool, map(get_log_files, slice_list))), pa.bool_())
         base_count = n if all_base else n - bases.count(None)
         is_base = None if all_base else pa.array([b is not None for b in bases], pa.bool_())
+        # only parquet base files have footer statistics: files of other formats (ORC, HFILE, LANCE) are never
+        # read, never looked up in the index (a row under their key is not trusted) and never stored: every
+        # statistic of theirs is unknown, num_rows included, so nothing treats them as empty
+        parquet = pc.ends_with(path_arr, PARQUET_SUFFIX)
+        if is_base is not None:
+            parquet = pc.and_(parquet, is_base)
+        other_format = base_count - parquet.true_count
+        is_readable = parquet if parquet.false_count else None
         positions = _lookup(state, path_arr, size_arr, instant_arr)
         missing_rows: list[int] = []
         if positions.null_count:
-            missing_mask = pc.is_null(positions) if is_base is None else pc.and_(pc.is_null(positions), is_base)
+            missing_mask = pc.is_null(positions) if is_readable is None \
+                else pc.and_(pc.is_null(positions), is_readable)
             missing_rows = pc.indices_nonzero(missing_mask).to_pylist()
         seen: set[tuple[str, int, str]] = set()
         missing: list[tuple[str, str, int, str, str]] = []
@@ -797,8 +813,8 @@ class ColumnStatsIndex:
         if missing:
             last = self._add_from_footers(state, missing, target, last)
             positions = _lookup(state, path_arr, size_arr, instant_arr)
-        if is_base is not None:
-            positions = pc.if_else(is_base, positions, pa.nulls(n, pa.int32()))
+        if is_readable is not None:
+            positions = pc.if_else(is_readable, positions, pa.nulls(n, pa.int32()))
         assert state.entries is not None
         # the key columns come from the listing: only row counts and statistics are taken from the index
         entries = state.entries.select(range(len(KEY_FIELDS) - 1, state.entries.num_columns))
@@ -819,13 +835,14 @@ class ColumnStatsIndex:
         columns += taken.columns[1:]
         result = pa.Table.from_arrays(columns, schema=stats_schema(target, with_has_log_files=True))
         last = IndexCounters(
-            files_from_index=base_count - len(missing_rows),
+            files_from_index=base_count - other_format - len(missing_rows),
             files_from_footers=len(missing_rows),
             unreadable_footers=last.unreadable_footers,
             segments_read=last.segments_read,
             segments_written=last.segments_written,
             corrupt_segments=last.corrupt_segments,
             persisted=last.persisted,
+            files_without_statistics=other_format,
         )
         self.last = last
         self.counters = self.counters + last

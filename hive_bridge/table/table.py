@@ -50,6 +50,18 @@ class HudiTable:
     def name(self) -> str:
         return self.properties.name
 
+    @property
+    def base_file_format(self) -> str:
+        """`hoodie.table.base.file.format`, upper case: PARQUET, ORC, HFILE or LANCE (others are refused)."""
+        return self.properties.base_file_format
+
+    @property
+    def base_files_are_parquet(self) -> bool:
+        """Whether the base files are parquet. Only then do they have footer statistics (the index gives other
+        formats' files unknown statistics: kept) and a schema of their own (other formats take the schema from
+        commit metadata / hoodie.table.create.schema); a reader of the files must check this."""
+        return self.properties.base_files_are_parquet
+
     def latest_file_slices(self, as_of: str | Instant | None = None) -> list[FileSlice]:
         """The latest committed file slice of every live file group, now or as of an instant (time travel)."""
         if as_of is None:
@@ -63,7 +75,8 @@ class HudiTable:
         return self._fsview.partition_paths()
 
     def arrow_schema(self, include_meta_fields: bool = True) -> pa.Schema:
-        """The table's schema: the latest base file's parquet schema, else the commit metadata / create schema.
+        """The table's schema: the latest base file's parquet schema, else (no readable parquet base file, or base
+        files of another format) the commit metadata / create schema, with the meta columns the table has.
 
         Partition columns dropped from the files (`drop_partition_columns`) are appended as strings.
         """
@@ -100,11 +113,11 @@ class HudiTable:
 
     def _resolve_schema(self) -> pa.Schema:
         schema: pa.Schema | None = None
-        # the newest base file (first of the newest); C-speed passes, tables can have 100,000s of slices
-        slices = self.latest_file_slices()
-        latest: FileSlice | None = max(
-            compress(slices, map(get_base_file, slices)), key=get_base_instant, default=None
-        )
+        latest: FileSlice | None = None
+        if self.base_files_are_parquet:
+            # the newest base file (first of the newest); C-speed passes, tables can have 100,000s of slices
+            slices = self.latest_file_slices()
+            latest = max(compress(slices, map(get_base_file, slices)), key=get_base_instant, default=None)
         if latest is not None and latest.base_file is not None:
             try:
                 schema = pq.read_schema(latest.base_file.full_path)
@@ -113,9 +126,10 @@ class HudiTable:
         if schema is None:
             avro = self.timeline.latest_schema_json() or self.properties.create_schema
             if avro is None:
+                no_file = "no readable base file" if self.base_files_are_parquet else \
+                    f"{self.base_file_format} base files (only parquet files' schemas are read)"
                 raise HudiTableError(
-                    f"{self.base_path}: no schema: no readable base file, no schema in commit metadata or "
-                    "hoodie.properties"
+                    f"{self.base_path}: no schema: {no_file}, no schema in commit metadata or hoodie.properties"
                 )
             schema = avro_to_arrow_schema(avro)
             if self.properties.populate_meta_fields and not any(f.name in META_FIELDS for f in schema):

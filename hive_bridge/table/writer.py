@@ -157,6 +157,12 @@ class HudiWriter:
             raise HudiTableError(f"{prop_file}: the writer only writes COPY_ON_WRITE tables")
         if self.properties.version not in (6, 8):
             raise HudiTableError(f"{prop_file}: the writer writes table versions 6 and 8 only")
+        if not self.properties.base_files_are_parquet:
+            # its parquet files would not be listed in a table of another format: rows written, never read
+            raise HudiTableError(
+                f"{prop_file}: the writer writes parquet base files only; this table's base file format is "
+                f"{self.properties.base_file_format!r}"
+            )
         existing = [p.name for p in self.properties.timeline_dir.iterdir()] if self.properties.timeline_dir.is_dir() \
             else []
         stamps = [n.split(".", 1)[0].split("_")[-1] for n in existing if n[:1].isdigit()]

@@ -47,6 +47,11 @@ def test_statistics_match_the_data(fixture_copy: Callable[[str], Path], name: st
     assert stats.column_names[:6] == ["path", "partition", "file_size", "instant", "num_rows", "has_log_files"]
     leaves = _leaf_names(stats)
     assert not any(n.startswith(("arrayField", "mapField")) for n in leaves)
+    if not table.base_files_are_parquet:  # e.g. LANCE: no footers, every statistic unknown (test_base_formats)
+        assert leaves and stats.num_rows
+        unknown = ["num_rows", *(c for c in stats.column_names if "::" in c)]
+        assert all(stats.column(c).null_count == stats.num_rows for c in unknown)
+        return
     for row, s in zip(stats.to_pylist(), slices, strict=True):
         assert s.base_file is not None
         assert (row["path"], row["partition"], row["file_size"], row["instant"], row["has_log_files"]) == (
@@ -57,6 +62,12 @@ def test_statistics_match_the_data(fixture_copy: Callable[[str], Path], name: st
             values = _leaf(data, leaf)
             assert row[f"{leaf}::null_count"] == values.null_count, leaf
             lo, hi = row[f"{leaf}::min"], row[f"{leaf}::max"]
+            if values.type != stats.schema.field(f"{leaf}::min").type:
+                # a column whose type changed between commits (v9_timebasedkeygen_epochmillis: ts_millis is a
+                # bigint in older files, a string in the newest): this file's bounds do not compare in the
+                # table's type, so they are unknown
+                assert lo is None and hi is None, (leaf, values.type)
+                continue
             if values.null_count == len(values):
                 assert lo is None and hi is None
                 continue
