@@ -13,14 +13,17 @@ Reading rules:
   parentheses could have been cut differently by a printer that never escapes, so it is marked ambiguous too.
 - In the inline form, leaves are numbered in order of first appearance; a leaf equal to an earlier one (as
   Hive's PredicateLeaf.equals has it: ``12.50`` and ``12.5`` are one DECIMAL leaf) gets the earlier number.
-- Trees nest at most ``MAX_DEPTH`` levels (Hive's normalized trees have at most four); deeper text gets a
-  SargSyntaxError, never a RecursionError.
+- Trees nest at most ``MAX_DEPTH`` levels, leaves counted (Hive's normalized trees have at most four). Deeper text
+  gets a SargSyntaxError, never a RecursionError, as soon as its ``MAX_DEPTH``-th nested ``(and`` / ``(or`` /
+  ``(not`` is read (the error points at that parenthesis; the rest of the text is not read).
 
 How it runs: lark compiles ``sarg.lark`` (LALR, contextual lexer) once; a small driver (``_Engine``) runs lark's
 parse table with one master regex per parser state, the rule callbacks building the typed model as it reduces.
-Any lexing or parsing error, any error a callback raises, and any text nested deeper than the driver checks,
-is handed to lark's own parser with the same callbacks, so errors are lark's, positions included. Typed leaves are kept by their text in a
-bounded cache (``LEAF_CACHE_SIZE``; ``clear_cache()`` empties it): logs repeat the same leaves.
+Any lexing or parsing error and any error a callback raises is handed to lark's own parser with the same
+callbacks, so errors are lark's, positions included. Nesting past the limit is found by both at the same token:
+the driver counts the opening tokens on its stack, lark's parser is watched by a post-lexer (``_DepthGuard``).
+Typed leaves are kept by their text in a bounded cache (``LEAF_CACHE_SIZE``; ``clear_cache()`` empties it): logs
+repeat the same leaves.
 """
 
 from __future__ import annotations
@@ -29,12 +32,13 @@ import datetime as dt
 import functools
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from importlib import resources
 from typing import Any
 
 import lark
 from lark import Lark, Token, Transformer
+from lark.lark import PostLex
 
 from sarg.errors import SargSyntaxError
 from sarg.literals import Literal, Timestamp, UnknownLiteral, parse_decimal
@@ -50,6 +54,7 @@ from sarg.schema import ColumnType, Schema, lookup, resolve_schema
 from sarg.truth import TruthValue
 
 MAX_DEPTH = 200
+"""Most levels a tree may have, its leaves and constants counted (so at most MAX_DEPTH - 1 nested operators)."""
 
 _LONG_RE = re.compile(r"-?\d+")
 _DOUBLE_RE = re.compile(r"-?(?:\d+\.\d+(?:E-?\d+)?|Infinity)|NaN")
@@ -207,16 +212,6 @@ def _list_leaf(op: Operator, column: str, region: str, declared: Type | None, un
 
 # -- the parser ---------------------------------------------------------------------------------------------
 
-class _Node:
-    """A tree node while parsing, with its nesting depth."""
-
-    __slots__ = ("depth", "tree")
-
-    def __init__(self, tree: ExpressionTree, depth: int) -> None:
-        self.tree = tree
-        self.depth = depth
-
-
 class _Callbacks(Transformer[Token, Any]):
     """Rule callbacks run by the LALR parser as it reduces (no recursion over the finished tree)."""
 
@@ -238,32 +233,27 @@ class _Callbacks(Transformer[Token, Any]):
     def _leaf(self, body: str, pos: int) -> PredicateLeaf:
         return _read_leaf(self.text, self.schema, body, pos)
 
-    def _nest(self, token: Token, op: TreeOperator, kids: list[_Node]) -> _Node:
-        depth = 1 + max(k.depth for k in kids)
-        if depth > MAX_DEPTH:
-            raise self._fail(f"expression nested deeper than {MAX_DEPTH} levels", _start(token))
-        return _Node(ExpressionTree(op, tuple(k.tree for k in kids)), depth)
+    # Nesting depth is checked before these run, at the opening token (see _DepthGuard).
+    def and_node(self, items: list[Any]) -> ExpressionTree:
+        return ExpressionTree(TreeOperator.AND, tuple(items[1:]))
 
-    def and_node(self, items: list[Any]) -> _Node:
-        return self._nest(items[0], TreeOperator.AND, items[1:])
+    def or_node(self, items: list[Any]) -> ExpressionTree:
+        return ExpressionTree(TreeOperator.OR, tuple(items[1:]))
 
-    def or_node(self, items: list[Any]) -> _Node:
-        return self._nest(items[0], TreeOperator.OR, items[1:])
+    def not_node(self, items: list[Any]) -> ExpressionTree:
+        return ExpressionTree(TreeOperator.NOT, tuple(items[1:]))
 
-    def not_node(self, items: list[Any]) -> _Node:
-        return self._nest(items[0], TreeOperator.NOT, items[1:])
+    def constant(self, items: list[Token]) -> ExpressionTree:
+        return ExpressionTree.of_constant(TruthValue[items[0].lstrip()])
 
-    def constant(self, items: list[Token]) -> _Node:
-        return _Node(ExpressionTree.of_constant(TruthValue[items[0].lstrip()]), 1)
-
-    def inline_leaf(self, items: list[Token]) -> _Node:
+    def inline_leaf(self, items: list[Token]) -> ExpressionTree:
         token = items[0]
         body = token.lstrip()
         pos = (token.start_pos or 0) + len(token) - len(body) + len("leaf-")
         body = body[len("leaf-"):]
         leaf = self._leaf(body, pos)
         leaf_id = _number(self.leaf_ids, self.leaves, body, leaf)
-        return _Node(ExpressionTree.of_leaf(leaf, leaf_id), 1)
+        return ExpressionTree.of_leaf(leaf, leaf_id)
 
     def old_entry(self, items: list[Token]) -> None:
         token = items[0]
@@ -274,20 +264,20 @@ class _Callbacks(Transformer[Token, Any]):
         self.entries[leaf_id] = self._leaf(body, (token.start_pos or 0) + body_at)
         self.entry_order.append(leaf_id)
 
-    def leaf_ref(self, items: list[Token]) -> _Node:
+    def leaf_ref(self, items: list[Token]) -> ExpressionTree:
         token = items[0]
         leaf_id = int(token.lstrip()[len("leaf-"):])
         leaf = self.entries.get(leaf_id)
         if leaf is None:
             raise self._fail(f"{token.lstrip()} is not defined before expr", _start(token))
-        return _Node(ExpressionTree.of_leaf(leaf, leaf_id), 1)
+        return ExpressionTree.of_leaf(leaf, leaf_id)
 
     def old_form(self, items: list[Any]) -> SearchArgument:
         expected = list(range(len(self.entry_order)))
         if self.entry_order != expected:
             raise self._fail("old-form leaves must be numbered leaf-0, leaf-1, ... in order", 0)
-        node: _Node = items[-1]
-        if any(n.operator is TreeOperator.LEAF and n.leaf is None for n in node.tree.walk()):
+        tree: ExpressionTree = items[-1]
+        if any(n.operator is TreeOperator.LEAF and n.leaf is None for n in tree.walk()):
             raise self._fail("a leaf in expr is not defined", 0)  # pragma: no cover - caught by leaf_ref
         if self.leaves:  # expr holds inline leaves: they are the leaves, if there are no entries
             if expected:
@@ -296,14 +286,14 @@ class _Callbacks(Transformer[Token, Any]):
             leaves = tuple(self.leaves)
         else:
             leaves = tuple(self.entries[i] for i in expected)
-        return SearchArgument(leaves, node.tree, _misreadable(leaves))
+        return SearchArgument(leaves, tree, _misreadable(leaves))
 
     def start(self, items: list[Any]) -> SearchArgument:
         item = items[0]
         if isinstance(item, SearchArgument):
             return item
         leaves = tuple(self.leaves)
-        return SearchArgument(leaves, item.tree, _misreadable(leaves))
+        return SearchArgument(leaves, item, _misreadable(leaves))
 
 
 def _misreadable(leaves: Sequence[PredicateLeaf]) -> bool:
@@ -360,6 +350,59 @@ def _split_entry(value: str) -> tuple[str, str, int]:
 def _start(token: Token) -> int:
     """Where a token's text starts, past the whitespace the terminal absorbed."""
     return (token.start_pos or 0) + len(token) - len(token.lstrip())
+
+
+# -- nesting depth ------------------------------------------------------------------------------------------
+# A text is refused as soon as the parser takes its MAX_DEPTH-th nested ``(and`` / ``(or`` / ``(not``: every
+# operator holds at least one leaf or constant, so whatever follows, that tree has more than MAX_DEPTH levels,
+# and the rest of the text is not read. Both parsers count the opening tokens their LALR parser has taken and
+# not yet closed (a ``)`` the parser takes always closes one), so both stop at the same token; text before it that
+# does not parse is reported first, as usual.
+
+_OPENS = frozenset({"AND_OPEN", "OR_OPEN", "NOT_OPEN"})
+
+
+class _TooDeep(Exception):
+    """Raised by either parser at the first opening token past the limit (``pos``: its parenthesis)."""
+
+    def __init__(self, pos: int) -> None:
+        super().__init__(pos)
+        self.pos = pos
+
+
+def _too_deep(text: str, pos: int) -> SargSyntaxError:
+    return SargSyntaxError(f"expression nested deeper than {MAX_DEPTH} levels", text, pos)
+
+
+class _DepthGuard(PostLex):
+    """The count for lark's parser, as a post-lexer: lark's LALR parser pulls one token at a time and asks for the
+    next only once it has taken the last (its reductions, then its shift), so the code after ``yield`` sees only
+    tokens the parser accepted, in order."""
+
+    def process(self, stream: Iterator[Token]) -> Iterator[Token]:
+        depth = 0
+        for token in stream:
+            yield token
+            kind = token.type
+            if kind in _OPENS:
+                depth += 1
+                if depth >= MAX_DEPTH:
+                    raise _TooDeep(_start(token))
+            elif kind == "_RPAR":
+                depth -= 1
+
+
+def _nesting(values: list[Any]) -> int:
+    """The count for the fast driver: opening tokens on its value stack, less the ``)`` on it."""
+    depth = 0
+    for value in values:
+        if type(value) is re.Match:
+            kind = value.lastgroup
+            if kind in _OPENS:
+                depth += 1
+            elif kind == "_RPAR":
+                depth -= 1
+    return depth
 
 
 _OPERATORS: dict[str, Operator] = dict(Operator.__members__)
@@ -456,8 +499,7 @@ def _tree(op: TreeOperator, children: tuple[ExpressionTree, ...], leaf: Predicat
     return node
 
 
-# Nesting depth is not tracked here: the driver hands any text whose parser stack grows past MAX_DEPTH
-# (a tree MAX_DEPTH deep needs at least that many) to lark's parser and its callbacks, which check it.
+# Nesting depth is checked by the driver as it shifts an opening token (see _nesting), not here.
 # and/or/not take the rule's values as they are on the stack (no child filtering): [open token, the list of
 # ``tree+`` or the one tree, the ')' token]; _Rule checks the rules still have that shape.
 def _f_and(run: _Run, kids: list[Any]) -> ExpressionTree:
@@ -727,7 +769,8 @@ class _Engine:
         self.first_lexer = lexers[self.start_state]
 
     def parse(self, text: str, run: _Run) -> SearchArgument | None:
-        """The SearchArgument of ``text`` (already right-stripped), or None at a lexing or parsing error."""
+        """The SearchArgument of ``text`` (already right-stripped), or None at a lexing or parsing error; _TooDeep at
+        the first opening token past the nesting limit."""
         actions = self.actions
         gotos = self.gotos
         rules = self.rules
@@ -761,8 +804,9 @@ class _Engine:
                         return value if pos >= size else None
                     states.append(target)
                     values.append(value)
-                    if len(states) > MAX_DEPTH:  # perhaps nested too deep: lark's parser checks
-                        return None
+                    # MAX_DEPTH nested opening tokens put at least MAX_DEPTH + 1 states on the stack: only then count
+                    if len(states) > MAX_DEPTH and kind in _OPENS and _nesting(values) >= MAX_DEPTH:
+                        raise _TooDeep(_mstart(m))  # type: ignore[arg-type]
                     break
                 mode, n, goto, callback, rule = rules[r]
                 if mode == _PASS:
@@ -814,7 +858,7 @@ def _parser() -> tuple[Lark, _Callbacks]:
     if state is None:
         callbacks = _Callbacks()
         parser = Lark(_grammar(), parser="lalr", lexer="contextual", transformer=callbacks,
-                      maybe_placeholders=False)
+                      maybe_placeholders=False, postlex=_DepthGuard())
         state = _local.state = (parser, callbacks)
     return state
 
@@ -844,6 +888,8 @@ def parse(text: str, schema: Schema = None) -> SearchArgument:
             result = engine.parse(text.rstrip(), _Run(text, columns))
         except SargSyntaxError:  # a callback ran before lark would have seen a syntax error: lark decides
             result = None
+        except _TooDeep as exc:  # lark's parser would stop at the same token (its callbacks ran the same)
+            raise _too_deep(text, exc.pos) from None
         if result is not None:
             return result
     return _parse_with_lark(text, columns)  # a lexing or parsing error: lark reports it
@@ -863,6 +909,8 @@ def _parse_with_lark(text: str, columns: dict[str, ColumnType]) -> SearchArgumen
         result = parser.parse(text.rstrip())
     except SargSyntaxError:
         raise
+    except _TooDeep as exc:
+        raise _too_deep(text, exc.pos) from None
     except lark.exceptions.UnexpectedCharacters as exc:
         raise _lexer_error(text, exc) from None
     except lark.exceptions.UnexpectedEOF as exc:

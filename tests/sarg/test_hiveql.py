@@ -457,6 +457,21 @@ def test_deep_alternation_is_a_clear_error() -> None:
     assert parse_hiveql(ok, SCHEMA).leaves  # within the limit it parses (the CNF limit may then apply)
 
 
+def test_deep_alternation_error_points_at_the_first_node_past_the_limit() -> None:
+    # HiveQL's limit is on logical nesting once AND-in-AND and OR-in-OR merge and NOT NOT cancels, and a condition
+    # in parentheses may still become an operand after it closes (below): no prefix of the text decides the depth,
+    # unlike SearchArgument text. It is found as the parser reduces, at the first node past the limit counting
+    # from the innermost; the error points at that node's operator, and the text after it is not read.
+    assert str(parse_hiveql("i = 0 and (i = 1 or (i = 2 and i = 3)) = true", SCHEMA)) == "leaf-(EQUALS i 0)"
+    depth = MAX_DEPTH + 5
+    unit = "(i = 1 and (i = 2 or "
+    with pytest.raises(SargSyntaxError) as info:
+        parse_hiveql(unit * depth + "i = 3" + "))" * depth + " ?", SCHEMA)
+    # from the innermost: OR (2 levels), AND (3), OR (4), ...: the MAX_DEPTH-th node, an AND, has MAX_DEPTH + 1
+    assert info.value.pos == (depth - MAX_DEPTH // 2) * len(unit) + unit.index("and")
+    assert info.value.reason == f"expression nested deeper than {MAX_DEPTH} levels"
+
+
 # -- generated filters: three text styles agree, and no row the filter accepts is ever dropped -----------------
 
 @given(st.integers(min_value=0, max_value=2**32))

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import sarg
 from sarg import Operator, Timestamp, TreeOperator, TruthValue, Type, UnknownLiteral
+from sarg.parser import MAX_DEPTH
 
 NEW = "(and leaf-(LESS_THAN x 5) (not leaf-(EQUALS y hi)) (or leaf-(IS_NULL z) leaf-(IN x 1 2 3)))"
 OLD = ("leaf-0 = (LESS_THAN x 5), leaf-1 = (EQUALS y hi), leaf-2 = (IS_NULL z), leaf-3 = (IN x 1 2 3), "
@@ -303,15 +304,71 @@ def test_bad_struct_schema() -> None:
             sarg.resolve_schema(schema)
 
 
-@pytest.mark.parametrize("op", ["and", "or", "not"])
-def test_deep_nesting_gives_a_clear_error(op: str) -> None:
-    depth = 100_000
-    leaf = "leaf-(EQUALS a 1)"
-    body = leaf if op == "not" else f"{leaf} {leaf}"
-    text = f"({op} " * depth + body + ")" * depth
+# -- nesting depth: at most MAX_DEPTH levels, leaves counted; refused at the MAX_DEPTH-th nested operator ----------
+
+DEEP = 100_000
+LEAF = "leaf-(EQUALS a 1)"
+
+
+def nested(op: str, depth: int, sep: str = " ") -> str:
+    """``depth`` nested ``(op`` around one leaf (two for and/or): ``depth + 1`` levels."""
+    body = LEAF if op == "not" else f"{LEAF} {LEAF}"
+    return f"({op}{sep}" * depth + body + ")" * depth
+
+
+def too_deep(text: str) -> sarg.SargSyntaxError:
     with pytest.raises(sarg.SargSyntaxError) as info:
         sarg.parse(text)
-    assert "nested deeper" in str(info.value)
+    assert info.value.reason == f"expression nested deeper than {MAX_DEPTH} levels"
+    return info.value
+
+
+@pytest.mark.parametrize("op", ["and", "or", "not"])
+def test_deep_nesting_is_refused_at_the_first_level_past_the_limit(op: str) -> None:
+    err = too_deep(nested(op, DEEP))
+    at = (MAX_DEPTH - 1) * len(f"({op} ")  # the MAX_DEPTH-th "(op", not the end of the text
+    assert (err.pos, err.line, err.column) == (at, 1, at + 1)
+    shown = str(err).splitlines()
+    assert shown[0] == f"line 1, column {at + 1}: expression nested deeper than {MAX_DEPTH} levels"
+    caret = shown[2].index("^")  # under that parenthesis, in the snippet of the line around it
+    assert shown[1][caret:].startswith(f"({op} ({op} ") and shown[1].startswith("  ...")
+
+
+def test_deep_nesting_points_at_the_line_and_column() -> None:
+    err = too_deep(nested("not", DEEP, sep="\n"))
+    assert (err.line, err.column, err.source_line) == (MAX_DEPTH, 1, "(not")
+    prefix = "leaf-0 = (EQUALS a 1)\nexpr = "
+    err = too_deep(prefix + "(or " * DEEP + "leaf-0 leaf-0" + ")" * DEEP)
+    assert (err.line, err.column) == (2, len("expr = ") + (MAX_DEPTH - 1) * len("(or ") + 1)
+
+
+def test_deep_nesting_is_refused_before_the_rest_is_read() -> None:
+    # the malformed innermost leaf is never reached (reading on to it was what made deep text slow)
+    err = too_deep("(not " * DEEP + LEAF + " ?" + ")" * DEEP)
+    assert err.column == (MAX_DEPTH - 1) * len("(not ") + 1
+    # ... but what is wrong before the limit is reported first
+    with pytest.raises(sarg.SargSyntaxError, match="unexpected"):
+        sarg.parse("(and " * 150 + "?" + "(and " * DEEP)
+
+
+@pytest.mark.parametrize("op", ["and", "or", "not"])
+def test_nesting_at_the_limit_parses(op: str) -> None:
+    text = nested(op, MAX_DEPTH - 1)  # MAX_DEPTH levels with the leaves
+    assert str(sarg.parse(text)) == text
+    old = "leaf-0 = (EQUALS a 1), expr = " + nested(op, MAX_DEPTH - 1).replace(LEAF, "leaf-0")
+    assert sarg.parse(old).to_old_string().endswith(")" * (MAX_DEPTH - 1))
+    assert too_deep(nested(op, MAX_DEPTH)).column == (MAX_DEPTH - 1) * len(f"({op} ") + 1
+
+
+def test_closed_levels_do_not_count() -> None:
+    def branch(depth: int) -> str:
+        return "(not " * depth + LEAF + ")" * depth
+
+    wide = "(and " + " ".join([branch(MAX_DEPTH - 2)] * 5) + ")"  # 5 * 198 + 1 operators, 200 levels
+    assert str(sarg.parse(wide)) == wide
+    over = "(and " + branch(MAX_DEPTH - 2) + " " + branch(MAX_DEPTH - 1) + ")"
+    err = too_deep(over)
+    assert err.pos == over.rindex("(not ")
 
 
 def test_moderate_nesting_parses() -> None:

@@ -56,3 +56,66 @@ def test_fast_driver_equals_lark_on_corrupted_texts(text: str, data: st.DataObje
     j = data.draw(st.integers(i, min(n, i + 6)))
     insert = data.draw(st.sampled_from(["", "(", ")", " ", "leaf-", "(and ", "x", ", ", "\n", "leaf-0", "="]))
     _both(text[:i] + insert + text[j:], data.draw(st.sampled_from([COLUMNS, None])))
+
+
+# -- nesting depth: both stop at the same opening token, the first past the limit ----------------------------------
+
+LEAF = "leaf-(EQUALS a 1)"
+LIMIT = sarg_parser.MAX_DEPTH
+
+
+def _nested(ops: str, depth: int, inner: str = LEAF, sep: str = " ") -> str:
+    """``depth`` nested operators cycling through ``ops`` ("a" and, "o" or, "n" not) around ``inner``."""
+    names = [{"a": "and", "o": "or", "n": "not"}[ops[i % len(ops)]] for i in range(depth)]
+    return "".join(f"({name}{sep}" for name in names) + inner + ")" * depth
+
+
+DEEP_TEXTS = [
+    *(_nested(ops, depth) for ops in ("a", "o", "n", "aon", "na")
+      for depth in (LIMIT - 2, LIMIT - 1, LIMIT, LIMIT + 1, 100_000)),
+    _nested("n", LIMIT - 1, "YES"), _nested("n", LIMIT, "YES_NO_NULL"), _nested("a", 100_000, f"{LEAF} {LEAF}", "\n"),
+    "leaf-0 = (EQUALS a 1), expr = " + _nested("ao", LIMIT - 1, "leaf-0"),
+    "leaf-0 = (EQUALS a 1)\nexpr = " + _nested("ao", LIMIT, "leaf-0", "\n"),
+    "leaf-0 = (EQUALS a 1), expr = " + _nested("n", 100_000, "leaf-0"),
+    *(f"(and {LEAF} " * depth + LEAF + ")" * depth for depth in (LIMIT - 1, LIMIT)),  # two stack entries a level
+    "(and " + " ".join([_nested("n", LIMIT - 2)] * 4) + ")",  # closed levels do not count
+    "(and " + _nested("n", LIMIT - 2) + " " + _nested("n", LIMIT - 1) + ")",
+    _nested("n", 100_000, LEAF + " ?"),  # a malformed leaf past the limit: never read
+    _nested("a", LIMIT - 1, "?"), _nested("a", LIMIT // 2, "?" + "(and " * 100_000),  # before it: reported
+    _nested("a", LIMIT - 1, "leaf-7 (not " * 3),  # an undefined leaf-N just before the limit: reported
+    _nested("a", LIMIT - 1, f"{LEAF} (not YES) (not " * 3),
+    "(not " * (LIMIT - 1) + LEAF, "(not " * LIMIT + LEAF,  # never closed
+    "(not " * (LIMIT - 1) + "(not", "(not " * (LIMIT - 1) + "(notx " + LEAF,
+    "(and " * (LIMIT - 1) + ")" * 3 + "(and " * LIMIT,  # ')' where a tree must come first
+]
+
+
+@pytest.mark.parametrize("text", DEEP_TEXTS, ids=range(len(DEEP_TEXTS)))
+def test_fast_driver_equals_lark_on_deep_texts(text: str) -> None:
+    _both(text, None)
+
+
+def test_fast_driver_stops_by_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    def lark_parser(text: str, columns: object) -> None:
+        raise AssertionError("the fast driver handed the text to lark's parser")
+
+    monkeypatch.setattr(sarg_parser, "_parse_with_lark", lark_parser)
+    for text in (_nested("a", 100_000), _nested("on", LIMIT), "leaf-0 = (EQUALS a 1), expr = " + _nested(
+            "n", LIMIT, "leaf-0")):
+        with pytest.raises(sarg.SargSyntaxError) as info:
+            sarg.parse(text)
+        assert info.value.reason == f"expression nested deeper than {LIMIT} levels"
+        assert info.value.pos == [i for i, ch in enumerate(text) if ch == "("][LIMIT - 1 + text.startswith("leaf-0")]
+    assert str(sarg.parse(_nested("on", LIMIT - 1))) == _nested("on", LIMIT - 1)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from("aon"), st.integers(LIMIT - 3, LIMIT + 2), st.data())
+def test_fast_driver_equals_lark_on_corrupted_deep_texts(ops: str, depth: int, data: st.DataObject) -> None:
+    inner = data.draw(st.sampled_from([LEAF, f"{LEAF} {LEAF}", "YES", f"(not {LEAF}) {LEAF}"]))
+    text = _nested(data.draw(st.sampled_from([ops, "ao", "na", "aon"])), depth, inner)
+    n = len(text)
+    i = data.draw(st.integers(0, n))
+    j = data.draw(st.integers(i, min(n, i + 6)))
+    insert = data.draw(st.sampled_from(["", "(", ")", " ", ") ", "(and ", "(not ", "(or (or ", "x", "leaf-0", LEAF]))
+    _both(text[:i] + insert + text[j:], None)
