@@ -170,8 +170,12 @@ def read_slices(spark: SparkSession, table: HudiTable, slices: Sequence[FileSlic
     sp_schema = spark_schema(schema)
     file_cols = set(table.file_schema().names)
     path_cols = [f for f in table.properties.partition_fields if f not in file_cols]
-    plain = [(s, s.base_file.full_path) for s in slices if s.base_file is not None and not s.has_log_files]
-    merged = [s for s in slices if s.has_log_files or s.base_file is None]
+    # Spark's parquet reader takes base files without logs; hudi-rs's file-group reader the rest: slices with
+    # log files (merged), log-only file groups, and base files of other formats (Lance)
+    plain = [(s, s.base_file.full_path) for s in slices
+             if s.base_file is not None and not s.log_files and s.base_file.path.endswith(".parquet")]
+    merged = [s for s in slices
+              if s.log_files or s.base_file is None or not s.base_file.path.endswith(".parquet")]
     frames: list[DataFrame] = []
     if plain:
         if path_cols:
@@ -215,13 +219,14 @@ def _read_parquet(spark: SparkSession, table: HudiTable, paths: list[str], path_
 
 def _read_merged(spark: SparkSession, table: HudiTable, slices: Sequence[FileSlice],
                  schema: pa.Schema) -> DataFrame:
-    """Merge-on-read slices: hudi-rs merges each base file with its log files; refuse if it cannot."""
+    """Slices Spark's parquet reader cannot take: hudi-rs merges each base file with its log files (and reads
+    base files of other formats); refuse if it cannot."""
     import importlib.util
 
     if importlib.util.find_spec("hudi") is None:
-        raise SparkReadError(f"{table.base_path}: {len(slices)} file slices have log files (merge-on-read) and "
-                             "the `hudi` package that merges them is not installed; refusing to return "
-                             "stale rows")
+        raise SparkReadError(f"{table.base_path}: {len(slices)} file slices have log files (merge-on-read) or "
+                             f"{table.properties.base_file_format} base files, and the `hudi` package that reads "
+                             "them is not installed; refusing to return stale or missing rows")
     parts: list[pa.Table] = []
     try:
         reader = _hudi_reader(str(table.base_path))
@@ -231,8 +236,9 @@ def _read_merged(spark: SparkSession, table: HudiTable, slices: Sequence[FileSli
             if batches:
                 parts.append(_conform(pa.Table.from_batches(batches), schema, s.partition_values))
     except Exception as exc:
-        raise SparkReadError(f"{table.base_path}: cannot merge the log files of {len(slices)} merge-on-read "
-                             f"file slices ({type(exc).__name__}: {exc}); refusing to return stale rows") from None
+        raise SparkReadError(f"{table.base_path}: cannot read {len(slices)} file slices with hudi-rs (merge-on-read "
+                             f"logs or {table.properties.base_file_format} base files; {type(exc).__name__}: "
+                             f"{exc}); refusing to return stale or missing rows") from None
     if not parts:
         return spark.createDataFrame([], spark_schema(schema))
     return spark.createDataFrame(pa.concat_tables(parts))
@@ -292,9 +298,10 @@ def _record_scan(report: dict[str, Any]) -> None:
         fh.write(json.dumps(report) + "\n")
 
 
-def last_scan_report() -> dict[str, Any] | None:
-    """Files read / total of the latest `hudi-hive` scan planned on this machine (path, filter, files_total,
-    files_read, slices_read)."""
+def last_scan_report(path: str | os.PathLike[str] | None = None) -> dict[str, Any] | None:
+    """Files read / total of the latest `hudi-hive` scan planned on this machine (of the table at ``path`` if
+    given): path, filter, pruning (whether pushed filters pruned, and why_not), files_total, files_read,
+    slices_read."""
     import json
 
     try:
@@ -302,7 +309,15 @@ def last_scan_report() -> dict[str, Any] | None:
             lines = fh.readlines()
     except OSError:
         return None
-    return json.loads(lines[-1]) if lines else None
+    want = None if path is None else str(path).removeprefix("file:")
+    for line in reversed(lines):
+        try:
+            report = json.loads(line)
+        except ValueError:  # a line another process is still writing
+            continue
+        if want is None or report.get("path") == want:
+            return report  # type: ignore[no-any-return]
+    return None
 
 
 def spark_filters_to_sarg(filters: Sequence[Any], types: dict[str, sarg.Type]) -> tuple[sarg.SearchArgument | None,

@@ -74,7 +74,7 @@ def test_temp_view_and_self_join_see_every_row(spark, reuse_table) -> None:  # t
 def test_scan_report_says_whether_pushed_filters_pruned(spark, reuse_table) -> None:  # type: ignore[no-untyped-def]
     register(spark)
     spark.read.format("hudi-hive").load(str(reuse_table)).where("id = 14").count()
-    report = last_scan_report()
+    report = last_scan_report(str(reuse_table))
     assert report is not None and report["files_total"] == 32
     if spark_scopes_read_plans():
         assert report["pruning"] is True and report["files_read"] == 1

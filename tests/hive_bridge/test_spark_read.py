@@ -220,7 +220,7 @@ def test_data_source_prunes_with_pushed_filters(spark, generated_table) -> None:
     df = spark.read.format("hudi-hive").load(str(generated_table)).where("k > 990 and part = 'p3'")
     rows = sorted(r["k"] for r in df.select("k").collect())
     assert rows == list(range(991, 1000))
-    report = last_scan_report()
+    report = last_scan_report(str(generated_table))
     # pushed filters prune only where Spark keeps a read plan per scan (test_data_source_reuse.py says why)
     assert report is not None and report["files_total"] == 40
     assert report["files_read"] == (1 if spark_scopes_read_plans() else 40)
@@ -233,7 +233,7 @@ def test_data_source_keeps_unconvertible_filters_with_spark(spark, generated_tab
     df = spark.read.format("hudi-hive").load(str(generated_table)).where("s like 'name-01%' or k < 3")
     full = read_hudi(spark, str(generated_table), None).df.where("s like 'name-01%' or k < 3")
     assert _rows_equal(df, full) == (0, 0)
-    report = last_scan_report()
+    report = last_scan_report(str(generated_table))
     assert report is not None and report["files_read"] == 40  # an OR is never pushed: nothing pruned
 
 
