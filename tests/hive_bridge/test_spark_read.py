@@ -277,3 +277,21 @@ def test_data_source_reads_timestamps_and_merged_logs(spark, shared_tables) -> N
     via_reader = read_hudi(spark, root, None).df.where("id > 1")
     assert via_source.count() >= 1
     assert _rows_equal(via_source, via_reader) == (0, 0)
+
+
+@pytest.mark.parametrize(("table_name", "rows"), [("sample_table.cow.v9_lance_nonpartitioned", 9),
+                                                  ("sample_table.mor.avro.v9_lance_nonhivestyle", 14)])
+def test_lance_base_files_are_read_not_dropped(spark, shared_tables, table_name: str, rows: int) -> None:  # type: ignore[no-untyped-def]
+    """Lance base files (which Spark's parquet reader cannot open) are read through hudi-rs, kept as unknown by
+    pruning: never an empty table."""
+    register(spark)
+    root = str(shared_tables[table_name])
+    assert read_hudi(spark, root, None).df.count() == rows == len(_hudi_rows(Path(root), "_hoodie_record_key"))
+    assert spark.read.format("hudi-hive").load(root).count() == rows
+    key = HudiTable.open(root).properties.record_key_fields[0]
+    one = sorted(v for v, in _hudi_rows(Path(root), key))[0]
+    text = f"leaf-(EQUALS {key} {one})"
+    read = read_hudi(spark, root, text)
+    assert read.listing.files_kept == read.listing.files_total  # no statistics: nothing is skipped
+    assert read.listing.kept_unknown + read.listing.kept_log_files == read.listing.files_total
+    assert [r[0] for r in read.df.select(key).collect()] == [one]
