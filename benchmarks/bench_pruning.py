@@ -1,7 +1,7 @@
 """File pruning speed: the vectorized evaluator against PyIceberg 0.12's inclusive metrics evaluator.
 
 1,000,000 files x 5 columns of statistics (int64, float64, string, timestamp UTC, decimal(12,2)) in the
-statistics-table layout of hive_bridge.stats_types; five filters: equality, a timestamp range, IN of 10 strings,
+statistics-table layout of hive_bridge.table.stats_table; five filters: equality, a timestamp range, IN of 10 strings,
 ``(a AND b) OR c`` and NOT of a range. For each filter: the vectorized evaluator's median files/second (full
 TruthValue semantics: three-valued verdicts, truth codes, kept-because-unknown), then PyIceberg's
 ``_InclusiveMetricsEvaluator`` on the equivalent expression over DataFile objects built from the same
@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import sarg
 from hive_bridge.expression import translate
-from hive_bridge.vectorized import StatsTable, prune
+from hive_bridge.pruning.vectorized import StatsTable, prune
 from sarg import Timestamp, Type
 
 T0 = dt.datetime(2023, 1, 1)

@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import sarg
-from hive_bridge.handler import Pruner
+from hive_bridge.pruning import Pruner
 from hive_bridge.residual import to_sql
 from hive_bridge.spark import read_slices, session
 from hive_bridge.table import HudiTable

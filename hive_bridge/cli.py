@@ -11,20 +11,24 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 import sarg
 from hive_bridge.errors import HiveBridgeError
-from hive_bridge.handler import ListStatusResult, Pruner, _table_sarg_schema, prune_slices
+from hive_bridge.hive_types import table_sarg_schema
 from hive_bridge.logscan import FoundFilter, distinct_filters
+from hive_bridge.pruning import FileVerdict, ListStatusResult, Pruner, prune_slices
 from hive_bridge.table import HudiTable
 from hive_bridge.table.stats import ColumnStatsIndex
 
@@ -137,16 +141,16 @@ def describe_error(found: FoundFilter, exc: sarg.SargError) -> str:
 def cmd_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
     table = _open_table(args.table)
     index = ColumnStatsIndex(table)
-    schema = _table_sarg_schema(table)
+    schema = table_sarg_schema(table)
     pruner = Pruner(table, index, table.latest_file_slices())
     found = distinct_filters(_input_lines(args.logs))
     failures = 0
     rows: list[ReplayRow] = []
     spark = None
     if args.verify:
-        from hive_bridge.spark import session
+        from hive_bridge import spark_start
 
-        spark = session("hive-bridge-replay")
+        spark = spark_start.start_session("hive-bridge-replay", verbose=args.verbose)
     from hive_bridge.residual import to_sql
 
     progress = _progress(err, len(found)) if len(found) > 20 and err.is_terminal and not args.json else None
@@ -219,7 +223,7 @@ def _print_replay(out: Console, table: HudiTable, rows: list[ReplayRow], failure
                  str(lst.kept_unknown), f"{r.seconds * 1000:.1f} ms"]
         if r.verified is not None:
             cells.append("rows identical" if r.verified else f"DIFFERENT: {r.verify_detail}")
-        t.add_row(*cells)
+        t.add_row(*map(escape, cells))  # filter text is not rich markup: `[x]` stays
         files_total += lst.files_total
         files_kept += lst.files_kept
         bytes_total += lst.bytes_total
@@ -233,42 +237,164 @@ def _print_replay(out: Console, table: HudiTable, rows: list[ReplayRow], failure
               f"was unknown; {failures} failed", highlight=False)
 
 
+DEFAULT_FILES_SHOWN = 20
+_TRUTH_WORD = re.compile(r"[A-Z_]+(?: \(unknown\))?")
+
+
+def _files_arg(text: str) -> int:
+    """``--files N`` or ``--files all`` (-1)."""
+    if text.strip().lower() == "all":
+        return -1
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"expected a number of files (0 or more) or 'all', not {text!r}")
+    return n
+
+
+def _verdict_label(v: FileVerdict) -> str:
+    if not v.kept:
+        return "skip"
+    return "keep (unknown)" if v.unknown else "keep"
+
+
+def _reason_summary(reason: str, leaves: Sequence[str], constants: frozenset[str]) -> str:
+    """A file's reason without its own statistics, so files judged alike group together: the verdict line
+    (``root is NO: no row can match``, ``partition path: …``, ``kept: the slice has log files …``) and each
+    leaf's truth (``id < 15: NO``); a constant leaf (a literal that cannot be typed, …) keeps its explanation,
+    which is the same for every file."""
+    reason = reason.strip()
+    starts: list[tuple[int, str]] = []
+    pos = 0
+    for leaf in leaves:  # the evaluator writes "<head>; <leaf>: <TRUTH>[ (unknown)] - <detail>; …" in leaf order
+        marker = f"; {leaf}: "
+        at = reason.find(marker, pos)
+        if at < 0:
+            continue
+        starts.append((at, leaf))
+        pos = at + len(marker)
+    if not starts:
+        return reason if len(reason) <= 200 else reason.split("; ", 1)[0]
+    parts = [reason[:starts[0][0]]]
+    for k, (at, leaf) in enumerate(starts):
+        body_start = at + len(f"; {leaf}: ")
+        end = starts[k + 1][0] if k + 1 < len(starts) else len(reason)
+        body = reason[body_start:end]
+        if leaf in constants:
+            parts.append(f"{leaf}: {body}")
+        else:
+            m = _TRUTH_WORD.match(body)
+            parts.append(f"{leaf}: {m.group(0) if m else body.split(' - ', 1)[0]}")
+    return "; ".join(parts)
+
+
+def _explain_leaves(expression: Any) -> tuple[list[str], frozenset[str]]:
+    """The printed leaves of a HudiExpression in the evaluator's order, and which of them are constants."""
+    from hive_bridge.expression import Constant, Predicate
+
+    leaves: list[str] = []
+    constants: set[str] = set()
+    seen: set[Any] = set()
+    for node in expression.walk():
+        if isinstance(node, Predicate | Constant) and node not in seen:
+            seen.add(node)
+            leaves.append(str(node))
+            if isinstance(node, Constant):
+                constants.add(str(node))
+    return leaves, frozenset(constants)
+
+
+def _verdict_groups(verdicts: Sequence[FileVerdict], leaves: Sequence[str], constants: frozenset[str]
+                    ) -> list[tuple[tuple[str, str, str], int]]:
+    """(verdict, stage, reason) with the number of files: kept before skipped, then the largest groups first."""
+    counts = Counter((_verdict_label(v), v.stage, _reason_summary(v.reason, leaves, constants)) for v in verdicts)
+    order = {"keep": 0, "keep (unknown)": 1, "skip": 2}
+    return sorted(counts.items(), key=lambda kv: (order.get(kv[0][0], 3), -kv[1], kv[0][1], kv[0][2]))
+
+
 def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
     from hive_bridge.expression import translate
 
     table = _open_table(args.table)
-    schema = _table_sarg_schema(table)
+    schema = table_sarg_schema(table)
     try:
         parsed = sarg.read_filter(args.filter, schema)
     except sarg.SargError as exc:
         err.print(f"error: {exc}", highlight=False)
         return 1
-    out.print(f"[bold]SearchArgument[/bold]  {parsed}", highlight=False)
-    out.print(f"[bold]old form[/bold]        {parsed.to_old_string()}", highlight=False)
-    out.print(f"[bold]HudiExpression[/bold]  {translate(parsed, schema)}", highlight=False)
+    expression = translate(parsed, schema)
     listing = prune_slices(table, ColumnStatsIndex(table), table.latest_file_slices(), parsed, None,
                            args.time_zone, explain=True)
-    t = Table(title="file verdicts")
-    t.add_column("file", overflow="fold")
-    t.add_column("verdict")
-    t.add_column("truth")
-    t.add_column("reason", overflow="fold")
-    for v in listing.verdicts:
-        verdict = "keep" if v.kept else "skip"
-        if v.kept and v.unknown:
-            verdict = "keep (unknown)"
-        t.add_row(v.path, verdict, str(v.truth) if v.truth else "-", f"[{v.stage}] {v.reason}")
-    out.print(t)
+    leaves, constants = _explain_leaves(expression)
+    groups = _verdict_groups(listing.verdicts, leaves, constants)
+    # kept files first (they are what a read reads), then the skipped ones, each in listing order
+    ordered = sorted(listing.verdicts, key=lambda v: not v.kept)
+    limit = args.files if args.files is not None else (-1 if args.json else DEFAULT_FILES_SHOWN)
+    shown = ordered if limit < 0 else ordered[:limit]
+    if args.json:
+        doc = {
+            "filter": args.filter,
+            "sarg": str(parsed),
+            "sarg_old_form": parsed.to_old_string(),
+            "hudi_expression": str(expression),
+            "files_total": listing.files_total,
+            "files_kept": listing.files_kept,
+            "bytes_total": listing.bytes_total,
+            "bytes_kept": listing.bytes_kept,
+            "dropped_by_partition": listing.dropped_by_partition,
+            "dropped_by_statistics": listing.dropped_by_statistics,
+            "kept_unknown": listing.kept_unknown,
+            "kept_log_files": listing.kept_log_files,
+            "summary": [{"verdict": "skip" if label == "skip" else "keep", "unknown": label == "keep (unknown)",
+                         "stage": stage, "reason": reason, "files": n}
+                        for (label, stage, reason), n in groups],
+            "files": [{"path": v.path, "partition": v.partition, "kept": v.kept, "unknown": v.unknown,
+                       "stage": v.stage, "truth": str(v.truth) if v.truth else None, "reason": v.reason.strip()}
+                      for v in shown],
+            "files_omitted": len(ordered) - len(shown),
+        }
+        out.file.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+        return 0
+    out.print(f"[bold]SearchArgument[/bold]  {escape(str(parsed))}", highlight=False)
+    out.print(f"[bold]old form[/bold]        {escape(parsed.to_old_string())}", highlight=False)
+    out.print(f"[bold]HudiExpression[/bold]  {escape(str(expression))}", highlight=False)
+    s = Table(title=f"verdicts of {listing.files_total} files by reason")
+    s.add_column("files", justify="right")
+    s.add_column("verdict")
+    s.add_column("stage")
+    s.add_column("reason", overflow="fold")
+    for (label, stage, reason), n in groups:
+        s.add_row(str(n), label, stage, escape(reason))
+    out.print(s)
+    if shown:
+        t = Table(title="file verdicts" + ("" if len(shown) == len(ordered) else
+                                           f" (first {len(shown)} of {len(ordered)}, kept files first)"))
+        t.add_column("file", overflow="fold")
+        t.add_column("verdict")
+        t.add_column("stage")
+        t.add_column("truth")
+        t.add_column("reason", overflow="fold")
+        for v in shown:
+            t.add_row(escape(v.path), _verdict_label(v), v.stage, str(v.truth) if v.truth else "-",
+                      escape(v.reason.strip()))
+        out.print(t)
+    if len(shown) < len(ordered):
+        out.print(f"{len(ordered) - len(shown)} more files not shown (--files all shows every file)",
+                  highlight=False)
     out.print(f"files kept {listing.files_kept} / {listing.files_total}: dropped {listing.dropped_by_partition} by "
               f"partition values, {listing.dropped_by_statistics} by statistics; {listing.kept_unknown} kept "
               f"because something was unknown; {listing.kept_log_files} with log files", highlight=False)
     return 0
 
 
-def cmd_read(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from hive_bridge.spark import read_hudi, read_table, session
+def _check_read_filter(args: argparse.Namespace) -> str | None:
+    """Before Spark starts: the folder of the table to read (None for a Spark catalog table), and the filter
+    read against its schema, so a table that cannot be opened or a filter that does not parse fails at once."""
+    from hive_bridge.spark import SparkReadError, _filter_of
 
-    spark = session("hive-bridge-read")
+    location: str | None = None
     if args.metastore:
         from hive_bridge.metastore import MetastoreClient
 
@@ -276,9 +402,28 @@ def cmd_read(args: argparse.Namespace, out: Console, err: Console) -> int:
         with MetastoreClient(args.metastore) as client:
             hive_table = client.get_table(db or "default", name)
         location = hive_table.location
-        read = read_hudi(spark, location, args.filter)
     elif Path(args.table).exists():
-        read = read_hudi(spark, args.table, args.filter)
+        location = args.table
+    if location is not None:
+        _filter_of(_open_table(location), args.filter)
+    elif args.filter and args.filter.strip():
+        try:  # the catalog's schema is only known to Spark: check the syntax now, the types once it runs
+            sarg.read_filter(args.filter)
+        except sarg.SargSyntaxError as exc:
+            raise SparkReadError(f"cannot read the filter: {exc}") from None
+        except sarg.SargError:
+            pass
+    return location
+
+
+def cmd_read(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from hive_bridge import spark_start
+    from hive_bridge.spark import read_hudi, read_table
+
+    location = _check_read_filter(args)
+    spark = spark_start.start_session("hive-bridge-read", verbose=args.verbose)
+    if location is not None:
+        read = read_hudi(spark, location, args.filter)
     else:
         read = read_table(spark, args.table, args.filter)
     listing = read.listing
@@ -294,7 +439,7 @@ def cmd_read(args: argparse.Namespace, out: Console, err: Console) -> int:
         for name in df.columns:
             t.add_column(name, overflow="fold")
         for r in rows:
-            t.add_row(*[str(v) for v in r])
+            t.add_row(*[escape(str(v)) for v in r])
         out.print(t)
     return 0
 
@@ -315,14 +460,40 @@ def cmd_index(args: argparse.Namespace, out: Console, err: Console) -> int:
 def cmd_demo(args: argparse.Namespace, out: Console, err: Console) -> int:
     from hive_bridge.demo import run_demo
 
-    return run_demo(out, err, rebuild=args.rebuild)
+    return run_demo(out, err, rebuild=args.rebuild, verbose=args.verbose)
+
+
+def _plain(text: str) -> str:
+    """Docstring text for --help: reStructuredText markup (``code``, :role:`x`) as plain text."""
+    text = re.sub(r":[a-z:]+:`~?([^`]+)`", r"\1", text)
+    return re.sub(r"``(.+?)``", r"\1", text, flags=re.S)
+
+
+def _doc_paragraphs() -> tuple[str | None, str | None]:
+    """(description, epilog): this module's docstring, first paragraph and the rest, as plain text."""
+    if not __doc__:
+        return None, None
+    first, _, rest = __doc__.strip().partition("\n\n")
+    return _plain(first), (_plain(rest.strip()) or None)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="hive-bridge", description=__doc__.split("\n\n")[0] if __doc__ else None)
+    description, epilog = _doc_paragraphs()
+    ap = argparse.ArgumentParser(prog="hive-bridge", description=description, epilog=epilog)
+    ap.add_argument("-v", "--verbose", action="store_true",
+                    help="show Spark's start-up output and warnings (quiet by default)")
     sub = ap.add_subparsers(dest="command", required=True)
+    # also accepted after the command; SUPPRESS keeps a global --verbose from being reset by the subcommand
+    verbose = argparse.ArgumentParser(add_help=False)
+    verbose.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+                         help="show Spark's start-up output and warnings (quiet by default)")
 
-    p = sub.add_parser("replay", help="find the filters in Hive/Spark logs and replay them against a Hudi table")
+    def command(name: str, text: str, spark: bool = False) -> argparse.ArgumentParser:
+        text = _plain(text)
+        return sub.add_parser(name, help=text, description=text[:1].upper() + text[1:] + ".",
+                              parents=[verbose] if spark else [])
+
+    p = command("replay", "find the filters in Hive/Spark logs and replay them against a Hudi table", spark=True)
     p.add_argument("--table", required=True, help="the Hudi table's folder")
     p.add_argument("logs", nargs="*", help="log files (default or '-': standard input)")
     p.add_argument("--json", action="store_true", help="JSON Lines: one object per distinct filter")
@@ -330,26 +501,33 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--time-zone", default="UTC", help="session time zone for timestamp literals (default UTC)")
     p.set_defaults(func=cmd_replay)
 
-    p = sub.add_parser("explain", help="a filter's SearchArgument, HudiExpression and each file's verdict")
+    p = command("explain", "a filter's SearchArgument, HudiExpression, a summary of the files' verdicts by reason, "
+                           "and each file's verdict")
     p.add_argument("--table", required=True)
     p.add_argument("filter", help="SearchArgument text (any printed form) or HiveQL filter text")
     p.add_argument("--time-zone", default="UTC")
+    p.add_argument("--files", type=_files_arg, default=None, metavar="N|all",
+                   help=f"how many per-file verdicts to print, kept files first (default {DEFAULT_FILES_SHOWN}; "
+                        "with --json all)")
+    p.add_argument("--json", action="store_true",
+                   help="one JSON document: the filter's forms, the counts, the summary and the per-file verdicts")
     p.set_defaults(func=cmd_explain)
 
-    p = sub.add_parser("read", help="read a Hudi table through the pruned Hive-on-Spark path")
+    p = command("read", "read a Hudi table through the pruned Hive-on-Spark path", spark=True)
     p.add_argument("--table", required=True, help="a folder, a Spark catalog table, or db.table with --metastore")
-    p.add_argument("--filter", default=None)
+    p.add_argument("--filter", default=None,
+                   help="SearchArgument text (any printed form) or HiveQL filter text; checked before Spark starts")
     p.add_argument("--metastore", default=None, help="thrift://host:port of a Hive metastore")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--limit", type=int, default=20)
     g.add_argument("--output", default=None, help="write the rows as parquet to this folder")
     p.set_defaults(func=cmd_read)
 
-    p = sub.add_parser("index", help="build or refresh the column-statistics index")
+    p = command("index", "build or refresh the column-statistics index")
     p.add_argument("--table", required=True)
     p.set_defaults(func=cmd_index)
 
-    p = sub.add_parser("demo", help="build a sample table, replay a sample log, compare pruned and full reads")
+    p = command("demo", "build a sample table, replay a sample log, compare pruned and full reads", spark=True)
     p.add_argument("--rebuild", action="store_true", help="rebuild the cached sample table")
     p.set_defaults(func=cmd_demo)
     return ap
@@ -360,7 +538,8 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr
     target = stdout or sys.stdout
     # a pipe or file gets wide lines (nothing to wrap for); a terminal gets its own width
     out = Console(file=target, soft_wrap=False, width=None if target.isatty() else 160)
-    err = Console(file=stderr or sys.stderr, stderr=stderr is None)
+    # messages are not wrapped at 80 columns in a pipe (a caret under a long log line stays under its column)
+    err = Console(file=stderr or sys.stderr, stderr=stderr is None, soft_wrap=True)
     try:
         return int(args.func(args, out, err))
     except UsageError as exc:

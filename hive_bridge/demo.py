@@ -93,12 +93,12 @@ def sample_log() -> str:
     return resources.files("hive_bridge").joinpath("data", "sample.log").read_text(encoding="utf-8")
 
 
-def run_demo(out: Console, err: Console, rebuild: bool = False) -> int:
+def run_demo(out: Console, err: Console, rebuild: bool = False, verbose: bool = False) -> int:
     import io
 
-    from hive_bridge import cli
+    from hive_bridge import cli, spark_start
     from hive_bridge.spark import list_files as list_kept
-    from hive_bridge.spark import read_slices, session
+    from hive_bridge.spark import read_slices
 
     path = demo_table(rebuild, err)
     from hive_bridge.table import HudiTable
@@ -116,7 +116,7 @@ def run_demo(out: Console, err: Console, rebuild: bool = False) -> int:
     out.rule("2. One query through Spark: pruned (hive-bridge) and unpruned (Spark's own parquet scan)")
     out.print(f"filter: {DEMO_QUERY}", highlight=False)
     with err.status("starting Spark (local mode)…"):
-        spark = session("hive-bridge-demo")
+        spark = spark_start.start_session("hive-bridge-demo", verbose=verbose)
     table, listing, residual = list_kept(str(path), DEMO_QUERY)
     _, full_listing, _ = list_kept(str(path), DEMO_QUERY, prune=False)
     assert residual is not None

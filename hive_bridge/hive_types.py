@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pyarrow as pa
+
+if TYPE_CHECKING:
+    from hive_bridge.table import HudiTable
 
 
 def arrow_to_hive(typ: pa.DataType) -> str:
@@ -41,3 +46,8 @@ def arrow_to_hive(typ: pa.DataType) -> str:
 def struct_string(schema: pa.Schema) -> str:
     """``struct<a:int,b:string>``: a schema as Spark's ORC reader logs it."""
     return "struct<" + ",".join(f"{f.name}:{arrow_to_hive(f.type)}" for f in schema) + ">"
+
+
+def table_sarg_schema(table: HudiTable) -> dict[str, str]:
+    """Column name -> Hive type name of a Hudi table's columns: the schema text filters' literals are typed by."""
+    return {f.name: arrow_to_hive(f.type) for f in table.arrow_schema()}

@@ -26,12 +26,8 @@ import pyarrow.parquet as pq
 
 import sarg
 from hive_bridge.errors import HiveBridgeError
-from hive_bridge.handler import (
-    HoodieParquetInputFormat,
-    HudiStorageHandler,
-    ListStatusResult,
-    prune_slices,
-)
+from hive_bridge.handler import HoodieParquetInputFormat, HudiStorageHandler
+from hive_bridge.pruning import ListStatusResult, prune_slices
 from hive_bridge.residual import to_sql
 from hive_bridge.table import FileSlice, HudiTable, HudiTableError
 from hive_bridge.table.stats import ColumnStatsIndex
@@ -113,10 +109,10 @@ def _filter_of(table: HudiTable, filt: str | sarg.SearchArgument | None) -> tupl
     """(SearchArgument to prune with, Spark SQL to apply to rows)."""
     if filt is None or (isinstance(filt, str) and not filt.strip()):
         return None, None
-    from hive_bridge.handler import _table_sarg_schema
+    from hive_bridge.hive_types import table_sarg_schema
     from sarg import hiveql
 
-    schema = _table_sarg_schema(table)
+    schema = table_sarg_schema(table)
     if isinstance(filt, sarg.SearchArgument):
         return filt, to_sql(filt)
     try:
@@ -522,11 +518,11 @@ class HudiHiveReader(DataSourceReader):
         table = HudiTable.open(self.path)
         filt = None
         if self.pruning:
-            from hive_bridge.handler import _table_sarg_schema
+            from hive_bridge.hive_types import table_sarg_schema
             from sarg.schema import type_of
 
             types: dict[str, sarg.Type] = {}
-            for name, hive_type in _table_sarg_schema(table).items():
+            for name, hive_type in table_sarg_schema(table).items():
                 ct = type_of(hive_type)
                 if ct.sarg_type is not None:
                     types[name.lower()] = ct.sarg_type

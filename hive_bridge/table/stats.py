@@ -49,20 +49,29 @@ from hive_bridge.table.fsview import (
     get_size,
 )
 from hive_bridge.table.properties import HOODIE_DIR
+from hive_bridge.table.stats_table import (
+    BOUND_STATS,
+    FILE_FIELDS,
+    MAX,
+    MAX_EXACT,
+    MIN,
+    MIN_EXACT,
+    NULL_COUNT,
+    SEP,
+    split_stat_name,
+    stat_fields,
+    stat_name,
+)
 from hive_bridge.table.table import HudiTable
 
 INDEX_DIR = (HOODIE_DIR, ".hive_bridge", "column_stats")
 FORMAT_KEY = b"hive_bridge.column_stats.format"
 FORMAT_VERSION = b"2"  # 2: byte-array exactness judged by the writer
-STAT_KINDS = ("min", "max", "null_count", "min_exact", "max_exact")
-KEY_FIELDS = (
-    pa.field("path", pa.string()),
-    pa.field("partition", pa.string()),
-    pa.field("file_size", pa.int64()),
-    pa.field("instant", pa.string()),
-    pa.field("num_rows", pa.int64()),
-)
-HAS_LOG_FILES = pa.field("has_log_files", pa.bool_())
+# the statistics table's layout is defined once, in hive_bridge.table.stats_table; the index's segments hold its
+# file columns except has_log_files (a property of the listing, not of the file) and every statistics column
+STAT_KINDS = BOUND_STATS
+KEY_FIELDS = FILE_FIELDS[:5]
+HAS_LOG_FILES = FILE_FIELDS[5]
 #: rewrite all segments into one when there are more than this many
 MAX_SEGMENTS = 16
 SEGMENT_SUFFIX = ".arrow"
@@ -147,13 +156,7 @@ def stats_schema(leaves: Sequence[Leaf], with_has_log_files: bool) -> pa.Schema:
     if with_has_log_files:
         fields.insert(5, HAS_LOG_FILES)
     for leaf in leaves:
-        fields += [
-            pa.field(f"{leaf.name}::min", leaf.type),
-            pa.field(f"{leaf.name}::max", leaf.type),
-            pa.field(f"{leaf.name}::null_count", pa.int64()),
-            pa.field(f"{leaf.name}::min_exact", pa.bool_()),
-            pa.field(f"{leaf.name}::max_exact", pa.bool_()),
-        ]
+        fields += stat_fields(leaf.name, leaf.type)
     return pa.schema(fields)
 
 
@@ -565,11 +568,11 @@ def footer_rows_to_table(
             lo_all = pc.if_else(both, lo_all, pa.nulls(n, typ))
             hi_all = pc.if_else(both, hi_all, pa.nulls(n, typ))
             exact = pc.if_else(both, exact, pa.nulls(n, pa.bool_()))
-        columns[f"{name}::min"] = lo_all
-        columns[f"{name}::max"] = hi_all
-        columns[f"{name}::null_count"] = null_counts
-        columns[f"{name}::min_exact"] = exact
-        columns[f"{name}::max_exact"] = exact
+        columns[stat_name(name, MIN)] = lo_all
+        columns[stat_name(name, MAX)] = hi_all
+        columns[stat_name(name, NULL_COUNT)] = null_counts
+        columns[stat_name(name, MIN_EXACT)] = exact
+        columns[stat_name(name, MAX_EXACT)] = exact
     table = pa.table(columns)
     return table.replace_schema_metadata({FORMAT_KEY: FORMAT_VERSION})
 
@@ -638,10 +641,10 @@ def normalize(segment: pa.Table, target: Sequence[Leaf]) -> pa.Table:
     names = set(segment.column_names)
     num_rows = segment.column("num_rows")
     for leaf in target:
-        mn, mx = f"{leaf.name}::min", f"{leaf.name}::max"
+        mn, mx = stat_name(leaf.name, MIN), stat_name(leaf.name, MAX)
         if mn in names:
             lo, hi = segment.column(mn), segment.column(mx)
-            lo_exact, hi_exact = segment.column(f"{leaf.name}::min_exact"), segment.column(f"{leaf.name}::max_exact")
+            lo_exact, hi_exact = segment.column(stat_name(leaf.name, MIN_EXACT)), segment.column(stat_name(leaf.name, MAX_EXACT))
             if lo.type != leaf.type:
                 try:
                     if not order_preserving_cast(lo.type, leaf.type):
@@ -651,7 +654,7 @@ def normalize(segment: pa.Table, target: Sequence[Leaf]) -> pa.Table:
                 except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
                     lo = hi = pa.nulls(n, leaf.type)
                     lo_exact = hi_exact = pa.nulls(n, pa.bool_())
-            cols += [lo, hi, segment.column(f"{leaf.name}::null_count"), lo_exact, hi_exact]
+            cols += [lo, hi, segment.column(stat_name(leaf.name, NULL_COUNT)), lo_exact, hi_exact]
         else:
             cols += [pa.nulls(n, leaf.type), pa.nulls(n, leaf.type), num_rows,
                      pa.nulls(n, pa.bool_()), pa.nulls(n, pa.bool_())]
@@ -664,8 +667,8 @@ def _union_leaves(segments: Sequence[pa.Table], target: Sequence[Leaf]) -> list[
     seen = {leaf.name for leaf in target}
     for seg in segments:
         for f in seg.schema:
-            if f.name.endswith("::min"):
-                name = f.name[: -len("::min")]
+            name, stat = split_stat_name(f.name)
+            if stat == MIN:
                 if name not in seen:
                     seen.add(name)
                     out.append(Leaf(name, f.type))
@@ -686,18 +689,18 @@ def validate_segment(segment: pa.Table, where: str) -> None:
             raise HudiTableError(f"{where}: column {f.name} has nulls")
     by_leaf: dict[str, set[str]] = {}
     for name in segment.column_names:
-        if "::" in name:
-            leaf, _, kind = name.rpartition("::")
+        if SEP in name:  # any statistics-looking name: an unknown kind is refused, not ignored
+            leaf, _, kind = name.rpartition(SEP)
             if kind not in STAT_KINDS:
                 raise HudiTableError(f"{where}: unknown statistics column {name}")
             by_leaf.setdefault(leaf, set()).add(kind)
     for leaf, kinds in by_leaf.items():
         if kinds != set(STAT_KINDS):
             raise HudiTableError(f"{where}: statistics of {leaf} are incomplete")
-        for kind, typ in (("null_count", pa.int64()), ("min_exact", pa.bool_()), ("max_exact", pa.bool_())):
-            if segment.schema.field(f"{leaf}::{kind}").type != typ:
+        for kind, typ in ((NULL_COUNT, pa.int64()), (MIN_EXACT, pa.bool_()), (MAX_EXACT, pa.bool_())):
+            if segment.schema.field(stat_name(leaf, kind)).type != typ:
                 raise HudiTableError(f"{where}: {leaf}::{kind} has the wrong type")
-        nulls = segment.column(f"{leaf}::null_count")
+        nulls = segment.column(stat_name(leaf, NULL_COUNT))
         rows = segment.column("num_rows")
         bad = pc.any(pc.or_(pc.less(nulls, 0), pc.greater(nulls, rows))).as_py()
         if bad:

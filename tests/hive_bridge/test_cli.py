@@ -1,9 +1,13 @@
-"""`hive-bridge`: replay (tables, JSON Lines, bad input, --verify), explain, index, read, demo's pieces."""
+"""`hive-bridge`: replay (tables, JSON Lines, bad input, --verify), explain (summary, --files, --json), index,
+read (bad filter before Spark, quiet Spark start, --verbose), --help texts, demo's pieces."""
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +15,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from hive_bridge.cli import main
+from hive_bridge import spark_start
+from hive_bridge.cli import _plain, build_parser, main
 from hive_bridge.table.writer import HudiWriter
 
 
@@ -109,12 +114,213 @@ def test_explain_shows_forms_and_verdicts(table: Path) -> None:
     assert code == 0
     assert "SearchArgument  leaf-(LESS_THAN id 15)" in out
     assert "old form        leaf-0 = (LESS_THAN id 15), expr = leaf-0" in out
-    assert out.count("skip") == 18 and "files kept 2 / 20" in out
+    rows = re.findall(r"^│ region=\S+\s*│ (keep|skip)\s", out, flags=re.M)  # 20 files: all shown by default
+    assert rows.count("skip") == 18 and rows == ["keep"] * 2 + ["skip"] * 18  # kept files first
+    assert "more files not shown" not in out and "files kept 2 / 20" in out
+
+
+def test_explain_summary_groups_files_by_verdict_stage_and_reason(table: Path) -> None:
+    code, out, _ = run("explain", "--table", str(table), "--files", "3", "region = 'us' and id < 150")
+    assert code == 0
+    summary = out[out.index("verdicts of 20 files by reason"):out.index("file verdicts")]
+    # statistics differ from file to file; the summary groups them by truth: 3 groups, not 20 rows
+    assert re.search(r"│\s+5 │ keep\s+│ statistics │ root is YES_NO: some row may match; region = 'us': YES_NO; "
+                     r"id < 150: YES\s+│", summary)
+    assert re.search(r"│\s+5 │ skip\s+│ statistics │ root is NO: no row can match; region = 'us': YES_NO; "
+                     r"id < 150: NO\s+│", summary)
+    assert re.search(r"│\s+10 │ skip\s+│ partition\s+│ root is NO: no row can match; region = 'us': NO;", summary)
+    assert summary.count("min=") == 0 and len(re.findall(r"^│\s+\d+ │", summary, flags=re.M)) == 3
+    assert "file verdicts (first 3 of 20, kept files first)" in out
+    assert len(re.findall(r"^│ region=\S+\s*│ keep\s", out, flags=re.M)) == 3
+    assert "17 more files not shown (--files all shows every file)" in out
+
+
+@pytest.mark.parametrize(("files", "shown"), [("0", 0), ("all", 20), ("25", 20)])
+def test_explain_files_limit(table: Path, files: str, shown: int) -> None:
+    code, out, _ = run("explain", "--table", str(table), "--files", files, "id < 15")
+    assert code == 0
+    assert len(re.findall(r"^│ region=\S+\s*│ (?:keep|skip)\s", out, flags=re.M)) == shown
+    assert ("file verdicts" in out) == (shown > 0)
+    assert ("more files not shown" in out) == (shown < 20)
+
+
+def test_explain_files_must_be_a_count_or_all(table: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["explain", "--table", str(table), "--files", "some", "id < 15"])
+    assert exc.value.code == 2 and "expected a number of files (0 or more) or 'all'" in capsys.readouterr().err
+
+
+def test_explain_json_is_one_document(table: Path) -> None:
+    code, out, _ = run("explain", "--table", str(table), "--json", "(or leaf-(LESS_THAN id 15) leaf-(EQUALS name n150))")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["sarg"] == "(or leaf-(LESS_THAN id 15) leaf-(EQUALS name n150))"
+    assert doc["sarg_old_form"].startswith("leaf-0 = (LESS_THAN id 15), leaf-1 = (EQUALS name n150)")
+    assert (doc["files_total"], doc["files_kept"], doc["dropped_by_statistics"]) == (20, 3, 17)
+    assert sum(g["files"] for g in doc["summary"]) == 20
+    assert {"verdict": "skip", "unknown": False, "stage": "statistics",
+            "reason": "root is NO: no row can match; id < 15: NO; name = 'n150': NO", "files": 17} in doc["summary"]
+    assert [g["verdict"] for g in doc["summary"]] == sorted(g["verdict"] for g in doc["summary"])  # keep first
+    files = doc["files"]  # --json: every file unless --files says otherwise
+    assert len(files) == 20 and doc["files_omitted"] == 0
+    assert [f["kept"] for f in files] == [True] * 3 + [False] * 17
+    assert set(files[0]) == {"path", "partition", "kept", "unknown", "stage", "truth", "reason"}
+    assert files[-1]["truth"] == "NO" and "min=" in files[-1]["reason"]
+    assert files[-1]["path"].startswith(files[-1]["partition"] + "/")
+    code, out, _ = run("explain", "--table", str(table), "--json", "--files", "2", "id < 15")
+    doc = json.loads(out)
+    assert len(doc["files"]) == 2 and doc["files_omitted"] == 18
+
+
+def test_explain_unknown_leaf_keeps_its_explanation_in_the_summary(table: Path) -> None:
+    code, out, _ = run("explain", "--table", str(table), "--json", "leaf-(BETWEEN id DynamicValue(a) 3)")
+    assert code == 0
+    [group] = json.loads(out)["summary"]
+    assert group["verdict"] == "keep" and group["unknown"] and group["files"] == 20
+    assert "only because of missing information" in group["reason"] and "cannot be typed" in group["reason"]
+
+
+def test_explain_prints_filter_text_not_markup(table: Path) -> None:
+    code, out, _ = run("explain", "--table", str(table), "--files", "1", "name = '[bold]'")
+    assert code == 0
+    assert "SearchArgument  leaf-(EQUALS name [bold])" in out and "name = '[bold]': NO" in out
 
 
 def test_explain_bad_filter(table: Path) -> None:
     code, _, err = run("explain", "--table", str(table), "leaf-(EQUALS id")
     assert code == 1 and "line 1, column" in err
+
+
+class SparkStarted(AssertionError):
+    pass
+
+
+def _no_spark(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail the test if anything starts Spark (a new JVM, or a session on an existing one)."""
+    import pyspark.java_gateway
+
+    import hive_bridge.spark
+
+    def refuse(*_args: object, **_kwargs: object) -> None:
+        raise SparkStarted("Spark was started")
+
+    monkeypatch.setattr(hive_bridge.spark, "session", refuse)
+    monkeypatch.setattr(pyspark.java_gateway, "launch_gateway", refuse)
+
+
+@pytest.mark.parametrize("where", ["folder", "catalog"])
+def test_read_bad_filter_fails_before_spark_starts(table: Path, monkeypatch: pytest.MonkeyPatch, where: str) -> None:
+    _no_spark(monkeypatch)
+    target = str(table) if where == "folder" else "no_such_db.events"  # a catalog table: syntax checked first
+    code, out, err = run("read", "--table", target, "--filter", "(((")
+    assert code == 1
+    assert "hive-bridge read: cannot read the filter: line 1, column 4: unexpected end of text" in err
+    assert "Traceback" not in err and out == ""
+
+
+def test_read_of_a_folder_that_is_no_hudi_table_is_a_usage_error(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    _no_spark(monkeypatch)
+    code, _, err = run("read", "--table", str(tmp_path), "--filter", "id = 1")
+    assert code == 2 and str(tmp_path) in err and "Traceback" not in err
+
+
+def test_verbose_flag_before_or_after_the_command() -> None:
+    parser = build_parser()
+    assert parser.parse_args(["read", "--table", "t"]).verbose is False
+    assert parser.parse_args(["-v", "read", "--table", "t"]).verbose is True
+    assert parser.parse_args(["--verbose", "demo"]).verbose is True
+    assert parser.parse_args(["read", "--table", "t", "--verbose"]).verbose is True
+    assert parser.parse_args(["replay", "--table", "t", "-v"]).verbose is True
+    assert parser.parse_args(["explain", "--table", "t", "x"]).verbose is False
+
+
+def test_verbose_starts_spark_without_the_quiet_profile(table: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--verbose: no quiet log4j2 profile, no filter on the JVM's standard error; default: both."""
+    import hive_bridge.spark
+
+    seen: list[str | None] = []
+
+    def fake_session(*_args: object, **_kwargs: object) -> None:
+        seen.append(os.environ.get("SPARK_SUBMIT_OPTS"))
+        raise hive_bridge.spark.SparkReadError("stop here")
+
+    launched: list[bool] = []
+    monkeypatch.setattr(hive_bridge.spark, "session", fake_session)
+    monkeypatch.setattr(spark_start, "_launch_filtered_gateway", lambda: launched.append(True))
+    monkeypatch.delenv("SPARK_SUBMIT_OPTS", raising=False)
+    for verbose in (True, False):
+        code, _, err = run(*(["--verbose"] if verbose else []), "read", "--table", str(table), "--filter", "id = 1")
+        assert code == 1 and "stop here" in err
+    opts_verbose, opts_quiet = seen
+    assert opts_verbose is None and launched == [True]  # only the quiet start filters the JVM's stderr
+    assert opts_quiet is not None and "-Dlog4j2.configurationFile=file:" in opts_quiet
+    assert opts_quiet.endswith("hive_bridge/data/log4j2-quiet.properties")
+    assert "SPARK_SUBMIT_OPTS" not in os.environ  # restored after the start
+
+
+def test_quiet_jvm_options_append_to_the_users_and_restore(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SPARK_SUBMIT_OPTS", "-Dmine=1")
+    with spark_start.quiet_jvm_options() as option:
+        assert os.environ["SPARK_SUBMIT_OPTS"] == f"-Dmine=1 {option}"
+        path = Path(option.split("=", 1)[1].removeprefix("file://"))
+        assert "rootLogger.level = error" in path.read_text()
+    assert os.environ["SPARK_SUBMIT_OPTS"] == "-Dmine=1"
+
+
+def test_jvm_stderr_filter_drops_only_the_incubator_notice(capfd: pytest.CaptureFixture[str]) -> None:
+    read_fd, write_fd = os.pipe()
+    os.write(write_fd, b"WARNING: Using incubator modules: jdk.incubator.vector\n"
+                       b"26/11/24 02:54:06 ERROR SparkContext: a real error\nno newline at the end")
+    os.close(write_fd)
+    spark_start._forward(read_fd)
+    assert capfd.readouterr().err == "26/11/24 02:54:06 ERROR SparkContext: a real error\nno newline at the end"
+
+
+def _read_in_subprocess(table: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("SPARK_SUBMIT_OPTS", "PYSPARK_GATEWAY_PORT")}
+    return subprocess.run([sys.executable, "-m", "hive_bridge", *extra, "read", "--table", str(table),
+                           "--filter", "id < 3"], capture_output=True, text=True, timeout=600, env=env, check=False)
+
+
+CHATTER = ("WARN", "NativeCodeLoader", "log4j", "Setting default log level", "setLogLevel")
+
+
+@pytest.mark.spark
+def test_read_starts_spark_quietly(table: Path) -> None:
+    proc = _read_in_subprocess(table)
+    assert proc.returncode == 0, proc.stderr
+    assert re.search(r"│ 2\s+│ n002\s+│", proc.stdout)
+    noise = [line for line in proc.stderr.splitlines() if any(word in line for word in CHATTER)]
+    assert noise == [], proc.stderr
+    assert "read 1 of 20 files" in proc.stderr
+
+
+@pytest.mark.spark
+def test_read_verbose_shows_spark_start_up(table: Path) -> None:
+    proc = _read_in_subprocess(table, "--verbose")
+    assert proc.returncode == 0, proc.stderr
+    assert "WARN" in proc.stderr and "read 1 of 20 files" in proc.stderr
+
+
+def test_help_texts_are_plain_text(capsys: pytest.CaptureFixture[str]) -> None:
+    parser = build_parser()
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    commands = list(subparsers.choices)
+    assert {"replay", "explain", "read", "index", "demo"} <= set(commands)
+    for argv in [["--help"], *([c, "--help"] for c in commands)]:
+        with pytest.raises(SystemExit) as exc:
+            main(argv)
+        assert exc.value.code == 0
+        text = capsys.readouterr().out
+        assert "usage: hive-bridge" in text
+        assert "``" not in text and ":func:" not in text, argv
+    main_help = parser.format_help()
+    assert "hive-bridge: replay the filters" in main_help and "exit code" in main_help
+
+
+def test_plain_strips_rst_markup() -> None:
+    assert _plain("``hive-bridge``: see :func:`~sarg.parse` and ``a\nb``") == "hive-bridge: see sarg.parse and a\nb"
 
 
 def test_index_builds_then_reads_from_index(table: Path) -> None:

@@ -12,10 +12,10 @@ import pyarrow as pa
 import pytest
 
 import sarg
-from hive_bridge.evaluator import Verdict, evaluate
 from hive_bridge.expression import HudiExpression, Op, Predicate, translate
-from hive_bridge.stats_types import ColumnStats, FileStats, stats_table
-from hive_bridge.vectorized import StatsTable, prune
+from hive_bridge.pruning.scalar import Verdict, evaluate
+from hive_bridge.pruning.vectorized import StatsTable, prune
+from hive_bridge.table.stats_table import ColumnStats, FileStats, stats_table
 from sarg import Timestamp, TruthValue, Type
 
 Y, N, NULL = TruthValue.YES, TruthValue.NO, TruthValue.NULL

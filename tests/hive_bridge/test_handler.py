@@ -77,7 +77,7 @@ def test_path_values_never_stand_in_for_a_stored_partition_column(shared_tables)
     once dropped every file here and lost the rows)."""
     import pyarrow.parquet as pq
 
-    from hive_bridge.handler import Pruner
+    from hive_bridge.pruning import Pruner
     from hive_bridge.table import HudiTable
     from hive_bridge.table.stats import ColumnStatsIndex
 

@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sarg
-from hive_bridge.handler import _table_sarg_schema as table_sarg_schema
-from hive_bridge.handler import prune_slices
+from hive_bridge.hive_types import table_sarg_schema
+from hive_bridge.pruning import prune_slices
 from hive_bridge.spark import list_files
 from hive_bridge.table import HudiTable
 from hive_bridge.table.stats import ColumnStatsIndex

@@ -19,10 +19,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import sarg
-from hive_bridge.evaluator import evaluate
 from hive_bridge.expression import translate
-from hive_bridge.stats_types import ColumnStats, FileStats, stats_table
-from hive_bridge.vectorized import StatsTable, prune
+from hive_bridge.pruning.scalar import evaluate
+from hive_bridge.pruning.vectorized import StatsTable, prune
+from hive_bridge.table.stats_table import ColumnStats, FileStats, stats_table
 from sarg import TruthValue
 from tests.hive_bridge.rowmodel import (
     KINDS,

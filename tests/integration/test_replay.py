@@ -14,8 +14,8 @@ import pytest
 
 import sarg
 from hive_bridge.cli import main as cli_main
-from hive_bridge.handler import Pruner
 from hive_bridge.metastore import MetastoreClient
+from hive_bridge.pruning import Pruner
 from hive_bridge.spark import read_slices
 from hive_bridge.table import HudiTable
 from hive_bridge.table.stats import ColumnStatsIndex

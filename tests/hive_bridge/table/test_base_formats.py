@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 import sarg
-from hive_bridge.handler import prune_slices
+from hive_bridge.pruning import prune_slices
 from hive_bridge.table import ColumnStatsIndex, FileSystemView, HudiTable, HudiTableError, HudiWriter
 from hive_bridge.table import stats as stats_mod
 from hive_bridge.table import table as table_mod

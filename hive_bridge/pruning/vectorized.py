@@ -1,15 +1,15 @@
-"""The same verdicts as :mod:`hive_bridge.evaluator`, for every file of a statistics table at once.
+"""The same verdicts as :mod:`hive_bridge.pruning`, for every file of a statistics table at once.
 
 A TruthValue is three boolean arrays (can be true, can be false, can be null), so Hive's and/or/not become
-bitwise operations; the per-leaf questions are the plans of :func:`hive_bridge.evaluator.compile_leaf`, answered
+bitwise operations; the per-leaf questions are the plans of :func:`hive_bridge.pruning.compile_leaf`, answered
 with Arrow compute kernels over the statistics columns (no per-file Python). The statistics table layout is
-described in :mod:`hive_bridge.stats_types`.
+described in :mod:`hive_bridge.table.stats_table`.
 
     >>> result = prune(sarg_or_expression, stats_table, session_tz="UTC")
     >>> result.keep            # pyarrow BooleanArray, one per file
     >>> result.kept, result.dropped, result.kept_because_unknown
 
-Timestamps: see :mod:`hive_bridge.evaluator` (wall-clock literals; UTC-adjusted columns convert the literal
+Timestamps: see :mod:`hive_bridge.pruning` (wall-clock literals; UTC-adjusted columns convert the literal
 from ``session_tz``).
 """
 
@@ -26,31 +26,27 @@ from typing import Any, TypeAlias, overload
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hive_bridge.evaluator import (
+from hive_bridge.expression import Constant, ExpressionError, HudiExpression, Predicate
+from hive_bridge.pruning.domains import Domain, DomainValue, Kind, domain_of
+from hive_bridge.pruning.plan import (
     MAX_SIDE,
     MIN_SIDE,
     AndF,
     AnyIn,
     Cmp,
     Const,
-    Domain,
-    DomainValue,
     Formula,
-    Kind,
     LeafPlan,
     NotF,
     OrF,
     PointIn,
     Var,
-    Verdict,
     as_expression,
     combine,
-    domain_of,
-    evaluate,
     plan_leaves,
 )
-from hive_bridge.expression import Constant, ExpressionError, HudiExpression, Predicate
-from hive_bridge.stats_types import (
+from hive_bridge.pruning.scalar import Verdict, evaluate
+from hive_bridge.table.stats_table import (
     MAX,
     MAX_EXACT,
     MIN,
@@ -682,7 +678,7 @@ def prune(expr: HudiExpression | SearchArgument, stats: pa.Table | StatsTable,
 
 def evaluate_table(expr: HudiExpression | SearchArgument, stats: pa.Table | StatsTable,
                    session_tz: str = "UTC") -> list[TruthValue]:
-    """The TruthValue of every file (as :func:`hive_bridge.evaluator.evaluate` would give, file by file)."""
+    """The TruthValue of every file (as :func:`hive_bridge.pruning.evaluate` would give, file by file)."""
     return prune(expr, stats, session_tz).truth_values()
 
 

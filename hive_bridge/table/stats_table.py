@@ -30,7 +30,18 @@ SEP = "::"
 MIN, MAX, NULL_COUNT, MIN_EXACT, MAX_EXACT, NAN_COUNT = "min", "max", "null_count", "min_exact", "max_exact", \
     "nan_count"
 STAT_SUFFIXES = (MIN, MAX, NULL_COUNT, MIN_EXACT, MAX_EXACT, NAN_COUNT)
-FILE_COLUMNS = ("path", "partition", "file_size", "instant", "num_rows", "has_log_files")
+# what every index row has for a statistics column (nan_count is optional)
+BOUND_STATS = (MIN, MAX, NULL_COUNT, MIN_EXACT, MAX_EXACT)
+#: one row per file: these columns first, then the statistics columns of every data column
+FILE_FIELDS = (
+    pa.field("path", pa.string()),
+    pa.field("partition", pa.string()),
+    pa.field("file_size", pa.int64()),
+    pa.field("instant", pa.string()),
+    pa.field("num_rows", pa.int64()),
+    pa.field("has_log_files", pa.bool_()),
+)
+FILE_COLUMNS = tuple(f.name for f in FILE_FIELDS)
 
 _EPOCH_DATE = _dt.date(1970, 1, 1)
 
@@ -40,6 +51,19 @@ StatValue = int | float | str | bytes | bool | Decimal | _dt.date | _dt.datetime
 def stat_name(column: str, stat: str) -> str:
     """``stat_name("a.b", "min") == "a.b::min"``."""
     return f"{column}{SEP}{stat}"
+
+
+def split_stat_name(name: str) -> tuple[str, str | None]:
+    """``"a.b::min" -> ("a.b", "min")``; ``("path", None)`` for a column that is not a statistic."""
+    base, sep, stat = name.rpartition(SEP)
+    return (base, stat) if sep and stat in STAT_SUFFIXES else (name, None)
+
+
+def stat_fields(column: str, arrow_type: pa.DataType) -> list[pa.Field]:
+    """The statistics columns every row has for one data column (:data:`BOUND_STATS`, in that order)."""
+    return [pa.field(stat_name(column, MIN), arrow_type), pa.field(stat_name(column, MAX), arrow_type),
+            pa.field(stat_name(column, NULL_COUNT), pa.int64()), pa.field(stat_name(column, MIN_EXACT), pa.bool_()),
+            pa.field(stat_name(column, MAX_EXACT), pa.bool_())]
 
 
 def data_columns(schema: pa.Schema) -> dict[str, pa.DataType]:
@@ -142,7 +166,7 @@ def stats_table(files: list[FileStats], types: Mapping[str, pa.DataType] | None 
     for f in files:
         for c, t in f.types.items():
             all_types.setdefault(c, t)
-    data: dict[str, pa.Array] = {
+    data: dict[str, pa.Array] = {  # FILE_FIELDS
         "path": pa.array([f.path for f in files], pa.string()),
         "partition": pa.array([""] * len(files), pa.string()),
         "file_size": pa.array([0] * len(files), pa.int64()),
@@ -171,7 +195,9 @@ def stats_table(files: list[FileStats], types: Mapping[str, pa.DataType] | None 
 
 
 __all__ = [
+    "BOUND_STATS",
     "FILE_COLUMNS",
+    "FILE_FIELDS",
     "SEP",
     "STAT_SUFFIXES",
     "ColumnStats",
@@ -179,6 +205,8 @@ __all__ = [
     "data_columns",
     "file_stats_from_table",
     "resolve_column",
+    "split_stat_name",
+    "stat_fields",
     "stat_name",
     "stats_table",
 ]

@@ -1,0 +1,327 @@
+"""Domains and literals: how a column's values compare, and a SearchArgument literal as an exact range of them.
+
+See :mod:`hive_bridge.pruning` for how literal types meet column types (integer, decimal, float, date,
+timestamp, string and boolean columns); nothing here looks at statistics.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import struct
+import zoneinfo
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from decimal import Context, Decimal
+from enum import Enum
+from fractions import Fraction
+from functools import lru_cache
+
+import pyarrow as pa
+
+from hive_bridge.expression import (
+    ExpressionError,
+)
+from sarg import Timestamp, Type
+
+# ---------------------------------------------------------------------------------------------------------
+# Domains: how a column's values are compared.
+# ---------------------------------------------------------------------------------------------------------
+
+_EXACT = Context(prec=100)  # Decimal arithmetic without rounding (decimal128 has 38 digits)
+_NANOS = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
+_DAY_NANOS = 86_400 * 10**9
+_EPOCH_DATE = _dt.date(1970, 1, 1)
+_EPOCH = _dt.datetime(1970, 1, 1)
+_UTC = _dt.timezone(_dt.timedelta(0))
+
+
+class Kind(Enum):
+    """INT: exact integers (ints, booleans, dates in days, timestamps in ticks, decimals unscaled);
+    FLOAT: float64 with NaN; STRING: Python str order (UTF-8 byte order)."""
+
+    INT = "int"
+    FLOAT = "float"
+    STRING = "string"
+
+
+@dataclass(frozen=True)
+class Domain:
+    """A column's comparison domain, derived from its arrow type."""
+
+    kind: Kind
+    family: str  # int, bool, date, timestamp, decimal, float, string
+    low: int | None = None  # smallest / largest value the column can hold (INT kind)
+    high: int | None = None
+    unit_nanos: int = 1
+    utc: bool = False
+    scale: int = 0
+    float32: bool = False
+    arrow_type: pa.DataType | None = field(default=None, compare=False)
+
+
+_INT_RANGES = {
+    pa.int8(): 8, pa.int16(): 16, pa.int32(): 32, pa.int64(): 64,
+}
+_UINT_RANGES = {pa.uint8(): 8, pa.uint16(): 16, pa.uint32(): 32}
+
+
+def domain_of(arrow_type: pa.DataType) -> Domain | None:
+    """The comparison domain of an arrow type, or None when its values cannot be compared safely."""
+    t = arrow_type
+    if t in _INT_RANGES:
+        bits = _INT_RANGES[t]
+        return Domain(Kind.INT, "int", -(2 ** (bits - 1)), 2 ** (bits - 1) - 1, arrow_type=t)
+    if t in _UINT_RANGES:
+        return Domain(Kind.INT, "int", 0, 2 ** _UINT_RANGES[t] - 1, arrow_type=t)
+    if pa.types.is_boolean(t):
+        return Domain(Kind.INT, "bool", 0, 1, arrow_type=t)
+    if pa.types.is_date32(t):
+        return Domain(Kind.INT, "date", -(2**31), 2**31 - 1, arrow_type=t)
+    if pa.types.is_timestamp(t):
+        return Domain(Kind.INT, "timestamp", -(2**63), 2**63 - 1, unit_nanos=_NANOS[t.unit],
+                      utc=t.tz is not None, arrow_type=t)
+    if pa.types.is_decimal(t) and not isinstance(t, pa.Decimal32Type | pa.Decimal64Type) and t.scale >= 0:
+        bound = 10**t.precision - 1
+        return Domain(Kind.INT, "decimal", -bound, bound, scale=t.scale, arrow_type=t)
+    if pa.types.is_float32(t) or pa.types.is_float64(t):
+        return Domain(Kind.FLOAT, "float", float32=pa.types.is_float32(t), arrow_type=t)
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return Domain(Kind.STRING, "string", arrow_type=t)
+    return None
+
+
+DomainValue = int | float | str
+
+
+def to_domain(domain: Domain, value: object) -> DomainValue | None:
+    """A statistics value (as pyarrow gives it, see hive_bridge.table.stats_table) in the domain; None if it is not usable."""
+    if value is None:
+        return None
+    fam = domain.family
+    if fam == "float":
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return None
+        f = float(value)
+        return None if math.isnan(f) else f
+    if fam == "string":
+        return value if isinstance(value, str) else None
+    if fam == "bool":
+        return int(value) if isinstance(value, bool) else None
+    if fam == "date":
+        if isinstance(value, _dt.datetime):
+            return None
+        if isinstance(value, _dt.date):
+            return (value - _EPOCH_DATE).days
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+    if fam == "timestamp":
+        if isinstance(value, _dt.datetime):
+            if value.tzinfo is not None:
+                value = value.astimezone(_UTC).replace(tzinfo=None)
+            micros = (value - _EPOCH) // _dt.timedelta(microseconds=1)
+            return _exact_div(micros * 1000, domain.unit_nanos)
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+    if fam == "decimal":
+        if isinstance(value, Decimal):
+            if not value.is_finite():
+                return None
+            scaled = Fraction(value) * 10**domain.scale
+            return scaled.numerator if scaled.denominator == 1 else None
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value
+
+
+def _exact_div(a: int, b: int) -> int | None:
+    q, r = divmod(a, b)
+    return q if r == 0 else None
+
+
+def domain_repr(domain: Domain, value: DomainValue) -> str:
+    """A domain value as a reader would write it (for explanations)."""
+    try:
+        if domain.family == "date" and isinstance(value, int):
+            return (_EPOCH_DATE + _dt.timedelta(days=value)).isoformat()
+        if domain.family == "timestamp" and isinstance(value, int):
+            ts = Timestamp.from_epoch_nanos(value * domain.unit_nanos)
+            return str(ts) + (" UTC" if domain.utc else "")
+        if domain.family == "decimal" and isinstance(value, int):
+            return str(Decimal(value).scaleb(-domain.scale, _EXACT))
+        if domain.family == "bool":
+            return "true" if value else "false"
+    except (OverflowError, ValueError):
+        pass
+    return repr(value)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Literals as exact ranges of domain values.
+# ---------------------------------------------------------------------------------------------------------
+
+Ext = Fraction | float | str  # numbers: Fraction or +-inf; strings: str
+
+
+@dataclass(frozen=True)
+class LitRange:
+    """The domain values a literal may stand for: [low, high] (equal for an exact literal), or NaN."""
+
+    low: Ext = 0.0
+    high: Ext = 0.0
+    nan: bool = False
+
+    @property
+    def exact(self) -> bool:
+        return not self.nan and self.low == self.high
+
+
+_NAN_LIT = LitRange(nan=True)
+_INF = math.inf
+
+
+def _rounding_interval(x: float) -> tuple[Ext, Ext]:
+    """Every real number that rounds to the double x (ties included), as exact bounds."""
+    if math.isinf(x):
+        return (x, x)
+    fx = Fraction(x)
+    below, above = math.nextafter(x, -_INF), math.nextafter(x, _INF)
+    low: Ext = -_INF if math.isinf(below) else (fx + Fraction(below)) / 2
+    high: Ext = _INF if math.isinf(above) else (fx + Fraction(above)) / 2
+    return low, high
+
+
+def _float32(x: Fraction) -> Fraction | None:
+    try:
+        f = struct.unpack("f", struct.pack("f", float(x)))[0]
+    except (OverflowError, struct.error):
+        return None
+    return None if math.isinf(f) else Fraction(f)
+
+
+def _float64(x: Fraction) -> Fraction | None:
+    try:
+        f = float(x)
+    except OverflowError:
+        return None
+    return None if math.isinf(f) else Fraction(f)
+
+
+def _span(values: Iterable[Fraction | None]) -> LitRange | None:
+    vals = list(values)
+    if any(v is None for v in vals):
+        return None
+    nums = [v for v in vals if v is not None]
+    return LitRange(min(nums), max(nums))
+
+
+def _wall_nanos(value: object, type_: Type) -> int | None:
+    if type_ is Type.TIMESTAMP and isinstance(value, Timestamp):
+        return value.epoch_nanos
+    if type_ is Type.DATE and isinstance(value, _dt.date) and not isinstance(value, _dt.datetime):
+        return (value - _EPOCH_DATE).days * _DAY_NANOS
+    return None
+
+
+@lru_cache(maxsize=64)
+def _zone(name: str) -> _dt.tzinfo:
+    if name.upper() in ("UTC", "Z", "GMT", "+00:00"):
+        return _UTC
+    try:
+        return zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
+        raise ExpressionError(f"unknown session time zone {name!r}") from exc
+
+
+def _utc_instants(wall_nanos: int, session_tz: str) -> tuple[int, int] | None:
+    """The UTC instants (nanos) a wall-clock time in session_tz may be (two at a DST overlap or gap)."""
+    zone = _zone(session_tz)
+    seconds, frac = divmod(wall_nanos, 10**9)
+    try:
+        wall = _EPOCH + _dt.timedelta(seconds=seconds)
+    except OverflowError:
+        return None
+    instants = []
+    for fold in (0, 1):
+        offset = wall.replace(tzinfo=zone, fold=fold).utcoffset()
+        if offset is None:
+            return None
+        instants.append(wall_nanos - (offset // _dt.timedelta(microseconds=1)) * 1000)
+    del frac
+    return min(instants), max(instants)
+
+
+def convert_literal(value: object, type_: Type, domain: Domain, session_tz: str = "UTC",
+                    widen_padding: bool = False) -> LitRange | str:
+    """The literal as a LitRange in the column's domain, or a reason string when it cannot be compared safely.
+
+    ``widen_padding``: a STRING literal stands for every trailing-space padding of itself (equality tests)."""
+    fam = domain.family
+    if value is None:
+        return "a NULL literal"
+    if fam == "string":
+        if type_ is not Type.STRING or not isinstance(value, str):
+            return f"a {type_} literal against a string column"
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return "a literal that is not valid UTF-8"
+        if widen_padding:
+            base = value.rstrip(" ")
+            return LitRange(base, base + " " * 256)
+        return LitRange(value, value)
+    if type_ is Type.FLOAT:
+        if not isinstance(value, float):
+            return "a FLOAT literal that is not a float"
+        if fam not in ("int", "decimal", "float"):
+            return f"a FLOAT literal against a {fam} column"
+        if math.isnan(value):
+            return _NAN_LIT
+        if fam == "float":
+            return LitRange(value, value) if math.isinf(value) else LitRange(Fraction(value), Fraction(value))
+        low, high = _rounding_interval(value)
+        scale = 10**domain.scale
+        return LitRange(low * scale if isinstance(low, Fraction) else low,
+                        high * scale if isinstance(high, Fraction) else high)
+    if type_ in (Type.LONG, Type.DECIMAL):
+        if isinstance(value, bool) or not isinstance(value, int | Decimal):
+            return f"a {type_} literal of the wrong class"
+        if isinstance(value, Decimal) and not value.is_finite():
+            return "a non-finite DECIMAL literal"
+        exact = Fraction(value)
+        if fam == "int":
+            return LitRange(exact, exact)
+        if fam == "decimal":
+            scaled = exact * 10**domain.scale
+            return LitRange(scaled, scaled)
+        if fam == "float":
+            candidates = [exact, _float64(exact)]
+            if domain.float32:
+                candidates.append(_float32(exact))
+            span = _span(candidates)
+            return span if span is not None else "a literal beyond the float range"
+        return f"a {type_} literal against a {fam} column"
+    if type_ is Type.BOOLEAN:
+        if fam != "bool" or not isinstance(value, bool):
+            return f"a BOOLEAN literal against a {fam} column"
+        return LitRange(Fraction(int(value)), Fraction(int(value)))
+    if type_ in (Type.DATE, Type.TIMESTAMP):
+        wall = _wall_nanos(value, type_)
+        if wall is None:
+            return f"a {type_} literal of the wrong class"
+        if fam == "date":
+            if type_ is Type.DATE:
+                days = Fraction(wall, _DAY_NANOS)
+                return LitRange(days, days)
+            return LitRange(Fraction(wall, _DAY_NANOS), Fraction(wall, _DAY_NANOS))
+        if fam == "timestamp":
+            if not domain.utc:
+                ticks = Fraction(wall, domain.unit_nanos)
+                return LitRange(ticks, ticks)
+            instants = _utc_instants(wall, session_tz)
+            if instants is None:
+                return "a timestamp outside the supported range"
+            return LitRange(Fraction(instants[0], domain.unit_nanos), Fraction(instants[1], domain.unit_nanos))
+        return f"a {type_} literal against a {fam} column"
+    return f"a {type_} literal against a {fam} column"
+
+

@@ -1,0 +1,543 @@
+"""The leaf plan: what a leaf asks of one file's statistics, compiled once and interpreted twice.
+
+:func:`compile_leaf` turns a predicate into three :class:`Formula` questions (can a row make it true, false,
+null?) over a column's facts; :mod:`hive_bridge.pruning.scalar` answers them for one file and
+:mod:`hive_bridge.pruning.vectorized` for every file of a statistics table at once, so the two agree by
+construction. :func:`combine` is Hive's and/or/not over a HudiExpression for any three-valued logic.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Protocol, TypeVar
+
+import pyarrow as pa
+
+from hive_bridge.expression import (
+    And,
+    Constant,
+    ExpressionError,
+    HudiExpression,
+    Not,
+    Op,
+    Or,
+    Predicate,
+    translate,
+)
+from hive_bridge.pruning.domains import (
+    _INF,
+    Domain,
+    DomainValue,
+    Ext,
+    Kind,
+    LitRange,
+    _zone,
+    convert_literal,
+    domain_of,
+)
+from hive_bridge.table.stats_table import resolve_column
+from sarg import SearchArgument, TruthValue, Type
+
+# ---------------------------------------------------------------------------------------------------------
+# Formulas: the per-file questions a leaf's verdict is made of. Interpreted by this module (one file) and by
+# hive_bridge.pruning.vectorized (all files at once).
+# ---------------------------------------------------------------------------------------------------------
+
+MIN_SIDE, MAX_SIDE = "min", "max"
+VAR_MAY_VALUE, VAR_MAY_NULL, VAR_MAY_NAN = "may_value", "may_null", "may_nan"
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    if isinstance(value, str) and len(value) > 40:
+        stripped = value.rstrip(" ")
+        if len(value) - len(stripped) > 8:
+            return f"{stripped!r} + {len(value) - len(stripped)} spaces"
+        return repr(value[:40]) + "..."
+    return text
+
+
+class Formula:
+    """Base of the boolean formulas over one column's statistics in one file."""
+
+    def render(self) -> str:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Const(Formula):
+    value: bool
+
+    def render(self) -> str:
+        return "yes" if self.value else "no"
+
+
+TRUE, FALSE = Const(True), Const(False)
+
+
+@dataclass(frozen=True)
+class Var(Formula):
+    """``may_value`` (not known all-null), ``may_null``, ``may_nan``, ``min_ok`` / ``max_ok`` (usable)."""
+
+    name: str
+
+    def render(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class Cmp(Formula):
+    """``side op value`` when the bound is usable, else ``unknown``."""
+
+    side: str
+    op: str  # < <= > >= ==
+    value: DomainValue
+    unknown: bool
+
+    def render(self) -> str:
+        return f"{self.side} {self.op} {_short(self.value)}"
+
+
+@dataclass(frozen=True)
+class AnyIn(Formula):
+    """Some range [lo, hi] has ``min <= hi`` and ``max >= lo`` (an unusable bound passes its test)."""
+
+    ranges: tuple[tuple[DomainValue, DomainValue], ...]
+
+    def render(self) -> str:
+        return f"[min, max] meets one of {len(self.ranges)} literal(s)"
+
+
+@dataclass(frozen=True)
+class PointIn(Formula):
+    """Both bounds usable, ``min == max`` and that value is one of ``points``."""
+
+    points: tuple[DomainValue, ...]
+
+    def render(self) -> str:
+        return f"min = max in [{', '.join(_short(p) for p in self.points)}]"
+
+
+@dataclass(frozen=True)
+class AndF(Formula):
+    items: tuple[Formula, ...]
+
+    def render(self) -> str:
+        return "(" + " and ".join(i.render() for i in self.items) + ")"
+
+
+@dataclass(frozen=True)
+class OrF(Formula):
+    items: tuple[Formula, ...]
+
+    def render(self) -> str:
+        return "(" + " or ".join(i.render() for i in self.items) + ")"
+
+
+@dataclass(frozen=True)
+class NotF(Formula):
+    item: Formula
+
+    def render(self) -> str:
+        return f"not {self.item.render()}"
+
+
+def f_and(*items: Formula) -> Formula:
+    out: list[Formula] = []
+    for item in items:
+        if item == FALSE:
+            return FALSE
+        if item != TRUE:
+            out.extend(item.items if isinstance(item, AndF) else (item,))
+    if not out:
+        return TRUE
+    return out[0] if len(out) == 1 else AndF(tuple(out))
+
+
+def f_or(*items: Formula) -> Formula:
+    out: list[Formula] = []
+    for item in items:
+        if item == TRUE:
+            return TRUE
+        if item != FALSE:
+            out.extend(item.items if isinstance(item, OrF) else (item,))
+    if not out:
+        return FALSE
+    return out[0] if len(out) == 1 else OrF(tuple(out))
+
+
+def f_not(item: Formula) -> Formula:
+    if isinstance(item, Const):
+        return Const(not item.value)
+    if isinstance(item, NotF):
+        return item.item
+    return NotF(item)
+
+
+_OK_VAR = {MIN_SIDE: Var("min_ok"), MAX_SIDE: Var("max_ok")}
+
+
+def _cmp(domain: Domain, side: str, op: str, value: DomainValue | float, unknown: bool) -> Formula:
+    """``side op value`` folded to a constant where the domain decides it (infinite or out-of-range values)."""
+    decided: bool | None = None
+    if domain.kind is Kind.INT:
+        low, high = domain.low, domain.high
+        assert low is not None and high is not None
+        if isinstance(value, float):  # +-inf
+            above = value > 0
+            decided = {"<": above, "<=": above, ">": not above, ">=": not above, "==": False}[op]
+        elif isinstance(value, int):
+            if value > high:
+                decided = {"<": True, "<=": True, ">": False, ">=": False, "==": False}[op]
+            elif value < low:
+                decided = {"<": False, "<=": False, ">": True, ">=": True, "==": False}[op]
+            elif (op == "<" and value == low) or (op == ">" and value == high):
+                decided = False
+            elif (op == "<=" and value == high) or (op == ">=" and value == low):
+                decided = True
+    elif domain.kind is Kind.FLOAT and isinstance(value, float) and math.isinf(value):
+        # nothing is below -inf or above +inf (the vectorized evaluator relies on these being folded)
+        if value < 0:
+            decided = {"<": False, ">=": True}.get(op)
+        else:
+            decided = {">": False, "<=": True}.get(op)
+    if decided is None:
+        return Cmp(side, op, value, unknown)
+    if decided == unknown:
+        return Const(decided)
+    ok = _OK_VAR[side]
+    return ok if decided else f_not(ok)
+
+
+def _floor(domain: Domain, x: Ext) -> DomainValue | float:
+    """The largest domain value <= x (strings: x itself)."""
+    if isinstance(x, str):
+        return x
+    if isinstance(x, float):
+        return x  # +-inf
+    if domain.kind is Kind.INT:
+        return math.floor(x)
+    f = _float_near(x)
+    if isinstance(f, float) and not math.isinf(f) and Fraction(f) > x:
+        f = math.nextafter(f, -_INF)
+    return f
+
+
+def _ceil(domain: Domain, x: Ext) -> DomainValue | float:
+    """The smallest domain value >= x."""
+    if isinstance(x, str):
+        return x
+    if isinstance(x, float):
+        return x
+    if domain.kind is Kind.INT:
+        return math.ceil(x)
+    f = _float_near(x)
+    if isinstance(f, float) and not math.isinf(f) and Fraction(f) < x:
+        f = math.nextafter(f, _INF)
+    return f
+
+
+def _float_near(x: Fraction) -> float:
+    try:
+        return float(x)
+    except OverflowError:
+        return _INF if x > 0 else -_INF
+
+
+class _Builder:
+    """Builds the formulas of one leaf over one domain."""
+
+    def __init__(self, domain: Domain) -> None:
+        self.d = domain
+        self.nan: Formula = Var(VAR_MAY_NAN) if domain.kind is Kind.FLOAT else FALSE
+
+    def may_lt(self, r: LitRange, upper: bool = True) -> Formula:
+        """Some non-NaN value < x, x = r.high (upper) or r.low."""
+        if r.nan:
+            return TRUE
+        return _cmp(self.d, MIN_SIDE, "<", self._ceil(r.high if upper else r.low), True)
+
+    def may_le(self, r: LitRange, upper: bool = True) -> Formula:
+        if r.nan:
+            return TRUE
+        return _cmp(self.d, MIN_SIDE, "<=", self._floor(r.high if upper else r.low), True)
+
+    def may_gt(self, r: LitRange, upper: bool = False) -> Formula:
+        if r.nan:
+            return FALSE
+        return _cmp(self.d, MAX_SIDE, ">", self._floor(r.high if upper else r.low), True)
+
+    def may_ge(self, r: LitRange, upper: bool = False) -> Formula:
+        if r.nan:
+            return FALSE
+        return _cmp(self.d, MAX_SIDE, ">=", self._ceil(r.high if upper else r.low), True)
+
+    def _floor(self, x: Ext) -> DomainValue:
+        return _floor(self.d, x)
+
+    def _ceil(self, x: Ext) -> DomainValue:
+        return _ceil(self.d, x)
+
+    def grid_range(self, r: LitRange) -> tuple[DomainValue, DomainValue] | None:
+        """[ceil(low), floor(high)]: the domain values r covers (None if none)."""
+        lo, hi = self._ceil(r.low), self._floor(r.high)
+        if isinstance(lo, str) != isinstance(hi, str):  # pragma: no cover - ranges are homogeneous
+            return None
+        return (lo, hi) if lo <= hi else None  # type: ignore[operator]
+
+    def eq_true(self, r: LitRange) -> Formula:
+        """Some value equals a value of r."""
+        if r.nan:
+            return self.nan
+        grid = self.grid_range(r)
+        if grid is None:
+            return FALSE
+        return f_and(_cmp(self.d, MIN_SIDE, "<=", grid[1], True), _cmp(self.d, MAX_SIDE, ">=", grid[0], True))
+
+    def point(self, r: LitRange) -> DomainValue | None:
+        """The single domain value an exact literal is (None for ranges, NaN, values the column can't hold)."""
+        if not r.exact:
+            return None
+        grid = self.grid_range(r)
+        if grid is None or grid[0] != grid[1]:
+            return None
+        v = grid[0]
+        if isinstance(v, float) and math.isinf(v):
+            return v if self.d.kind is Kind.FLOAT else None
+        if self.d.kind is Kind.INT and isinstance(v, int):
+            assert self.d.low is not None and self.d.high is not None
+            if not self.d.low <= v <= self.d.high:
+                return None
+        return v
+
+    def ne_possible(self, points: Sequence[DomainValue]) -> Formula:
+        """Some non-NaN value differs from all points (exact points only)."""
+        if not points:
+            return TRUE
+        return f_not(PointIn(tuple(sorted(set(points)))))
+
+
+@dataclass(frozen=True)
+class LeafPlan:
+    """What a predicate asks of one column: three formulas (may be true / false / null) or a constant.
+
+    ``uses_bounds``: the verdict depends on min/max (so unusable bounds mean missing information)."""
+
+    predicate: Predicate | None
+    column: str | None
+    domain: Domain | None
+    t: Formula = TRUE
+    f: Formula = TRUE
+    n: Formula = TRUE
+    constant: TruthValue | None = None
+    unknown: bool = False
+    reason: str = ""
+    uses_bounds: bool = True
+
+
+def constant_plan(value: TruthValue, reason: str, unknown: bool, predicate: Predicate | None = None,
+                  column: str | None = None) -> LeafPlan:
+    return LeafPlan(predicate, column, None, constant=value, unknown=unknown, reason=reason, uses_bounds=False)
+
+
+def _widen(pred: Predicate, op: Op) -> bool:
+    return pred.type is Type.STRING and op in (Op.EQ, Op.NULL_SAFE_EQ, Op.IN)
+
+
+def compile_leaf(pred: Predicate, column: str | None, arrow_type: pa.DataType | None,
+                 session_tz: str = "UTC") -> LeafPlan:
+    """The plan for one predicate against a statistics column (``column`` None: not in the statistics)."""
+    if column is None or arrow_type is None:
+        return constant_plan(TruthValue.YES_NO_NULL, f"column {pred.column!r} is not in the statistics",
+                             True, pred)
+    positive = pred.op.positive
+    mv: Formula = Var(VAR_MAY_VALUE)
+    mn: Formula = Var(VAR_MAY_NULL)
+    if positive is Op.IS_NULL:
+        if pred.op.is_negated:
+            return LeafPlan(pred, column, domain_of(arrow_type), mv, mn, FALSE, uses_bounds=False)
+        return LeafPlan(pred, column, domain_of(arrow_type), mn, mv, FALSE, uses_bounds=False)
+    domain = domain_of(arrow_type)
+    if domain is None:
+        return constant_plan(TruthValue.YES_NO_NULL, f"column type {arrow_type} is not compared", True, pred,
+                             column)
+    if domain.kind is Kind.STRING and positive in (Op.LT, Op.LTEQ, Op.BETWEEN):
+        if pred.char_length is not None:
+            return constant_plan(TruthValue.YES_NO_NULL, "ordered comparison on a char(n) column (padding)",
+                                 True, pred, column)
+        if any(isinstance(v, str) and v.endswith(" ") for v in pred.literals):
+            return constant_plan(TruthValue.YES_NO_NULL, "ordered comparison with a literal ending in a space "
+                                 "(char padding)", True, pred, column)
+    ranges: list[LitRange | None] = []
+    for value in pred.literals:
+        if value is None:
+            ranges.append(None)
+            continue
+        converted = convert_literal(value, pred.type, domain, session_tz, widen_padding=_widen(pred, positive))
+        if isinstance(converted, str):
+            return constant_plan(TruthValue.YES_NO_NULL, f"{converted} ({arrow_type} column)", True, pred,
+                                 column)
+        ranges.append(converted)
+    b = _Builder(domain)
+    nan = b.nan
+    t: Formula
+    f: Formula
+    n: Formula
+    r: LitRange | None
+    if positive in (Op.EQ, Op.NULL_SAFE_EQ):
+        r = ranges[0]
+        assert r is not None
+        p = b.point(r)
+        values_true = b.eq_true(r)
+        values_false = TRUE if r.nan else f_or(b.ne_possible([p]) if p is not None else TRUE, nan)
+        t = f_and(mv, values_true)
+        if positive is Op.EQ:
+            f, n = f_and(mv, values_false), mn
+        else:
+            f, n = f_or(f_and(mv, values_false), mn), FALSE
+    elif positive is Op.LT:
+        r = ranges[0]
+        assert r is not None
+        t = f_and(mv, b.may_lt(r, upper=True))
+        f = f_and(mv, f_or(b.may_ge(r, upper=False), nan))
+        n = mn
+    elif positive is Op.LTEQ:
+        r = ranges[0]
+        assert r is not None
+        t = f_and(mv, f_or(b.may_le(r, upper=True), nan if r.nan else FALSE))
+        f = f_and(mv, f_or(b.may_gt(r, upper=False), FALSE if r.nan else nan))
+        n = mn
+    elif positive is Op.BETWEEN:
+        lo, hi = ranges
+        assert lo is not None and hi is not None
+        if lo.nan:
+            values_true = f_and(nan, Const(hi.nan))
+        else:
+            grid_ok = TRUE
+            if not hi.nan:
+                g_lo, g_hi = b._ceil(lo.low), b._floor(hi.high)
+                grid_ok = Const(bool(g_lo <= g_hi))  # type: ignore[operator]
+            values_true = f_or(f_and(grid_ok, b.may_ge(lo, upper=False), b.may_le(hi, upper=True)),
+                               f_and(nan, Const(hi.nan)))
+        values_false = f_or(b.may_lt(lo, upper=True), b.may_gt(hi, upper=False), f_and(nan, Const(not hi.nan)))
+        t, f, n = f_and(mv, values_true), f_and(mv, values_false), mn
+    elif positive is Op.IN:
+        real = [r for r in ranges if r is not None]
+        has_null = len(real) != len(ranges)
+        grids: list[tuple[DomainValue, DomainValue]] = []
+        for r in real:
+            if not r.nan:
+                g = b.grid_range(r)
+                if g is not None:
+                    grids.append(g)
+        any_nan_lit = any(r.nan for r in real)
+        values_true = f_or(_any_in(domain, grids), f_and(nan, Const(any_nan_lit)))
+        points = [b.point(r) for r in real if not r.nan]
+        exact_points = [p for p in points if p is not None]
+        values_false = f_or(b.ne_possible(exact_points), f_and(nan, Const(not any_nan_lit)))
+        t = f_and(mv, values_true)
+        if pred.superset:
+            f, n = mv, f_or(mn, mv)
+        elif has_null:
+            f, n = FALSE, f_or(mn, f_and(mv, values_false))
+        elif pred.type is Type.STRING and "null" in pred.literals:
+            # a printed STRING list keeps the text null, which may have been a SQL NULL: then a row that
+            # matches nothing is NULL rather than false (keeping "false" too is safe either way)
+            f, n = f_and(mv, values_false), f_or(mn, f_and(mv, values_false))
+        else:
+            f, n = f_and(mv, values_false), mn
+    else:  # pragma: no cover - every positive operator is handled above
+        raise ExpressionError(f"unexpected operator {pred.op}")
+    if pred.op.is_negated:
+        t, f = f, t
+    return LeafPlan(pred, column, domain, t, f, n)
+
+
+def _any_in(domain: Domain, grids: list[tuple[DomainValue, DomainValue]]) -> Formula:
+    if not grids:
+        return FALSE
+    if len(grids) == 1:
+        lo, hi = grids[0]
+        return f_and(_cmp(domain, MIN_SIDE, "<=", hi, True), _cmp(domain, MAX_SIDE, ">=", lo, True))
+    # out-of-range literals of an INT domain can be dropped or clamped without changing the answer
+    kept: list[tuple[DomainValue, DomainValue]] = []
+    for lo, hi in grids:
+        if domain.kind is Kind.INT:
+            assert domain.low is not None and domain.high is not None
+            if (isinstance(hi, int | float) and hi < domain.low) or (isinstance(lo, int | float) and lo > domain.high):
+                continue
+            lo = max(lo, domain.low)
+            hi = min(hi, domain.high)
+            lo, hi = int(lo), int(hi)
+        kept.append((lo, hi))
+    if not kept:
+        return FALSE
+    return AnyIn(tuple(sorted(set(kept), key=lambda g: (g[1], g[0]))))
+
+
+
+def plan_leaves(expr: HudiExpression, columns: Mapping[str, pa.DataType], session_tz: str = "UTC"
+                ) -> dict[Predicate | Constant, LeafPlan]:
+    """Compile every leaf (predicate or constant) of ``expr`` against the statistics columns."""
+    _zone(session_tz)  # fail early on a bad zone name
+    plans: dict[Predicate | Constant, LeafPlan] = {}
+    for node in expr.walk():
+        if isinstance(node, Constant):
+            plans.setdefault(node, constant_plan(node.value, node.reason or "a constant", node.unknown))
+        elif isinstance(node, Predicate) and node not in plans:
+            name = resolve_column(columns, node.column)
+            plans[node] = compile_leaf(node, name, None if name is None else columns[name], session_tz)
+    return plans
+
+
+def as_expression(expr: HudiExpression | SearchArgument) -> HudiExpression:
+    if isinstance(expr, SearchArgument):
+        return translate(expr)
+    if not isinstance(expr, HudiExpression):
+        raise ExpressionError(f"expected a HudiExpression or a SearchArgument, not {type(expr).__name__}")
+    return expr
+
+
+class Logic(Protocol):
+    """A three-valued truth that combines as Hive's TruthValue does (TruthValue itself, or a vector of them)."""
+
+    def and_(self: _L, other: _L, /) -> _L: ...
+
+    def or_(self: _L, other: _L, /) -> _L: ...
+
+    def not_(self: _L) -> _L: ...
+
+
+_L = TypeVar("_L", bound=Logic)
+
+
+def combine(expr: HudiExpression, leaf_value: Callable[[Predicate | Constant, bool], _L]) -> _L:
+    """Hive's and/or/not over the tree, iteratively; ``leaf_value(leaf, negative_polarity)`` gives each leaf's
+    truth (a TruthValue for one file, a Triple of arrays for many)."""
+    stack: list[tuple[HudiExpression, bool, bool]] = [(expr, False, False)]
+    results: dict[int, _L] = {}
+    while stack:
+        node, negative, done = stack.pop()
+        if isinstance(node, Predicate | Constant):
+            results[id(node)] = leaf_value(node, negative)
+            continue
+        kid_negative = not negative if isinstance(node, Not) else negative
+        if not done:
+            stack.append((node, negative, True))
+            stack.extend((kid, kid_negative, False) for kid in node.children)
+            continue
+        values = [results[id(kid)] for kid in node.children]
+        if isinstance(node, Not):
+            results[id(node)] = values[0].not_()
+        else:
+            value = values[0]
+            for other in values[1:]:
+                value = value.and_(other) if isinstance(node, And) else value.or_(other)
+            assert isinstance(node, And | Or)
+            results[id(node)] = value
+    return results[id(expr)]
+
+
