@@ -33,7 +33,7 @@ from hive_bridge.residual import to_sql
 from hive_bridge.spark import read_slices, session
 from hive_bridge.table import HudiTable
 from hive_bridge.table.stats import ColumnStatsIndex
-from hive_bridge.table.writer import HudiWriter
+from hive_bridge.testing.writer import HudiWriter
 
 FILTERS = [
     "leaf-(EQUALS event_id 123456)",

@@ -7,8 +7,8 @@ Recognised, line by line:
 - Hive's ORC input format: ``ORC pushdown predicate: <SARG>``, including the old newline-separated form
   (``leaf-0 = (…)`` lines up to ``expr = …``) spanning several lines.
 - EXPLAIN output and HiveServer2 operation logs: ``filterExpr: <HiveQL>`` and ``hive.io.filter.text=<HiveQL>``.
-- Files with one filter per line: a line that is a SearchArgument in any printed form, or (a line that does not
-  look like a log line) HiveQL filter text.
+- Files with one filter per line: a line that is a SearchArgument in any printed form (``sarg.looks_like_sarg``,
+  the rule every reader shares), or (a line that does not look like a log line) HiveQL filter text.
 A scan logs one line per file, so filters repeat: they are deduplicated, counting occurrences.
 """
 
@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+
+from sarg.detect import looks_like_sarg
 
 _READER_MARK = "Reading ORC rows from "
 _PUSHDOWN = re.compile(r"ORC pushdown predicate:\s?(?P<sarg>.*)$")
@@ -27,7 +29,6 @@ _LOG_PREFIX = re.compile(
 )
 _OLD_ENTRY = re.compile(r"^\s*leaf-\d+\s*=\s*\(")
 _OLD_EXPR = re.compile(r"^\s*expr\s*=")
-_SARG_START = re.compile(r"^\s*(?:leaf-|\((?:and|or|not)[\s)]|expr\s*=|(?:YES|NO|NULL)[A-Z_]*\s*$)")
 
 
 @dataclass
@@ -46,6 +47,12 @@ class FoundFilter:
     @property
     def key(self) -> tuple[str, str]:
         return (self.kind, self.text)
+
+
+def pushdown_predicate(line: str) -> str | None:
+    """The SearchArgument of a Hive ``ORC pushdown predicate: <SARG>`` log line (the rest of that line), or None."""
+    m = _PUSHDOWN.search(line)
+    return m.group("sarg").rstrip("\r") if m else None
 
 
 def split_reader_line(line: str) -> tuple[str | None, str, str | None] | None:
@@ -142,7 +149,7 @@ def scan_lines(lines: Iterable[str]) -> Iterator[FoundFilter]:
         if _OLD_ENTRY.match(stripped) and "expr =" not in stripped and not stripped.rstrip().endswith(", "):
             pending, pending_line = [stripped], number
             continue
-        if _SARG_START.match(stripped):
+        if looks_like_sarg(stripped):
             yield FoundFilter(stripped, "sarg", "line", number, None, _col(line, stripped))
             continue
         if _LOG_PREFIX.match(line):

@@ -1,4 +1,4 @@
-"""Hudi tables: file-system view, timeline, persisted column-statistics index and a small writer.
+"""Hudi tables: file-system view, timeline and the persisted column-statistics index (read-only).
 
     t = HudiTable.open(path)              # .hoodie/hoodie.properties + active timeline (versions 6, 8, 9)
     t.properties                          # TableProperties: name, table_type, version, partition_fields, ...
@@ -6,8 +6,8 @@
     t.latest_file_slices(as_of=None)      # list[FileSlice], latest committed slice per live file group
     t.arrow_schema()                      # data schema incl. meta columns and partition columns
     ColumnStatsIndex(t).load()            # pyarrow.Table, one row per latest slice (see hive_bridge.table.stats)
-    HudiWriter(path, ...).insert(data)    # copy-on-write writer (v6/v8): insert, upsert, insert_overwrite
 
+The tables tests and benchmarks write come from :mod:`hive_bridge.testing.writer`.
 Every error of this layer is a HudiTableError (a HiveBridgeError) naming the file and the reason.
 """
 
@@ -17,7 +17,6 @@ from hive_bridge.table.properties import TableProperties
 from hive_bridge.table.stats import ColumnStatsIndex, IndexCounters
 from hive_bridge.table.table import META_FIELDS, HudiTable
 from hive_bridge.table.timeline import Instant, State, Timeline
-from hive_bridge.table.writer import HudiWriter, WriteResult, write_hudi_table
 
 __all__ = [
     "META_FIELDS",
@@ -27,13 +26,10 @@ __all__ = [
     "FileSystemView",
     "HudiTable",
     "HudiTableError",
-    "HudiWriter",
     "IndexCounters",
     "Instant",
     "LogFile",
     "State",
     "TableProperties",
     "Timeline",
-    "WriteResult",
-    "write_hudi_table",
 ]

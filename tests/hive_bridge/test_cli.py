@@ -17,7 +17,7 @@ import pytest
 
 from hive_bridge import spark_start
 from hive_bridge.cli import _plain, build_parser, main
-from hive_bridge.table.writer import HudiWriter
+from hive_bridge.testing.writer import HudiWriter
 
 
 @pytest.fixture(scope="module")

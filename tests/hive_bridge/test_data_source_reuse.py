@@ -16,7 +16,7 @@ import pyarrow as pa
 import pytest
 
 from hive_bridge.spark import last_scan_report, read_hudi, register, spark_scopes_read_plans
-from hive_bridge.table.writer import HudiWriter
+from hive_bridge.testing.writer import HudiWriter
 
 pytestmark = pytest.mark.spark
 

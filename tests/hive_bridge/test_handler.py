@@ -100,7 +100,7 @@ def test_path_values_never_stand_in_for_a_stored_partition_column(shared_tables)
 def events(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     import pyarrow as pa
 
-    from hive_bridge.table.writer import HudiWriter
+    from hive_bridge.testing.writer import HudiWriter
 
     root = tmp_path_factory.mktemp("handler") / "events"
     ids = list(range(100))

@@ -25,7 +25,7 @@ from hive_bridge.spark import (
     spark_scopes_read_plans,
 )
 from hive_bridge.table import HudiTable
-from hive_bridge.table.writer import HudiWriter
+from hive_bridge.testing.writer import HudiWriter
 
 pytestmark = pytest.mark.spark
 

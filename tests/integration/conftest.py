@@ -2,7 +2,7 @@
 
 Locally: a standalone Hive Metastore (``LoopbackMetastore`` over pyspark's Hive 2.3 jars) and the Spark Thrift
 Server sharing it, both on free 127.0.0.1 ports in a pytest temporary folder, stopped by PID at the end whatever
-happens (fixture finalizers, plus ``hive_bridge.servers``' atexit hook, plus SIGTERM turned into a clean exit).
+happens (fixture finalizers, plus ``hive_bridge.testing.servers``' atexit hook, plus SIGTERM turned into a clean exit).
 With ``HIVE_BRIDGE_METASTORE_URI`` / ``HIVE_BRIDGE_HS2_HOST`` set (see ``endpoints.py``) those servers are used.
 
 Fixtures for later tests (the replay against a Hudi table): ``hs2_cursor``, ``hs2_table`` (the rows as Python
@@ -32,7 +32,7 @@ from typing import Any
 
 import pytest
 
-from hive_bridge import servers
+from hive_bridge.testing import servers
 from tests.integration import hs2_data
 from tests.integration.endpoints import ExternalEndpoints, endpoints_from_env
 

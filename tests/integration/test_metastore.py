@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from hive_bridge import servers
 from hive_bridge.errors import HiveBridgeError
 from hive_bridge.metastore import (
     HUDI_INPUT_FORMAT,
@@ -19,6 +18,7 @@ from hive_bridge.metastore import (
     MetastoreError,
     is_hudi,
 )
+from hive_bridge.testing import servers
 from tests.integration.conftest import HiveServers, HS2Table
 
 DB = "hive_bridge_hudi"

@@ -19,7 +19,7 @@ from hive_bridge.pruning import Pruner
 from hive_bridge.spark import read_slices
 from hive_bridge.table import HudiTable
 from hive_bridge.table.stats import ColumnStatsIndex
-from hive_bridge.table.writer import HudiWriter
+from hive_bridge.testing.writer import HudiWriter
 from tests.integration import hs2_data
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]

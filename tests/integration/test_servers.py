@@ -1,4 +1,4 @@
-"""hive_bridge.servers without starting Hive: the ORC log reader, port waits, stopping by PID, log4j2 config."""
+"""hive_bridge.testing.servers without starting Hive: the ORC log reader, port waits, stopping by PID, log4j2 config."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from hive_bridge import servers
-from hive_bridge.servers import LoggedSarg, ServerError, ServerProcess
+from hive_bridge.testing import servers
+from hive_bridge.testing.servers import LoggedSarg, ServerError, ServerProcess
 
 SCHEMA = "struct<id:bigint,name:string,s1:struct<a:int,b:date>,ts:timestamp>"
 SPARK_LINE = ("Reading ORC rows from file:/w/t/part-00000-x.zstd.orc with {include: [true, true, true], offset: 0, "

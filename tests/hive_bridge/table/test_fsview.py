@@ -349,7 +349,7 @@ def test_restore_undoes_commits(tmp_path: Path) -> None:
     import fastavro
     import pyarrow as pa
 
-    from hive_bridge.table import HudiWriter
+    from hive_bridge.testing.writer import HudiWriter
 
     w = HudiWriter(tmp_path / "t", rows_per_file=2)
     first = w.insert(pa.table({"id": pa.array([1, 2, 3], pa.int64())}))
@@ -416,7 +416,7 @@ def test_slices_built_during_listing_equal_slices_built_after(fixture_tables: di
 def test_slices_built_during_listing_with_upserts_and_several_partitions(tmp_path: Path) -> None:
     import pyarrow as pa
 
-    from hive_bridge.table import HudiWriter
+    from hive_bridge.testing.writer import HudiWriter
 
     w = HudiWriter(tmp_path / "t", partition_fields=["p"], rows_per_file=3)
     w.insert(pa.table({"id": pa.array(range(40), pa.int64()), "p": pa.array([i % 4 for i in range(40)], pa.int32())}))

@@ -16,9 +16,10 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from hive_bridge.table import ColumnStatsIndex, HudiTable, HudiWriter
+from hive_bridge.table import ColumnStatsIndex, HudiTable
 from hive_bridge.table import stats as stats_mod
 from hive_bridge.table.stats import KEY_FIELDS, read_footer_stats
+from hive_bridge.testing.writer import HudiWriter
 
 from .conftest import FIXTURE_NAMES
 

@@ -43,14 +43,14 @@ import sys
 import threading
 import time
 import zipfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import TypeVar
 
 from hive_bridge.errors import HiveBridgeError
-from hive_bridge.logscan import split_reader_line
+from hive_bridge.logscan import pushdown_predicate, split_reader_line
 
 __all__ = [
     "LOOPBACK",
@@ -63,7 +63,6 @@ __all__ = [
     "find_java",
     "free_port",
     "java_major_version",
-    "local_hive",
     "log_offset",
     "pyspark_home",
     "read_logged_sargs",
@@ -588,20 +587,6 @@ def start_thrift_server(work_dir: Path, *, metastore_uri: str | None = None, por
     return _on_free_port(start, host, port)
 
 
-@contextlib.contextmanager
-def local_hive(work_dir: Path, *, timeout: float = 180.0) -> Iterator[tuple[ServerProcess, ThriftServer]]:
-    """A metastore and a Thrift Server sharing it, both in ``work_dir``; both stopped on exit, whatever happens."""
-    metastore = start_metastore(work_dir, timeout=timeout)
-    try:
-        thrift = start_thrift_server(work_dir, metastore_uri=metastore.uri, timeout=timeout)
-        try:
-            yield metastore, thrift
-        finally:
-            thrift.stop()
-    finally:
-        metastore.stop()
-
-
 # --------------------------------------------------------------------------------------------- ORC log
 
 
@@ -614,7 +599,6 @@ class LoggedSarg:
     path: str | None
 
 
-_HIVE_ORC = "ORC pushdown predicate: "
 _RECORD_START = re.compile(r"^(?=.*?(?:Reading ORC rows from |ORC pushdown predicate: ))", re.MULTILINE)
 
 
@@ -632,11 +616,9 @@ def parse_orc_record(record: str) -> LoggedSarg | None:
     if reader is not None:
         path, sarg_text, schema = reader
         return LoggedSarg(sarg_text, schema, path)
-    i = record.find(_HIVE_ORC)
-    if i >= 0:
-        # Hive's own log has other lines after this one: the predicate is the rest of its line.
-        return LoggedSarg(record[i + len(_HIVE_ORC):].split("\n", 1)[0].rstrip("\r"), None, None)
-    return None
+    # Hive's own log has other lines after this one: the predicate is the rest of its line.
+    predicate = pushdown_predicate(record.split("\n", 1)[0])
+    return None if predicate is None else LoggedSarg(predicate, None, None)
 
 
 def read_logged_sargs(path: Path, offset: int = 0) -> tuple[list[LoggedSarg], int]:
