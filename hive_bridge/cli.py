@@ -15,8 +15,7 @@ import re
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -27,19 +26,10 @@ from rich.table import Table
 import sarg
 from hive_bridge.errors import HiveBridgeError
 from hive_bridge.hive_types import table_sarg_schema
-from hive_bridge.logscan import FoundFilter, distinct_filters
-from hive_bridge.pruning import FileVerdict, ListStatusResult, Pruner, prune_slices
+from hive_bridge.pruning import FileVerdict, prune_slices
+from hive_bridge.replay import ReplayInputError, human_bytes, input_lines, replay
 from hive_bridge.table import HudiTable
 from hive_bridge.table.stats import ColumnStatsIndex
-
-
-def _human_bytes(n: int) -> str:
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if value < 1024 or unit == "TiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{n} B"  # pragma: no cover
 
 
 class UsageError(HiveBridgeError):
@@ -53,188 +43,13 @@ def _open_table(path: str) -> HudiTable:
         raise UsageError(str(exc)) from None
 
 
-@dataclass
-class ReplayRow:
-    found: FoundFilter
-    sarg: sarg.SearchArgument
-    listing: ListStatusResult
-    seconds: float
-    verified: bool | None = None
-    verify_detail: str = ""
-
-    def as_json(self, table: HudiTable) -> dict[str, Any]:
-        return {
-            "filter": self.found.text,
-            "sarg": str(self.sarg),
-            "kind": self.found.kind,
-            "source": self.found.source,
-            "first_line": self.found.line,
-            "occurrences": self.found.occurrences,
-            "files_total": self.listing.files_total,
-            "files_kept": self.listing.files_kept,
-            "bytes_total": self.listing.bytes_total,
-            "bytes_kept": self.listing.bytes_kept,
-            "dropped_by_partition": self.listing.dropped_by_partition,
-            "dropped_by_statistics": self.listing.dropped_by_statistics,
-            "kept_unknown": self.listing.kept_unknown,
-            "kept_log_files": self.listing.kept_log_files,
-            "seconds": round(self.seconds, 6),
-            "kept": [_relative(table, f.path) for f in self.listing.files],
-            **({"verified": self.verified} if self.verified is not None else {}),
-        }
-
-
-def _relative(table: HudiTable, path: str) -> str:
-    try:
-        return Path(path).relative_to(Path(table.base_path)).as_posix()
-    except ValueError:
-        return path
-
-
-def _input_lines(sources: Sequence[str]) -> Iterator[str]:
-    if not sources or sources == ["-"]:
-        yield from sys.stdin
-        return
-    for src in sources:
-        if src == "-":
-            yield from sys.stdin
-            continue
-        try:
-            with open(src, encoding="utf-8", errors="replace") as fh:
-                yield from fh
-        except OSError as exc:
-            raise UsageError(f"cannot read {src}: {exc.strerror}") from None
-
-
-def verify_filter(spark: Any, table: HudiTable, listing: ListStatusResult, residual: str | None) -> tuple[bool, str]:
-    """Read the kept files and all latest files with the same row filter; the rows must be identical."""
-    from pyspark.sql import functions as F
-
-    from hive_bridge.spark import read_slices
-
-    pruned = read_slices(spark, table, listing.slices)
-    full = read_slices(spark, table, table.latest_file_slices())
-    if residual:
-        pruned, full = pruned.where(residual), full.where(residual)
-    as_json = [F.to_json(F.struct("*")).alias("row")]
-    p, f = pruned.select(as_json), full.select(as_json)
-    missing = f.exceptAll(p).count()
-    extra = p.exceptAll(f).count()
-    if missing or extra:
-        return False, f"{missing} rows missing from the pruned read, {extra} unexpected"
-    return True, f"{f.count()} rows identical"
-
-
-def describe_error(found: FoundFilter, exc: sarg.SargError) -> str:
-    """Where a filter failed, in the input's own line and column numbers, with the reason and a caret."""
-    more = f" (and {found.occurrences - 1} more occurrences)" if found.occurrences > 1 else ""
-    if not isinstance(exc, sarg.SargSyntaxError):
-        return f"error: line {found.line}{more}: {exc}"
-    line = found.line + exc.line - 1
-    column = exc.column + (found.column - 1 if exc.line == 1 else 0)
-    caret = " " * (exc.column - 1) + "^"
-    expected = f"\n  expected one of: {', '.join(exc.expected)}" if exc.expected else ""
-    return (f"error: line {line}, column {column}{more}: {exc.reason}\n  {exc.source_line}\n  {caret}"
-            f"{expected}")
-
-
 def cmd_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
     table = _open_table(args.table)
-    index = ColumnStatsIndex(table)
-    schema = table_sarg_schema(table)
-    pruner = Pruner(table, index, table.latest_file_slices())
-    found = distinct_filters(_input_lines(args.logs))
-    failures = 0
-    rows: list[ReplayRow] = []
-    spark = None
-    if args.verify:
-        from hive_bridge import spark_start
-
-        spark = spark_start.start_session("hive-bridge-replay", verbose=args.verbose)
-    from hive_bridge.residual import to_sql
-
-    progress = _progress(err, len(found)) if len(found) > 20 and err.is_terminal and not args.json else None
-    task = progress.add_task("replaying", total=len(found)) if progress else None
-    if progress:
-        progress.start()
-    try:
-        for f in found:
-            try:
-                parsed = sarg.read_filter(f.text, schema)
-            except sarg.SargError as exc:
-                failures += 1
-                err.print(describe_error(f, exc), highlight=False, markup=False)
-                if progress and task is not None:
-                    progress.advance(task)
-                continue
-            t0 = time.perf_counter()
-            listing = pruner.run(parsed, None, args.time_zone)
-            row = ReplayRow(f, parsed, listing, time.perf_counter() - t0)
-            if spark is not None:
-                residual = f.text if f.kind == "hiveql" else to_sql(parsed)
-                try:
-                    row.verified, row.verify_detail = verify_filter(spark, table, listing, residual)
-                except Exception as exc:  # a Spark failure is reported, the run goes on
-                    row.verified, row.verify_detail = False, f"verify failed: {str(exc).splitlines()[0]}"
-                if not row.verified:
-                    failures += 1
-                    err.print(f"[red]verify[/red] line {f.line}: {row.verify_detail}", markup=True,
-                              highlight=False)
-            rows.append(row)
-            if args.json:
-                out.file.write(json.dumps(row.as_json(table), ensure_ascii=False) + "\n")
-            if progress and task is not None:
-                progress.advance(task)
-    finally:
-        if progress:
-            progress.stop()
-    if not args.json:
-        _print_replay(out, table, rows, failures)
-    elif failures:
-        err.print(f"{failures} filters failed", highlight=False)
-    return 1 if failures else 0
-
-
-def _progress(console: Console, total: int) -> Any:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=console, transient=True)
-
-
-def _print_replay(out: Console, table: HudiTable, rows: list[ReplayRow], failures: int) -> None:
-    t = Table(title=f"Filter replay against {table.name} ({table.properties.table_type}, "
-                    f"{len(table.latest_file_slices())} latest file slices)", show_lines=False)
-    t.add_column("#", justify="right")
-    t.add_column("filter", overflow="fold", max_width=70)
-    t.add_column("seen", justify="right")
-    t.add_column("files kept", justify="right")
-    t.add_column("bytes kept", justify="right")
-    t.add_column("kept: unknown", justify="right")
-    t.add_column("time", justify="right")
-    if any(r.verified is not None for r in rows):
-        t.add_column("verify")
-    files_total = files_kept = bytes_total = bytes_kept = unknown = 0
-    for i, r in enumerate(rows, start=1):
-        lst = r.listing
-        cells = [str(i), r.found.text if r.found.kind == "hiveql" else str(r.sarg), str(r.found.occurrences),
-                 f"{lst.files_kept} / {lst.files_total}",
-                 f"{_human_bytes(lst.bytes_kept)} / {_human_bytes(lst.bytes_total)}",
-                 str(lst.kept_unknown), f"{r.seconds * 1000:.1f} ms"]
-        if r.verified is not None:
-            cells.append("rows identical" if r.verified else f"DIFFERENT: {r.verify_detail}")
-        t.add_row(*map(escape, cells))  # filter text is not rich markup: `[x]` stays
-        files_total += lst.files_total
-        files_kept += lst.files_kept
-        bytes_total += lst.bytes_total
-        bytes_kept += lst.bytes_kept
-        unknown += lst.kept_unknown
-    out.print(t)
-    pct = 100.0 * (1 - files_kept / files_total) if files_total else 0.0
-    out.print(f"{len(rows)} distinct filters ({sum(r.found.occurrences for r in rows)} occurrences); "
-              f"files kept {files_kept} / {files_total} ({pct:.1f}% pruned), bytes kept "
-              f"{_human_bytes(bytes_kept)} / {_human_bytes(bytes_total)}; {unknown} kept only because something "
-              f"was unknown; {failures} failed", highlight=False)
+    try:  # log lines are streamed: an unreadable file is found while replaying
+        return replay(table, input_lines(args.logs), out=out, err=err, time_zone=args.time_zone,
+                      verify=args.verify, verbose=args.verbose, as_json=args.json)
+    except ReplayInputError as exc:
+        raise UsageError(str(exc)) from None
 
 
 DEFAULT_FILES_SHOWN = 20
@@ -428,7 +243,7 @@ def cmd_read(args: argparse.Namespace, out: Console, err: Console) -> int:
         read = read_table(spark, args.table, args.filter)
     listing = read.listing
     err.print(f"read {listing.files_kept} of {listing.files_total} files "
-              f"({_human_bytes(listing.bytes_kept)} of {_human_bytes(listing.bytes_total)})", highlight=False)
+              f"({human_bytes(listing.bytes_kept)} of {human_bytes(listing.bytes_total)})", highlight=False)
     df = read.df
     if args.output:
         df.write.mode("overwrite").parquet(args.output)

@@ -49,7 +49,8 @@ def sample_log() -> str:
 def run_demo(out: Console, err: Console, rebuild: bool = False, verbose: bool = False) -> int:
     import io
 
-    from hive_bridge import cli, spark_start
+    from hive_bridge import spark_start
+    from hive_bridge.replay import replay
     from hive_bridge.spark import list_files as list_kept
     from hive_bridge.spark import read_slices
 
@@ -63,8 +64,8 @@ def run_demo(out: Console, err: Console, rebuild: bool = False, verbose: bool = 
     log_path = cache_dir() / "demo_sample.log"
     log_path.write_text(sample_log(), encoding="utf-8")
     out.print(f"table: {path}\nlog:   {log_path}\n", highlight=False)
-    code = cli.main(["replay", "--table", str(path), str(log_path)], stdout=out.file,  # type: ignore[arg-type]
-                    stderr=io.StringIO())
+    code = replay(HudiTable.open(path), sample_log().splitlines(keepends=True), out=out,
+                  err=Console(file=io.StringIO()))
 
     out.rule("2. One query through Spark: pruned (hive-bridge) and unpruned (Spark's own parquet scan)")
     out.print(f"filter: {DEMO_QUERY}", highlight=False)

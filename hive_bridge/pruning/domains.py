@@ -36,7 +36,7 @@ _EPOCH = _dt.datetime(1970, 1, 1)
 _UTC = _dt.timezone(_dt.timedelta(0))
 
 
-class Kind(Enum):
+class DomainKind(Enum):
     """INT: exact integers (ints, booleans, dates in days, timestamps in ticks, decimals unscaled);
     FLOAT: float64 with NaN; STRING: Python str order (UTF-8 byte order)."""
 
@@ -49,7 +49,7 @@ class Kind(Enum):
 class Domain:
     """A column's comparison domain, derived from its arrow type."""
 
-    kind: Kind
+    kind: DomainKind
     family: str  # int, bool, date, timestamp, decimal, float, string
     low: int | None = None  # smallest / largest value the column can hold (INT kind)
     high: int | None = None
@@ -71,23 +71,23 @@ def domain_of(arrow_type: pa.DataType) -> Domain | None:
     t = arrow_type
     if t in _INT_RANGES:
         bits = _INT_RANGES[t]
-        return Domain(Kind.INT, "int", -(2 ** (bits - 1)), 2 ** (bits - 1) - 1, arrow_type=t)
+        return Domain(DomainKind.INT, "int", -(2 ** (bits - 1)), 2 ** (bits - 1) - 1, arrow_type=t)
     if t in _UINT_RANGES:
-        return Domain(Kind.INT, "int", 0, 2 ** _UINT_RANGES[t] - 1, arrow_type=t)
+        return Domain(DomainKind.INT, "int", 0, 2 ** _UINT_RANGES[t] - 1, arrow_type=t)
     if pa.types.is_boolean(t):
-        return Domain(Kind.INT, "bool", 0, 1, arrow_type=t)
+        return Domain(DomainKind.INT, "bool", 0, 1, arrow_type=t)
     if pa.types.is_date32(t):
-        return Domain(Kind.INT, "date", -(2**31), 2**31 - 1, arrow_type=t)
+        return Domain(DomainKind.INT, "date", -(2**31), 2**31 - 1, arrow_type=t)
     if pa.types.is_timestamp(t):
-        return Domain(Kind.INT, "timestamp", -(2**63), 2**63 - 1, unit_nanos=_NANOS[t.unit],
+        return Domain(DomainKind.INT, "timestamp", -(2**63), 2**63 - 1, unit_nanos=_NANOS[t.unit],
                       utc=t.tz is not None, arrow_type=t)
     if pa.types.is_decimal(t) and not isinstance(t, pa.Decimal32Type | pa.Decimal64Type) and t.scale >= 0:
         bound = 10**t.precision - 1
-        return Domain(Kind.INT, "decimal", -bound, bound, scale=t.scale, arrow_type=t)
+        return Domain(DomainKind.INT, "decimal", -bound, bound, scale=t.scale, arrow_type=t)
     if pa.types.is_float32(t) or pa.types.is_float64(t):
-        return Domain(Kind.FLOAT, "float", float32=pa.types.is_float32(t), arrow_type=t)
+        return Domain(DomainKind.FLOAT, "float", float32=pa.types.is_float32(t), arrow_type=t)
     if pa.types.is_string(t) or pa.types.is_large_string(t):
-        return Domain(Kind.STRING, "string", arrow_type=t)
+        return Domain(DomainKind.STRING, "string", arrow_type=t)
     return None
 
 

@@ -30,9 +30,9 @@ from hive_bridge.expression import (
 from hive_bridge.pruning.domains import (
     _INF,
     Domain,
+    DomainKind,
     DomainValue,
     Ext,
-    Kind,
     LitRange,
     _zone,
     convert_literal,
@@ -68,14 +68,14 @@ class Formula:
 
 
 @dataclass(frozen=True)
-class Const(Formula):
+class ConstF(Formula):
     value: bool
 
     def render(self) -> str:
         return "yes" if self.value else "no"
 
 
-TRUE, FALSE = Const(True), Const(False)
+TRUE, FALSE = ConstF(True), ConstF(False)
 
 
 @dataclass(frozen=True)
@@ -170,8 +170,8 @@ def f_or(*items: Formula) -> Formula:
 
 
 def f_not(item: Formula) -> Formula:
-    if isinstance(item, Const):
-        return Const(not item.value)
+    if isinstance(item, ConstF):
+        return ConstF(not item.value)
     if isinstance(item, NotF):
         return item.item
     return NotF(item)
@@ -183,7 +183,7 @@ _OK_VAR = {MIN_SIDE: Var("min_ok"), MAX_SIDE: Var("max_ok")}
 def _cmp(domain: Domain, side: str, op: str, value: DomainValue | float, unknown: bool) -> Formula:
     """``side op value`` folded to a constant where the domain decides it (infinite or out-of-range values)."""
     decided: bool | None = None
-    if domain.kind is Kind.INT:
+    if domain.kind is DomainKind.INT:
         low, high = domain.low, domain.high
         assert low is not None and high is not None
         if isinstance(value, float):  # +-inf
@@ -198,7 +198,7 @@ def _cmp(domain: Domain, side: str, op: str, value: DomainValue | float, unknown
                 decided = False
             elif (op == "<=" and value == high) or (op == ">=" and value == low):
                 decided = True
-    elif domain.kind is Kind.FLOAT and isinstance(value, float) and math.isinf(value):
+    elif domain.kind is DomainKind.FLOAT and isinstance(value, float) and math.isinf(value):
         # nothing is below -inf or above +inf (the vectorized evaluator relies on these being folded)
         if value < 0:
             decided = {"<": False, ">=": True}.get(op)
@@ -207,7 +207,7 @@ def _cmp(domain: Domain, side: str, op: str, value: DomainValue | float, unknown
     if decided is None:
         return Cmp(side, op, value, unknown)
     if decided == unknown:
-        return Const(decided)
+        return ConstF(decided)
     ok = _OK_VAR[side]
     return ok if decided else f_not(ok)
 
@@ -218,7 +218,7 @@ def _floor(domain: Domain, x: Ext) -> DomainValue | float:
         return x
     if isinstance(x, float):
         return x  # +-inf
-    if domain.kind is Kind.INT:
+    if domain.kind is DomainKind.INT:
         return math.floor(x)
     f = _float_near(x)
     if isinstance(f, float) and not math.isinf(f) and Fraction(f) > x:
@@ -232,7 +232,7 @@ def _ceil(domain: Domain, x: Ext) -> DomainValue | float:
         return x
     if isinstance(x, float):
         return x
-    if domain.kind is Kind.INT:
+    if domain.kind is DomainKind.INT:
         return math.ceil(x)
     f = _float_near(x)
     if isinstance(f, float) and not math.isinf(f) and Fraction(f) < x:
@@ -252,7 +252,7 @@ class _Builder:
 
     def __init__(self, domain: Domain) -> None:
         self.d = domain
-        self.nan: Formula = Var(VAR_MAY_NAN) if domain.kind is Kind.FLOAT else FALSE
+        self.nan: Formula = Var(VAR_MAY_NAN) if domain.kind is DomainKind.FLOAT else FALSE
 
     def may_lt(self, r: LitRange, upper: bool = True) -> Formula:
         """Some non-NaN value < x, x = r.high (upper) or r.low."""
@@ -306,8 +306,8 @@ class _Builder:
             return None
         v = grid[0]
         if isinstance(v, float) and math.isinf(v):
-            return v if self.d.kind is Kind.FLOAT else None
-        if self.d.kind is Kind.INT and isinstance(v, int):
+            return v if self.d.kind is DomainKind.FLOAT else None
+        if self.d.kind is DomainKind.INT and isinstance(v, int):
             assert self.d.low is not None and self.d.high is not None
             if not self.d.low <= v <= self.d.high:
                 return None
@@ -364,7 +364,7 @@ def compile_leaf(pred: Predicate, column: str | None, arrow_type: pa.DataType | 
     if domain is None:
         return constant_plan(TruthValue.YES_NO_NULL, f"column type {arrow_type} is not compared", True, pred,
                              column)
-    if domain.kind is Kind.STRING and positive in (Op.LT, Op.LTEQ, Op.BETWEEN):
+    if domain.kind is DomainKind.STRING and positive in (Op.LT, Op.LTEQ, Op.BETWEEN):
         if pred.char_length is not None:
             return constant_plan(TruthValue.YES_NO_NULL, "ordered comparison on a char(n) column (padding)",
                                  True, pred, column)
@@ -414,15 +414,15 @@ def compile_leaf(pred: Predicate, column: str | None, arrow_type: pa.DataType | 
         lo, hi = ranges
         assert lo is not None and hi is not None
         if lo.nan:
-            values_true = f_and(nan, Const(hi.nan))
+            values_true = f_and(nan, ConstF(hi.nan))
         else:
             grid_ok = TRUE
             if not hi.nan:
                 g_lo, g_hi = b._ceil(lo.low), b._floor(hi.high)
-                grid_ok = Const(bool(g_lo <= g_hi))  # type: ignore[operator]
+                grid_ok = ConstF(bool(g_lo <= g_hi))  # type: ignore[operator]
             values_true = f_or(f_and(grid_ok, b.may_ge(lo, upper=False), b.may_le(hi, upper=True)),
-                               f_and(nan, Const(hi.nan)))
-        values_false = f_or(b.may_lt(lo, upper=True), b.may_gt(hi, upper=False), f_and(nan, Const(not hi.nan)))
+                               f_and(nan, ConstF(hi.nan)))
+        values_false = f_or(b.may_lt(lo, upper=True), b.may_gt(hi, upper=False), f_and(nan, ConstF(not hi.nan)))
         t, f, n = f_and(mv, values_true), f_and(mv, values_false), mn
     elif positive is Op.IN:
         real = [r for r in ranges if r is not None]
@@ -434,10 +434,10 @@ def compile_leaf(pred: Predicate, column: str | None, arrow_type: pa.DataType | 
                 if g is not None:
                     grids.append(g)
         any_nan_lit = any(r.nan for r in real)
-        values_true = f_or(_any_in(domain, grids), f_and(nan, Const(any_nan_lit)))
+        values_true = f_or(_any_in(domain, grids), f_and(nan, ConstF(any_nan_lit)))
         points = [b.point(r) for r in real if not r.nan]
         exact_points = [p for p in points if p is not None]
-        values_false = f_or(b.ne_possible(exact_points), f_and(nan, Const(not any_nan_lit)))
+        values_false = f_or(b.ne_possible(exact_points), f_and(nan, ConstF(not any_nan_lit)))
         t = f_and(mv, values_true)
         if pred.superset:
             f, n = mv, f_or(mn, mv)
@@ -465,7 +465,7 @@ def _any_in(domain: Domain, grids: list[tuple[DomainValue, DomainValue]]) -> For
     # out-of-range literals of an INT domain can be dropped or clamped without changing the answer
     kept: list[tuple[DomainValue, DomainValue]] = []
     for lo, hi in grids:
-        if domain.kind is Kind.INT:
+        if domain.kind is DomainKind.INT:
             assert domain.low is not None and domain.high is not None
             if (isinstance(hi, int | float) and hi < domain.low) or (isinstance(lo, int | float) and lo > domain.high):
                 continue
@@ -501,7 +501,7 @@ def as_expression(expr: HudiExpression | SearchArgument) -> HudiExpression:
     return expr
 
 
-class Logic(Protocol):
+class TruthLogic(Protocol):
     """A three-valued truth that combines as Hive's TruthValue does (TruthValue itself, or a vector of them)."""
 
     def and_(self: _L, other: _L, /) -> _L: ...
@@ -511,7 +511,7 @@ class Logic(Protocol):
     def not_(self: _L) -> _L: ...
 
 
-_L = TypeVar("_L", bound=Logic)
+_L = TypeVar("_L", bound=TruthLogic)
 
 
 def combine(expr: HudiExpression, leaf_value: Callable[[Predicate | Constant, bool], _L]) -> _L:

@@ -14,8 +14,8 @@ from hive_bridge.expression import (
 )
 from hive_bridge.pruning.domains import (
     Domain,
+    DomainKind,
     DomainValue,
-    Kind,
     domain_repr,
     to_domain,
 )
@@ -24,7 +24,7 @@ from hive_bridge.pruning.plan import (
     AndF,
     AnyIn,
     Cmp,
-    Const,
+    ConstF,
     Formula,
     LeafPlan,
     NotF,
@@ -65,7 +65,7 @@ class ColumnFacts:
 
 def _usable(exact: bool | None, domain: Domain) -> bool:
     if exact is None:
-        return domain.kind is not Kind.STRING
+        return domain.kind is not DomainKind.STRING
     return exact
 
 
@@ -82,7 +82,7 @@ def column_facts(domain: Domain | None, stats: ColumnStats, num_rows: int | None
         if _usable(stats.max_exact, domain):
             mx_v = to_domain(domain, stats.max)
     may_nan = False
-    if domain is not None and domain.kind is Kind.FLOAT:
+    if domain is not None and domain.kind is DomainKind.FLOAT:
         may_nan = may_value and (stats.nan_count is None or stats.nan_count > 0)
     info_missing = nc is None or num_rows is None or (may_value and (mn_v is None or mx_v is None))
 
@@ -99,7 +99,7 @@ def column_facts(domain: Domain | None, stats: ColumnStats, num_rows: int | None
 
 def eval_formula(formula: Formula, facts: ColumnFacts) -> bool:
     """A formula's value for one file."""
-    if isinstance(formula, Const):
+    if isinstance(formula, ConstF):
         return formula.value
     if isinstance(formula, Var):
         return bool(getattr(facts, formula.name))

@@ -27,14 +27,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hive_bridge.expression import Constant, ExpressionError, HudiExpression, Predicate
-from hive_bridge.pruning.domains import Domain, DomainValue, Kind, domain_of
+from hive_bridge.pruning.domains import Domain, DomainKind, DomainValue, domain_of
 from hive_bridge.pruning.plan import (
     MAX_SIDE,
     MIN_SIDE,
     AndF,
     AnyIn,
     Cmp,
-    Const,
+    ConstF,
     Formula,
     LeafPlan,
     NotF,
@@ -215,13 +215,13 @@ class StatsTable:
                 continue
             values = _domain_array(self._array(col_name), domain)
             ok = pc.is_valid(values)
-            if domain.kind is Kind.FLOAT:
+            if domain.kind is DomainKind.FLOAT:
                 ok = pc.and_(ok, pc.invert(pc.fill_null(pc.is_nan(values), True)))
             ex_name = stat_name(name, exact_stat)
             if ex_name in names:
-                exact = pc.fill_null(self._array(ex_name), domain.kind is not Kind.STRING)
+                exact = pc.fill_null(self._array(ex_name), domain.kind is not DomainKind.STRING)
                 ok = pc.and_(ok, exact)
-            elif domain.kind is Kind.STRING:
+            elif domain.kind is DomainKind.STRING:
                 bounds[side], oks[side] = None, False  # exactness unknown: a string bound may be truncated
                 continue
             ok_s = _simplify(ok)
@@ -232,7 +232,7 @@ class StatsTable:
                 values = pc.if_else(ok, values, pa.scalar(None, values.type))
             bounds[side], oks[side] = values, ok_s
         may_nan: BoolVec = False
-        if domain is not None and domain.kind is Kind.FLOAT:
+        if domain is not None and domain.kind is DomainKind.FLOAT:
             nan_name = stat_name(name, NAN_COUNT)
             if nan_name in names:
                 may_nan = _simplify(v_and(may_value, pc.fill_null(pc.greater(self._array(nan_name), 0), True)))
@@ -246,7 +246,7 @@ class StatsTable:
             return col
         if col.min is None and col.max is None:
             return col
-        if domain.kind is Kind.STRING:
+        if domain.kind is DomainKind.STRING:
             if self.rank_strings:
                 _rank(col)
             return col
@@ -260,7 +260,7 @@ class StatsTable:
 
 def _extremes(domain: Domain, col: _Column) -> tuple[object, object]:
     """The smallest and largest values of the column's comparison form."""
-    if domain.kind is Kind.FLOAT:
+    if domain.kind is DomainKind.FLOAT:
         return -math.inf, math.inf
     assert domain.low is not None and domain.high is not None
     arr = col.min if col.min is not None else col.max
@@ -379,7 +379,7 @@ def _scalar(col: _Column, value: DomainValue) -> object:
         if pa.types.is_decimal(arr.type):
             return pa.scalar(Decimal(value).scaleb(-col.domain.scale, _EXACT), arr.type)
         return value
-    if col.domain.kind is Kind.FLOAT:
+    if col.domain.kind is DomainKind.FLOAT:
         return float(value)
     return value
 
@@ -452,7 +452,7 @@ def _point_in(col: _Column, points: Sequence[DomainValue]) -> BoolVec:
 
 def eval_formula_vec(formula: Formula, col: _Column) -> BoolVec:
     """A plan formula for every file."""
-    if isinstance(formula, Const):
+    if isinstance(formula, ConstF):
         return formula.value
     if isinstance(formula, Var):
         return getattr(col, formula.name)

@@ -7,7 +7,7 @@ import os
 import re
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from itertools import repeat
 from operator import attrgetter
@@ -302,9 +302,10 @@ class _SliceContext:
 class FileSystemView:
     """Lists the table's data files once and answers latest-file-slice questions against the timeline."""
 
-    def __init__(self, properties: TableProperties, timeline: Timeline) -> None:
+    def __init__(self, properties: TableProperties, timeline: Timeline, *, freeze_listing: bool = False) -> None:
         self.properties = properties
         self.timeline = timeline
+        self._freeze = freeze_listing
         self.base_path = properties.base_path
         # the table's format's extension; an unknown format raises HudiTableError (never a silent ".parquet",
         # which would list none of the table's files)
@@ -315,7 +316,7 @@ class FileSystemView:
     def _list(self, on_partition: Callable[[str, _Listed], None] | None = None) -> _Listed:
         if self._listed is not None:
             return self._listed
-        with gc_paused():
+        with gc_paused() if self._freeze else nullcontext():
             self._listed = self._list_files(on_partition)
         return self._listed
 
@@ -406,7 +407,7 @@ class FileSystemView:
     # -------------------------------------------------------------- slices
     def latest_file_slices(self, as_of: str | None = None) -> list[FileSlice]:
         """The latest committed slice of every live file group (as of an instant time), by partition and id."""
-        with gc_paused():
+        with gc_paused() if self._freeze else nullcontext():
             context = _SliceContext(self, as_of)
             if self._listed is None:
                 # first call: each partition's slices are built as soon as its folder is listed, overlapping

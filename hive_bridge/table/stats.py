@@ -126,14 +126,14 @@ class IndexCounters:
 
 
 @dataclass(frozen=True)
-class Leaf:
+class StatsLeaf:
     name: str
     type: pa.DataType
 
 
-def stat_leaves(schema: pa.Schema) -> list[Leaf]:
+def stat_leaves(schema: pa.Schema) -> list[StatsLeaf]:
     """Columns that get statistics: top-level primitives and struct leaves (dotted); lists and maps skipped."""
-    out: list[Leaf] = []
+    out: list[StatsLeaf] = []
 
     def walk(prefix: str, typ: pa.DataType) -> None:
         if pa.types.is_struct(typ):
@@ -144,14 +144,14 @@ def stat_leaves(schema: pa.Schema) -> list[Leaf]:
             return
         if pa.types.is_fixed_size_list(typ) or pa.types.is_union(typ) or pa.types.is_null(typ):
             return
-        out.append(Leaf(prefix, typ))
+        out.append(StatsLeaf(prefix, typ))
 
     for f in schema:
         walk(f.name, f.type)
     return out
 
 
-def stats_schema(leaves: Sequence[Leaf], with_has_log_files: bool) -> pa.Schema:
+def stats_schema(leaves: Sequence[StatsLeaf], with_has_log_files: bool) -> pa.Schema:
     fields: list[pa.Field] = list(KEY_FIELDS)
     if with_has_log_files:
         fields.insert(5, HAS_LOG_FILES)
@@ -521,7 +521,7 @@ _BoundsChunk = tuple[list[int], pa.Array, pa.Array, Sequence[int | None], Sequen
 
 
 def footer_rows_to_table(
-    keys: Sequence[tuple[str, str, int, str]], stats: Sequence[FooterStats], target: Sequence[Leaf]
+    keys: Sequence[tuple[str, str, int, str]], stats: Sequence[FooterStats], target: Sequence[StatsLeaf]
 ) -> pa.Table:
     """Rows (path, partition, file_size, instant) + footer statistics as a table with `target`'s columns
     plus any leaf a file has beyond them.
@@ -630,7 +630,7 @@ def _typed_bounds(
 
 
 # --------------------------------------------------------------- segments
-def normalize(segment: pa.Table, target: Sequence[Leaf]) -> pa.Table:
+def normalize(segment: pa.Table, target: Sequence[StatsLeaf]) -> pa.Table:
     """A persisted segment with exactly the key columns and `target`'s statistics columns.
 
     A column the segment lacks was absent from every file of that segment (segments carry the union of
@@ -661,7 +661,7 @@ def normalize(segment: pa.Table, target: Sequence[Leaf]) -> pa.Table:
     return pa.Table.from_arrays(cols, schema=stats_schema(target, with_has_log_files=False))
 
 
-def _union_leaves(segments: Sequence[pa.Table], target: Sequence[Leaf]) -> list[Leaf]:
+def _union_leaves(segments: Sequence[pa.Table], target: Sequence[StatsLeaf]) -> list[StatsLeaf]:
     """Target leaves first (their types win), then every other leaf any segment has (first type seen)."""
     out = list(target)
     seen = {leaf.name for leaf in target}
@@ -671,7 +671,7 @@ def _union_leaves(segments: Sequence[pa.Table], target: Sequence[Leaf]) -> list[
             if stat == MIN:
                 if name not in seen:
                     seen.add(name)
-                    out.append(Leaf(name, f.type))
+                    out.append(StatsLeaf(name, f.type))
     return out
 
 
@@ -749,7 +749,7 @@ class ColumnStatsIndex:
         self.directory = Path(table.base_path).joinpath(*INDEX_DIR)
         self._persist = persist
         self._state: _State | None = None
-        self._target: list[Leaf] | None = None
+        self._target: list[StatsLeaf] | None = None
         self.counters = IndexCounters(persisted=persist)
         self.last = IndexCounters(persisted=persist)
         self.errors: list[str] = []
@@ -851,7 +851,7 @@ class ColumnStatsIndex:
         self.counters = self.counters + last
         return result
 
-    def target_leaves(self) -> list[Leaf]:
+    def target_leaves(self) -> list[StatsLeaf]:
         """The statistics columns: leaves of the table schema, without partition columns only in paths."""
         if self._target is None:
             table = self.hudi_table
@@ -918,7 +918,7 @@ class ColumnStatsIndex:
         state.instants = state.entries.column("instant").combine_chunks()
 
     def _add_from_footers(
-        self, state: _State, missing: list[tuple[str, str, int, str, str]], target: list[Leaf],
+        self, state: _State, missing: list[tuple[str, str, int, str, str]], target: list[StatsLeaf],
         last: IndexCounters,
     ) -> IndexCounters:
         paths = [m[4] for m in missing]

@@ -9,10 +9,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from hive_bridge.table.avro_schema import avro_to_arrow_schema
 from hive_bridge.table.errors import HudiTableError
 from hive_bridge.table.fsview import FileSlice, FileSystemView, get_base_file, get_base_instant
 from hive_bridge.table.properties import TableProperties
-from hive_bridge.table.schema import avro_to_arrow_schema
 from hive_bridge.table.timeline import Instant, Timeline, normalize_timestamp
 
 META_FIELDS = (
@@ -27,20 +27,24 @@ META_FIELDS = (
 class HudiTable:
     """A Hudi table opened from its folder: `HudiTable.open(path)`."""
 
-    def __init__(self, properties: TableProperties, timeline: Timeline) -> None:
+    def __init__(self, properties: TableProperties, timeline: Timeline, *, freeze_listing: bool = False) -> None:
         self.properties = properties
         self.timeline = timeline
         self.base_path = properties.base_path
-        self._fsview = FileSystemView(properties, timeline)
+        self._fsview = FileSystemView(properties, timeline, freeze_listing=freeze_listing)
         self._schema: pa.Schema | None = None
         self._latest: list[FileSlice] | None = None
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str]) -> HudiTable:
+    def open(cls, path: str | os.PathLike[str], *, freeze_listing: bool = False) -> HudiTable:
+        """``freeze_listing``: pause the garbage collector while listing and move the listing's objects straight
+        to its oldest generation (:func:`~hive_bridge.table.fsview.gc_paused`): faster for a process that lists
+        100,000s of files, but it touches the whole process's collector, so it is opt-in (a Spark driver or a
+        notebook may not want that); ``benchmarks/bench_table.py`` measures what it buys."""
         base = Path(path).absolute()
         properties = TableProperties.load(base)
         timeline = Timeline.load(properties)
-        return cls(properties, timeline)
+        return cls(properties, timeline, freeze_listing=freeze_listing)
 
     def reload(self) -> HudiTable:
         """A fresh view of the same folder (new commits, new files)."""

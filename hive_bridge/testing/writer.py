@@ -24,9 +24,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from hive_bridge.table.avro_schema import arrow_to_avro_schema
 from hive_bridge.table.errors import HudiTableError
 from hive_bridge.table.properties import HOODIE_DIR, PROPERTIES_FILE, TableProperties
-from hive_bridge.table.schema import arrow_to_avro_schema
 from hive_bridge.table.table import META_FIELDS, HudiTable
 
 DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"

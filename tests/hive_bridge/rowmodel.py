@@ -37,7 +37,7 @@ def f32(x: float) -> float:
 
 
 @dataclass(frozen=True)
-class Kind:
+class ColumnKind:
     name: str
     arrow_type: pa.DataType
     values: st.SearchStrategy[Any]
@@ -73,58 +73,58 @@ def _decimal_literals() -> st.SearchStrategy[Decimal]:
     )
 
 
-KINDS: dict[str, Kind] = {
-    "i": Kind("i", pa.int64(), st.integers(-6, 6) | st.sampled_from([2**62, -(2**62), 2**53 + 1]), {
+KINDS: dict[str, ColumnKind] = {
+    "i": ColumnKind("i", pa.int64(), st.integers(-6, 6) | st.sampled_from([2**62, -(2**62), 2**53 + 1]), {
         Type.LONG: st.integers(-8, 8) | st.sampled_from([2**63 - 1, -(2**63), 2**53 + 1, 2**62]),
         Type.FLOAT: st.sampled_from([*_FLOATS, 2.0**53, 2.0**62, 4.0]) | st.floats(-8, 8),
         Type.DECIMAL: _decimal_literals(),
     }, "bigint"),
-    "i8": Kind("i8", pa.int8(), st.integers(-128, 127), {
+    "i8": ColumnKind("i8", pa.int8(), st.integers(-128, 127), {
         Type.LONG: st.integers(-300, 300),
     }, "tinyint"),
-    "f": Kind("f", pa.float64(), st.sampled_from(_FLOATS) | st.floats(-4, 4), {
+    "f": ColumnKind("f", pa.float64(), st.sampled_from(_FLOATS) | st.floats(-4, 4), {
         Type.FLOAT: st.sampled_from(_FLOATS) | st.floats(-4, 4),
         Type.LONG: st.integers(-4, 4) | st.sampled_from([2**53 + 1, 2**63 - 1]),
         Type.DECIMAL: _decimal_literals(),
     }, "double"),
-    "g": Kind("g", pa.float32(), st.sampled_from([f32(x) for x in _FLOATS]) | st.floats(-4, 4, width=32)
+    "g": ColumnKind("g", pa.float32(), st.sampled_from([f32(x) for x in _FLOATS]) | st.floats(-4, 4, width=32)
               | st.just(16_777_216.0), {
         Type.FLOAT: st.sampled_from([*_FLOATS, f32(0.1), 16_777_216.0]) | st.floats(-4, 4, width=32),
         Type.LONG: st.integers(-4, 4) | st.just(16_777_217),
         Type.DECIMAL: _decimal_literals(),
     }, "float"),
-    "s": Kind("s", pa.string(), st.sampled_from(_STRINGS) | st.text(max_size=6), {
+    "s": ColumnKind("s", pa.string(), st.sampled_from(_STRINGS) | st.text(max_size=6), {
         Type.STRING: st.sampled_from(_STRINGS) | st.text(max_size=6),
     }, "string"),
-    "c": Kind("c", pa.string(), st.sampled_from(["", "a", "ab", "abc", "ab\t", "b"]), {
+    "c": ColumnKind("c", pa.string(), st.sampled_from(["", "a", "ab", "abc", "ab\t", "b"]), {
         Type.STRING: st.sampled_from(["", " ", "a", "ab", "ab ", "ab  ", "abc ", "ab\t", "b"]),
     }, "char(4)", 4),
-    "d": Kind("d", pa.decimal128(10, 2), st.builds(lambda n: Decimal(n).scaleb(-2), st.integers(-400, 400)), {
+    "d": ColumnKind("d", pa.decimal128(10, 2), st.builds(lambda n: Decimal(n).scaleb(-2), st.integers(-400, 400)), {
         Type.DECIMAL: _decimal_literals(),
         Type.LONG: st.integers(-5, 5),
         Type.FLOAT: st.sampled_from([0.1, 1.5, 0.3, -0.0, NAN, INF, 2.675]) | st.floats(-5, 5),
     }, "decimal(10,2)"),
-    "D": Kind("D", pa.decimal128(30, 3), st.builds(lambda n: Decimal(n).scaleb(-3), st.integers(-10**4, 10**4)
+    "D": ColumnKind("D", pa.decimal128(30, 3), st.builds(lambda n: Decimal(n).scaleb(-3), st.integers(-10**4, 10**4)
                                                    | st.sampled_from([10**29 - 1, -(10**29 - 1), 10**27 + 1])), {
         Type.DECIMAL: _decimal_literals() | st.sampled_from([Decimal(10**26), Decimal("1E+26") + Decimal("0.001"),
                                                              Decimal("99999999999999999999999999.999")]),
         Type.LONG: st.integers(-12, 12) | st.just(10**18),
         Type.FLOAT: st.sampled_from([0.1, 1.5, 1e26, NAN, -INF]) | st.floats(-12, 12),
     }, "decimal(30,3)"),
-    "dt": Kind("dt", pa.date32(), st.integers(_DATE_BASE - 3, _DATE_BASE + 3), {
+    "dt": ColumnKind("dt", pa.date32(), st.integers(_DATE_BASE - 3, _DATE_BASE + 3), {
         Type.DATE: st.builds(lambda k: EPOCH_DATE + dt.timedelta(days=_DATE_BASE + k), st.integers(-4, 4)),
         Type.TIMESTAMP: st.builds(lambda k, h: Timestamp.from_epoch_nanos((_DATE_BASE + k) * DAY + h),
                                   st.integers(-4, 4), st.sampled_from([0, 1, 12 * 3600 * 10**9, DAY - 1])),
     }, "date"),
-    "ts": Kind("ts", pa.timestamp("ns"), _ts_values(1), {
+    "ts": ColumnKind("ts", pa.timestamp("ns"), _ts_values(1), {
         Type.TIMESTAMP: _ts_literal(),
         Type.DATE: st.builds(lambda k: EPOCH_DATE + dt.timedelta(days=_TS_BASE // DAY + k), st.integers(-2, 2)),
     }, "timestamp"),
-    "tu": Kind("tu", pa.timestamp("us", "UTC"), _ts_values(1000), {
+    "tu": ColumnKind("tu", pa.timestamp("us", "UTC"), _ts_values(1000), {
         Type.TIMESTAMP: _ts_literal(),
         Type.DATE: st.builds(lambda k: EPOCH_DATE + dt.timedelta(days=_TS_BASE // DAY + k), st.integers(-2, 2)),
     }, "timestamp"),
-    "b": Kind("b", pa.bool_(), st.booleans(), {Type.BOOLEAN: st.booleans()}, "boolean"),
+    "b": ColumnKind("b", pa.bool_(), st.booleans(), {Type.BOOLEAN: st.booleans()}, "boolean"),
 }
 
 
@@ -162,7 +162,7 @@ class Mode:
     session_tz: str
 
 
-def row_pair(kind: Kind, v: Any, type_: Type, lit: Any, mode: Mode) -> tuple[Any, Any]:
+def row_pair(kind: ColumnKind, v: Any, type_: Type, lit: Any, mode: Mode) -> tuple[Any, Any]:
     """(column value, literal) made comparable under one reading."""
     name = kind.name
     if name in ("dt", "ts", "tu"):
@@ -193,7 +193,7 @@ def row_pair(kind: Kind, v: Any, type_: Type, lit: Any, mode: Mode) -> tuple[Any
     return v, lit
 
 
-def leaf_outcome(kind: Kind, leaf: sarg.PredicateLeaf, v: Any, mode: Mode) -> str:
+def leaf_outcome(kind: ColumnKind, leaf: sarg.PredicateLeaf, v: Any, mode: Mode) -> str:
     """'T', 'F' or 'N' for one row."""
     op = leaf.operator
     if op is Operator.IS_NULL:
@@ -229,7 +229,7 @@ def leaf_outcome(kind: Kind, leaf: sarg.PredicateLeaf, v: Any, mode: Mode) -> st
 _TV = {"T": TruthValue.YES, "F": TruthValue.NO, "N": TruthValue.NULL}
 
 
-def row_truth(s: sarg.SearchArgument, kinds: dict[str, Kind], row: dict[str, Any], mode: Mode) -> TruthValue:
+def row_truth(s: sarg.SearchArgument, kinds: dict[str, ColumnKind], row: dict[str, Any], mode: Mode) -> TruthValue:
     """The set of outcomes the filter can have for one row (constants in the tree are sets themselves)."""
     values = [_TV[leaf_outcome(kinds[leaf.column], leaf, row[leaf.column], mode)] for leaf in s.leaves]
     return s.evaluate(values)
@@ -247,7 +247,7 @@ class RandomFile:
     stats: FileStats
 
 
-def true_stats(kind: Kind, values: Sequence[Any]) -> ColumnStats:
+def true_stats(kind: ColumnKind, values: Sequence[Any]) -> ColumnStats:
     present = [v for v in values if v is not None and not _is_nan(v)]
     nulls = sum(v is None for v in values)
     nans = sum(_is_nan(v) for v in values)
@@ -262,7 +262,7 @@ def true_stats(kind: Kind, values: Sequence[Any]) -> ColumnStats:
     return ColumnStats(lo, hi, nulls, True, True, nans)
 
 
-def damage(draw: Callable[[st.SearchStrategy[Any]], Any], kind: Kind, cs: ColumnStats) -> ColumnStats:
+def damage(draw: Callable[[st.SearchStrategy[Any]], Any], kind: ColumnKind, cs: ColumnStats) -> ColumnStats:
     """Make statistics less informative in the ways real ones are (never wrong)."""
     mn, mx, nc = cs.min, cs.max, cs.null_count
     mn_ex, mx_ex, nan = cs.min_exact, cs.max_exact, cs.nan_count
@@ -363,7 +363,7 @@ def schema_for(columns: Sequence[str]) -> dict[str, str]:
     return {name: KINDS[name].hive_type for name in columns}
 
 
-def arrow_column(kind: Kind, values: Sequence[Any]) -> pa.Array:
+def arrow_column(kind: ColumnKind, values: Sequence[Any]) -> pa.Array:
     if pa.types.is_timestamp(kind.arrow_type):
         return pa.array(values, pa.int64()).view(kind.arrow_type)
     if pa.types.is_date32(kind.arrow_type):

@@ -429,29 +429,48 @@ def test_slices_built_during_listing_with_upserts_and_several_partitions(tmp_pat
 
 
 def test_listing_leaves_the_garbage_collector_as_it_found_it(fixture_tables: dict[str, Path]) -> None:
-    """The listing moves its objects to the oldest generation with gc.freeze()/unfreeze(): it must leave the
+    """With freeze_listing=True the listing moves its objects to the oldest generation with gc.freeze()/unfreeze(): it must leave the
     collector enabled, and objects a process froze itself frozen."""
     import gc
 
     path = fixture_tables["sample_table.cow.v6_complexkeygen_hivestyle"]
     assert gc.isenabled() and gc.get_freeze_count() == 0
-    assert HudiTable.open(path).latest_file_slices()
+    assert HudiTable.open(path, freeze_listing=True).latest_file_slices()
     assert gc.isenabled() and gc.get_freeze_count() == 0
     gc.freeze()
     try:
         frozen = gc.get_freeze_count()
         assert frozen > 0
-        assert HudiTable.open(path).latest_file_slices()
+        assert HudiTable.open(path, freeze_listing=True).latest_file_slices()
         assert gc.get_freeze_count() == frozen and gc.isenabled()
     finally:
         gc.unfreeze()
     gc.disable()
     try:
-        assert HudiTable.open(path).latest_file_slices()
+        assert HudiTable.open(path, freeze_listing=True).latest_file_slices()
         assert not gc.isenabled()
     finally:
         gc.enable()
 
+
+
+def test_the_collector_is_left_alone_unless_asked(fixture_tables: dict[str, Path],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """gc_paused() touches the whole process's collector (surprising inside a Spark driver): opt-in only."""
+    from hive_bridge.table import fsview
+
+    calls: list[int] = []
+
+    def spy():  # type: ignore[no-untyped-def]
+        calls.append(1)
+        return fsview.nullcontext()
+
+    monkeypatch.setattr(fsview, "gc_paused", spy)
+    path = fixture_tables["sample_table.cow.v6_complexkeygen_hivestyle"]
+    assert HudiTable.open(path).latest_file_slices()
+    assert calls == []
+    assert HudiTable.open(path, freeze_listing=True).latest_file_slices()
+    assert len(calls) >= 1
 
 def test_two_base_files_of_one_group_and_instant(fixture_copy: Callable[[str], Path]) -> None:
     """A group with two base files of the same instant (a retried task's leftover): the later name wins, in both

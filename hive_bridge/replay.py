@@ -1,0 +1,225 @@
+"""Filter replay: the filters found in real Hive/Spark logs, judged against a Hudi table, with the files each
+keeps; optionally verified by reading with Spark pruned and unpruned (``hive-bridge replay`` and the demo)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+import sarg
+from hive_bridge.errors import HiveBridgeError
+from hive_bridge.hive_types import table_sarg_schema
+from hive_bridge.logscan import FoundFilter, distinct_filters
+from hive_bridge.pruning import ListStatusResult, Pruner
+from hive_bridge.table import HudiTable
+from hive_bridge.table.stats import ColumnStatsIndex
+
+
+class ReplayInputError(HiveBridgeError):
+    """A log file that cannot be read."""
+
+
+def human_bytes(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{n} B"  # pragma: no cover
+
+
+@dataclass
+class ReplayRow:
+    found: FoundFilter
+    sarg: sarg.SearchArgument
+    listing: ListStatusResult
+    seconds: float
+    verified: bool | None = None
+    verify_detail: str = ""
+
+    def as_json(self, table: HudiTable) -> dict[str, Any]:
+        return {
+            "filter": self.found.text,
+            "sarg": str(self.sarg),
+            "kind": self.found.kind,
+            "source": self.found.source,
+            "first_line": self.found.line,
+            "occurrences": self.found.occurrences,
+            "files_total": self.listing.files_total,
+            "files_kept": self.listing.files_kept,
+            "bytes_total": self.listing.bytes_total,
+            "bytes_kept": self.listing.bytes_kept,
+            "dropped_by_partition": self.listing.dropped_by_partition,
+            "dropped_by_statistics": self.listing.dropped_by_statistics,
+            "kept_unknown": self.listing.kept_unknown,
+            "kept_log_files": self.listing.kept_log_files,
+            "seconds": round(self.seconds, 6),
+            "kept": [relative_path(table, f.path) for f in self.listing.files],
+            **({"verified": self.verified} if self.verified is not None else {}),
+        }
+
+
+def relative_path(table: HudiTable, path: str) -> str:
+    try:
+        return Path(path).relative_to(Path(table.base_path)).as_posix()
+    except ValueError:
+        return path
+
+
+def verify_filter(spark: Any, table: HudiTable, listing: ListStatusResult, residual: str | None) -> tuple[bool, str]:
+    """Read the kept files and all latest files with the same row filter; the rows must be identical."""
+    from pyspark.sql import functions as F
+
+    from hive_bridge.spark import read_slices
+
+    pruned = read_slices(spark, table, listing.slices)
+    full = read_slices(spark, table, table.latest_file_slices())
+    if residual:
+        pruned, full = pruned.where(residual), full.where(residual)
+    as_json = [F.to_json(F.struct("*")).alias("row")]
+    p, f = pruned.select(as_json), full.select(as_json)
+    missing = f.exceptAll(p).count()
+    extra = p.exceptAll(f).count()
+    if missing or extra:
+        return False, f"{missing} rows missing from the pruned read, {extra} unexpected"
+    return True, f"{f.count()} rows identical"
+
+
+def describe_error(found: FoundFilter, exc: sarg.SargError) -> str:
+    """Where a filter failed, in the input's own line and column numbers, with the reason and a caret."""
+    more = f" (and {found.occurrences - 1} more occurrences)" if found.occurrences > 1 else ""
+    if not isinstance(exc, sarg.SargSyntaxError):
+        return f"error: line {found.line}{more}: {exc}"
+    line = found.line + exc.line - 1
+    column = exc.column + (found.column - 1 if exc.line == 1 else 0)
+    caret = " " * (exc.column - 1) + "^"
+    expected = f"\n  expected one of: {', '.join(exc.expected)}" if exc.expected else ""
+    return (f"error: line {line}, column {column}{more}: {exc.reason}\n  {exc.source_line}\n  {caret}"
+            f"{expected}")
+
+
+def input_lines(sources: Sequence[str]) -> Iterator[str]:
+    if not sources or sources == ["-"]:
+        yield from sys.stdin
+        return
+    for src in sources:
+        if src == "-":
+            yield from sys.stdin
+            continue
+        try:
+            with open(src, encoding="utf-8", errors="replace") as fh:
+                yield from fh
+        except OSError as exc:
+            raise ReplayInputError(f"cannot read {src}: {exc.strerror}") from None
+
+
+def replay(table: HudiTable, lines: Iterable[str], *, out: Console, err: Console, time_zone: str = "UTC",
+           verify: bool = False, verbose: bool = False, as_json: bool = False) -> int:
+    """Find the filters in log lines, replay each against the table (one Pruner, prepared once), print a table
+    (or JSON Lines with ``as_json``); ``verify`` reads every filter with Spark pruned and unpruned. A filter
+    that does not parse is reported with the input's own line and column and the run goes on. Returns 1 if
+    anything failed, else 0."""
+    index = ColumnStatsIndex(table)
+    schema = table_sarg_schema(table)
+    pruner = Pruner(table, index, table.latest_file_slices())
+    found = distinct_filters(lines)
+    failures = 0
+    rows: list[ReplayRow] = []
+    spark = None
+    if verify:
+        from hive_bridge import spark_start
+
+        spark = spark_start.start_session("hive-bridge-replay", verbose=verbose)
+    from hive_bridge.residual import to_sql
+
+    progress = _progress(err, len(found)) if len(found) > 20 and err.is_terminal and not as_json else None
+    task = progress.add_task("replaying", total=len(found)) if progress else None
+    if progress:
+        progress.start()
+    try:
+        for f in found:
+            try:
+                parsed = sarg.read_filter(f.text, schema)
+            except sarg.SargError as exc:
+                failures += 1
+                err.print(describe_error(f, exc), highlight=False, markup=False)
+                if progress and task is not None:
+                    progress.advance(task)
+                continue
+            t0 = time.perf_counter()
+            listing = pruner.run(parsed, None, time_zone)
+            row = ReplayRow(f, parsed, listing, time.perf_counter() - t0)
+            if spark is not None:
+                residual = f.text if f.kind == "hiveql" else to_sql(parsed)
+                try:
+                    row.verified, row.verify_detail = verify_filter(spark, table, listing, residual)
+                except Exception as exc:  # a Spark failure is reported, the run goes on
+                    row.verified, row.verify_detail = False, f"verify failed: {str(exc).splitlines()[0]}"
+                if not row.verified:
+                    failures += 1
+                    err.print(f"[red]verify[/red] line {f.line}: {row.verify_detail}", markup=True,
+                              highlight=False)
+            rows.append(row)
+            if as_json:
+                out.file.write(json.dumps(row.as_json(table), ensure_ascii=False) + "\n")
+            if progress and task is not None:
+                progress.advance(task)
+    finally:
+        if progress:
+            progress.stop()
+    if not as_json:
+        print_replay(out, table, rows, failures)
+    elif failures:
+        err.print(f"{failures} filters failed", highlight=False)
+    return 1 if failures else 0
+
+
+def _progress(console: Console, total: int) -> Any:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=console, transient=True)
+
+
+def print_replay(out: Console, table: HudiTable, rows: list[ReplayRow], failures: int) -> None:
+    t = Table(title=f"Filter replay against {table.name} ({table.properties.table_type}, "
+                    f"{len(table.latest_file_slices())} latest file slices)", show_lines=False)
+    t.add_column("#", justify="right")
+    t.add_column("filter", overflow="fold", max_width=70)
+    t.add_column("seen", justify="right")
+    t.add_column("files kept", justify="right")
+    t.add_column("bytes kept", justify="right")
+    t.add_column("kept: unknown", justify="right")
+    t.add_column("time", justify="right")
+    if any(r.verified is not None for r in rows):
+        t.add_column("verify")
+    files_total = files_kept = bytes_total = bytes_kept = unknown = 0
+    for i, r in enumerate(rows, start=1):
+        lst = r.listing
+        cells = [str(i), r.found.text if r.found.kind == "hiveql" else str(r.sarg), str(r.found.occurrences),
+                 f"{lst.files_kept} / {lst.files_total}",
+                 f"{human_bytes(lst.bytes_kept)} / {human_bytes(lst.bytes_total)}",
+                 str(lst.kept_unknown), f"{r.seconds * 1000:.1f} ms"]
+        if r.verified is not None:
+            cells.append("rows identical" if r.verified else f"DIFFERENT: {r.verify_detail}")
+        t.add_row(*map(escape, cells))  # filter text is not rich markup: `[x]` stays
+        files_total += lst.files_total
+        files_kept += lst.files_kept
+        bytes_total += lst.bytes_total
+        bytes_kept += lst.bytes_kept
+        unknown += lst.kept_unknown
+    out.print(t)
+    pct = 100.0 * (1 - files_kept / files_total) if files_total else 0.0
+    out.print(f"{len(rows)} distinct filters ({sum(r.found.occurrences for r in rows)} occurrences); "
+              f"files kept {files_kept} / {files_total} ({pct:.1f}% pruned), bytes kept "
+              f"{human_bytes(bytes_kept)} / {human_bytes(bytes_total)}; {unknown} kept only because something "
+              f"was unknown; {failures} failed", highlight=False)
