@@ -99,10 +99,6 @@ class HudiExpression(ABC):
     def negate(self) -> HudiExpression:
         """The expression that is NOT of this one under SQL three-valued logic."""
 
-    @abstractmethod
-    def accept(self, visitor: ExpressionVisitor[T]) -> T:
-        """Dispatch to the visitor's method for this node type (children are not visited)."""
-
     def __invert__(self) -> HudiExpression:
         return self.negate()
 
@@ -150,9 +146,6 @@ class And(HudiExpression):
     def negate(self) -> HudiExpression:
         return Or(tuple(p.negate() for p in self.parts))
 
-    def accept(self, visitor: ExpressionVisitor[T]) -> T:
-        return visitor.visit_and(self)
-
     def __str__(self) -> str:
         return "(" + " AND ".join(map(str, self.parts)) + ")"
 
@@ -174,9 +167,6 @@ class Or(HudiExpression):
     def negate(self) -> HudiExpression:
         return And(tuple(p.negate() for p in self.parts))
 
-    def accept(self, visitor: ExpressionVisitor[T]) -> T:
-        return visitor.visit_or(self)
-
     def __str__(self) -> str:
         return "(" + " OR ".join(map(str, self.parts)) + ")"
 
@@ -194,9 +184,6 @@ class Not(HudiExpression):
     def negate(self) -> HudiExpression:
         return self.child
 
-    def accept(self, visitor: ExpressionVisitor[T]) -> T:
-        return visitor.visit_not(self)
-
     def __str__(self) -> str:
         return f"(NOT {self.child})"
 
@@ -212,9 +199,6 @@ class Constant(HudiExpression):
 
     def negate(self) -> HudiExpression:
         return Constant(self.value.not_(), self.reason, self.unknown)
-
-    def accept(self, visitor: ExpressionVisitor[T]) -> T:
-        return visitor.visit_constant(self)
 
     def __str__(self) -> str:
         return str(self.value)
@@ -282,9 +266,6 @@ class Predicate(HudiExpression):
         return Predicate(negated, self.column, self.type, self.literals, self.superset, self.char_length,
                          self.source)
 
-    def accept(self, visitor: ExpressionVisitor[T]) -> T:
-        return visitor.visit_predicate(self)
-
     def __str__(self) -> str:
         def show(v: LiteralValue | None) -> str:
             if v is None:
@@ -303,45 +284,50 @@ class Predicate(HudiExpression):
 
 
 class ExpressionVisitor(ABC, Generic[T]):
-    """One method per node type; :func:`visit` walks bottom-up, handing each parent its children's results."""
+    """The one walk over a HudiExpression (:func:`visit`): bottom-up, iterative (no recursion limit on deep
+    trees), each parent handed its children's results in order. Leaves are told their polarity: ``negated`` is
+    True when an odd number of NOTs stand above them (what a leaf means for the root)."""
 
     @abstractmethod
-    def visit_and(self, node: And) -> T: ...
+    def visit_and(self, node: And, results: list[T]) -> T: ...
 
     @abstractmethod
-    def visit_or(self, node: Or) -> T: ...
+    def visit_or(self, node: Or, results: list[T]) -> T: ...
 
     @abstractmethod
-    def visit_not(self, node: Not) -> T: ...
+    def visit_not(self, node: Not, result: T) -> T: ...
 
     @abstractmethod
-    def visit_constant(self, node: Constant) -> T: ...
+    def visit_predicate(self, node: Predicate, negated: bool) -> T: ...
 
     @abstractmethod
-    def visit_predicate(self, node: Predicate) -> T: ...
+    def visit_constant(self, node: Constant, negated: bool) -> T: ...
 
 
-def fold(expr: HudiExpression, leaf: Callable[[Predicate | Constant], T],
-         and_: Callable[[list[T]], T], or_: Callable[[list[T]], T], not_: Callable[[T], T]) -> T:
-    """Evaluate bottom-up without recursion depth limits: ``leaf`` for predicates and constants."""
+def visit(expr: HudiExpression, visitor: ExpressionVisitor[T]) -> T:
+    """Run ``visitor`` over ``expr`` (see :class:`ExpressionVisitor`)."""
     results: dict[int, T] = {}
-    stack: list[tuple[HudiExpression, bool]] = [(expr, False)]
+    stack: list[tuple[HudiExpression, bool, bool]] = [(expr, False, False)]
     while stack:
-        node, done = stack.pop()
-        if isinstance(node, (Predicate, Constant)):
-            results[id(node)] = leaf(node)
+        node, negated, done = stack.pop()
+        if isinstance(node, Predicate):
+            results[id(node)] = visitor.visit_predicate(node, negated)
+            continue
+        if isinstance(node, Constant):
+            results[id(node)] = visitor.visit_constant(node, negated)
             continue
         if not done:
-            stack.append((node, True))
-            stack.extend((kid, False) for kid in node.children)
+            stack.append((node, negated, True))
+            kid_negated = not negated if isinstance(node, Not) else negated
+            stack.extend((kid, kid_negated, False) for kid in node.children)
             continue
         kids = [results[id(kid)] for kid in node.children]
         if isinstance(node, And):
-            results[id(node)] = and_(kids)
+            results[id(node)] = visitor.visit_and(node, kids)
         elif isinstance(node, Or):
-            results[id(node)] = or_(kids)
+            results[id(node)] = visitor.visit_or(node, kids)
         elif isinstance(node, Not):
-            results[id(node)] = not_(kids[0])
+            results[id(node)] = visitor.visit_not(node, kids[0])
         else:  # pragma: no cover - every node type is handled above
             raise ExpressionError(f"unknown node {node!r}")
     return results[id(expr)]
@@ -463,9 +449,9 @@ __all__ = [
     "Op",
     "Or",
     "Predicate",
-    "fold",
     "from_builder",
     "translate",
     "translate_leaf",
     "unknown",
+    "visit",
 ]

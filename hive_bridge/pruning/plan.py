@@ -20,12 +20,14 @@ from hive_bridge.expression import (
     And,
     Constant,
     ExpressionError,
+    ExpressionVisitor,
     HudiExpression,
     Not,
     Op,
     Or,
     Predicate,
     translate,
+    visit,
 )
 from hive_bridge.pruning.domains import (
     _INF,
@@ -514,30 +516,35 @@ class TruthLogic(Protocol):
 _L = TypeVar("_L", bound=TruthLogic)
 
 
+class _Combine(ExpressionVisitor[_L]):
+    def __init__(self, leaf_value: Callable[[Predicate | Constant, bool], _L]) -> None:
+        self.leaf_value = leaf_value
+
+    def visit_and(self, node: And, results: list[_L]) -> _L:
+        value = results[0]
+        for other in results[1:]:
+            value = value.and_(other)
+        return value
+
+    def visit_or(self, node: Or, results: list[_L]) -> _L:
+        value = results[0]
+        for other in results[1:]:
+            value = value.or_(other)
+        return value
+
+    def visit_not(self, node: Not, result: _L) -> _L:
+        return result.not_()
+
+    def visit_predicate(self, node: Predicate, negated: bool) -> _L:
+        return self.leaf_value(node, negated)
+
+    def visit_constant(self, node: Constant, negated: bool) -> _L:
+        return self.leaf_value(node, negated)
+
+
 def combine(expr: HudiExpression, leaf_value: Callable[[Predicate | Constant, bool], _L]) -> _L:
-    """Hive's and/or/not over the tree, iteratively; ``leaf_value(leaf, negative_polarity)`` gives each leaf's
-    truth (a TruthValue for one file, a Triple of arrays for many)."""
-    stack: list[tuple[HudiExpression, bool, bool]] = [(expr, False, False)]
-    results: dict[int, _L] = {}
-    while stack:
-        node, negative, done = stack.pop()
-        if isinstance(node, Predicate | Constant):
-            results[id(node)] = leaf_value(node, negative)
-            continue
-        kid_negative = not negative if isinstance(node, Not) else negative
-        if not done:
-            stack.append((node, negative, True))
-            stack.extend((kid, kid_negative, False) for kid in node.children)
-            continue
-        values = [results[id(kid)] for kid in node.children]
-        if isinstance(node, Not):
-            results[id(node)] = values[0].not_()
-        else:
-            value = values[0]
-            for other in values[1:]:
-                value = value.and_(other) if isinstance(node, And) else value.or_(other)
-            assert isinstance(node, And | Or)
-            results[id(node)] = value
-    return results[id(expr)]
+    """Hive's and/or/not over the tree (one :func:`~hive_bridge.expression.visit`); ``leaf_value(leaf,
+    negated)`` gives each leaf's truth (a TruthValue for one file, a Triple of arrays for many)."""
+    return visit(expr, _Combine(leaf_value))
 
 

@@ -20,6 +20,7 @@ from hive_bridge.expression import (
     Predicate,
     from_builder,
     translate,
+    visit,
 )
 from sarg import TruthValue, Type
 
@@ -148,25 +149,25 @@ def test_predicate_validation() -> None:
 
 
 class _Count(ExpressionVisitor[int]):
-    def visit_and(self, node: And) -> int:
-        return 1 + sum(p.accept(self) for p in node.parts)
+    def visit_and(self, node: And, results: list[int]) -> int:
+        return 1 + sum(results)
 
-    def visit_or(self, node: Or) -> int:
-        return 1 + sum(p.accept(self) for p in node.parts)
+    def visit_or(self, node: Or, results: list[int]) -> int:
+        return 1 + sum(results)
 
-    def visit_not(self, node: Not) -> int:
-        return 1 + node.child.accept(self)
+    def visit_not(self, node: Not, result: int) -> int:
+        return 1 + result
 
-    def visit_constant(self, node: Constant) -> int:
+    def visit_constant(self, node: Constant, negated: bool) -> int:
         return 1
 
-    def visit_predicate(self, node: Predicate) -> int:
+    def visit_predicate(self, node: Predicate, negated: bool) -> int:
         return 1
 
 
 def test_visitor_and_walk() -> None:
     expr = tr("(and (or leaf-(EQUALS a 1) leaf-(EQUALS s x)) (not leaf-(NULL_SAFE_EQUALS a 2)) YES_NO_NULL)")
-    assert expr.accept(_Count()) == len(list(expr.walk())) == 7
+    assert visit(expr, _Count()) == len(list(expr.walk())) == 7
     assert [str(p) for p in expr.predicates()] == ["a = 1", "s = 'x'", "a <=> 2"]
 
 
@@ -184,24 +185,39 @@ def test_all_printed_forms_translate_alike() -> None:
                                        Predicate(Op.NOT_EQ, "s", Type.STRING, ("hi",))))
 
 
-def test_fold_evaluates_bottom_up() -> None:
-    from hive_bridge.expression import fold
-
+def test_visit_evaluates_bottom_up_with_polarity() -> None:
     expr = tr("(or (and leaf-(EQUALS a 1) YES) (not leaf-(NULL_SAFE_EQUALS a 2)))")
+    negated_leaves: list[str] = []
 
-    def leaf(node: Predicate | Constant) -> TruthValue:
-        return node.value if isinstance(node, Constant) else TruthValue.YES_NULL
+    class Truth(ExpressionVisitor[TruthValue]):
+        def visit_and(self, node: And, results: list[TruthValue]) -> TruthValue:
+            out = results[0]
+            for v in results[1:]:
+                out = out.and_(v)
+            return out
 
-    def and_(values: list[TruthValue]) -> TruthValue:
-        out = values[0]
-        for v in values[1:]:
-            out = out.and_(v)
-        return out
+        def visit_or(self, node: Or, results: list[TruthValue]) -> TruthValue:
+            out = results[0]
+            for v in results[1:]:
+                out = out.or_(v)
+            return out
 
-    def or_(values: list[TruthValue]) -> TruthValue:
-        out = values[0]
-        for v in values[1:]:
-            out = out.or_(v)
-        return out
+        def visit_not(self, node: Not, result: TruthValue) -> TruthValue:
+            return result.not_()
 
-    assert fold(expr, leaf, and_, or_, lambda v: v.not_()) is TruthValue.YES_NULL.or_(TruthValue.NO_NULL)
+        def visit_constant(self, node: Constant, negated: bool) -> TruthValue:
+            return node.value
+
+        def visit_predicate(self, node: Predicate, negated: bool) -> TruthValue:
+            if negated:
+                negated_leaves.append(str(node))
+            return TruthValue.YES_NULL
+
+    assert visit(expr, Truth()) is TruthValue.YES_NULL.or_(TruthValue.NO_NULL)
+    assert negated_leaves == ["a <=> 2"]  # <=> has no negated operator: the NOT stays above it
+    deep = Not(Not(Predicate(Op.EQ, "a", Type.LONG, (1,))))
+    negated_leaves.clear()
+    visit(deep, Truth())
+    assert negated_leaves == []
+    visit(Not(Predicate(Op.EQ, "a", Type.LONG, (1,))), Truth())
+    assert negated_leaves == ["a = 1"]
