@@ -47,23 +47,31 @@ class SparkReadError(HiveBridgeError):
     """A read that cannot be done correctly (e.g. merge-on-read logs that cannot be merged)."""
 
 
-# Spark's own parquet filter pushdown loses rows that Spark SQL says match: with it on, Spark 4.3 returned no row
-# for `price = 'NaN'` (30 rows hold NaN), 60 of 63 rows for `price = 0.0` (three hold -0.0) and 961 of 963 for
-# `price > 100` (NaN is above every number), on parquet files whose min/max ignore NaN as the format says.
-# hive-bridge turns it off for the sessions it reads with (tests/hive_bridge/test_spark_usage.py measures it).
+# Two of Spark's own optimizations lose rows that Spark SQL says match, because they judge min/max statistics
+# that ignore NaN (as the parquet format says they must) as if NaN were not there:
+# - parquet filter pushdown: with it on, Spark 4.3 returned no row for `price = 'NaN'` (30 rows hold NaN), 60 of
+#   63 rows for `price = 0.0` (three hold -0.0) and 961 of 963 for `price > 100` (NaN is above every number);
+# - the in-memory columnar cache's batch pruning: a .cache()d DataFrame returned no row for `v = double('NaN')`.
+# hive-bridge turns both off in the sessions it reads with (benchmarks/spark_pushdown_fact.py measures the first;
+# tests/hive_bridge/test_spark_usage.py checks reads, cached ones included, against Spark with them off).
 PARQUET_PUSHDOWN = "spark.sql.parquet.filterPushdown"
+CACHE_PRUNING = "spark.sql.inMemoryColumnarStorage.partitionPruning"
+_LOSSY = (PARQUET_PUSHDOWN, CACHE_PRUNING)
 
 
 def guard_parquet_pushdown(spark: SparkSession) -> bool:
-    """Turn Spark's parquet filter pushdown off in ``spark`` (it drops NaN and -0.0 rows). Returns True when it
-    was on (and warns once per session)."""
-    if (spark.conf.get(PARQUET_PUSHDOWN, "true") or "true").strip().lower() == "false":
+    """Turn off, in ``spark``, Spark's parquet filter pushdown and its cached-batch pruning (both drop NaN and
+    -0.0 rows a filter matches). Returns True when one was on (and warns)."""
+    changed = [key for key in _LOSSY if (spark.conf.get(key, "true") or "true").strip().lower() != "false"]
+    if not changed:
         return False
-    spark.conf.set(PARQUET_PUSHDOWN, "false")
+    for key in changed:
+        spark.conf.set(key, "false")
     import warnings
 
-    warnings.warn(f"hive-bridge set {PARQUET_PUSHDOWN}=false in this SparkSession: Spark's parquet filter "
-                  "pushdown drops rows holding NaN or -0.0 that the filter matches", RuntimeWarning, stacklevel=3)
+    warnings.warn(f"hive-bridge set {', '.join(k + '=false' for k in changed)} in this SparkSession: Spark's "
+                  "statistics-based skipping drops rows holding NaN or -0.0 that a filter matches",
+                  RuntimeWarning, stacklevel=3)
     return True
 
 
@@ -81,7 +89,8 @@ def session(app: str = "hive-bridge", master: str = "local[2]", **conf: str) -> 
                .config("spark.sql.session.timeZone", "UTC")
                .config("spark.sql.shuffle.partitions", "2")
                .config("spark.sql.python.filterPushdown.enabled", "true")
-               .config(PARQUET_PUSHDOWN, "false"))
+               .config(PARQUET_PUSHDOWN, "false")
+               .config(CACHE_PRUNING, "false"))
     for key, value in conf.items():
         builder = builder.config(key.replace("__", "."), value)
     spark = builder.getOrCreate()
@@ -631,6 +640,7 @@ def register(spark: SparkSession) -> None:
     """Register the ``hudi-hive`` data source with a session (and turn Python filter pushdown on), after
     checking that the session's Python workers can run it (:func:`check_workers`)."""
     check_workers(spark)
+    guard_parquet_pushdown(spark)  # a cached DataFrame of the data source must keep its NaN rows too
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
     spark.dataSource.register(HudiHiveDataSource)
 
