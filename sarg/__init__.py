@@ -9,10 +9,21 @@ Pure Python, no I/O::
 """
 
 from sarg.builder import Builder
+from sarg.detect import looks_like_sarg
 from sarg.errors import SargBuildError, SargError, SargSyntaxError
-from sarg.hiveql import looks_like_sarg, parse_hiveql
+from sarg.hiveql import parse_hiveql
 from sarg.literals import Literal, Timestamp, UnknownLiteral
-from sarg.model import ExpressionTree, Operator, PredicateLeaf, SearchArgument, TreeOperator, Type
+from sarg.model import (
+    ExpressionTree,
+    Operator,
+    PredicateLeaf,
+    SearchArgument,
+    TreeOperator,
+    TreeVisitor,
+    Type,
+    post_order,
+    visit,
+)
 from sarg.parser import parse
 from sarg.schema import ColumnType, Schema, resolve_schema
 from sarg.truth import TruthValue
@@ -43,6 +54,7 @@ __all__ = [
     "SearchArgument",
     "Timestamp",
     "TreeOperator",
+    "TreeVisitor",
     "TruthValue",
     "Type",
     "UnknownLiteral",
@@ -50,6 +62,8 @@ __all__ = [
     "looks_like_sarg",
     "parse",
     "parse_hiveql",
+    "post_order",
     "read_filter",
     "resolve_schema",
+    "visit",
 ]

@@ -1,24 +1,27 @@
-"""The typed, immutable SearchArgument model: PredicateLeaf, ExpressionTree and SearchArgument.
+"""The typed, immutable SearchArgument model: PredicateLeaf, ExpressionTree and SearchArgument, and the one way to
+walk a tree bottom-up (:class:`TreeVisitor`, :func:`visit`, :func:`post_order`).
 
 It mirrors Hive's storage-api (``org.apache.hadoop.hive.ql.io.sarg``) after HIVE-24458: the tree holds its
 leaves, ``str()`` prints the normalized tree with leaves inline and ``to_old_string()`` the older
-``leaf-0 = (...), expr = ...`` form.
+``leaf-0 = (...), expr = ...`` form. The model imports nothing else of sarg but its literals and TruthValue
+(``sarg.builder`` builds on it, not the other way round).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Iterator, Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import Generic, TypeVar
 
 from sarg.literals import Literal, Timestamp, UnknownLiteral, literal_key, literal_str
 from sarg.truth import TruthValue
 
-if TYPE_CHECKING:
-    from sarg.builder import Builder
+T = TypeVar("T")
+N = TypeVar("N")
 
 
 class Operator(Enum):
@@ -255,20 +258,7 @@ class ExpressionTree:
 
     def evaluate(self, leaf_values: Sequence[TruthValue]) -> TruthValue:
         """Hive's ExpressionTree.evaluate: the TruthValue of the tree given one TruthValue per leaf id."""
-        op = self.operator
-        if op is TreeOperator.LEAF:
-            assert self.leaf_id is not None
-            return leaf_values[self.leaf_id]
-        if op is TreeOperator.CONSTANT:
-            assert self.constant is not None
-            return self.constant
-        if op is TreeOperator.NOT:
-            return self.children[0].evaluate(leaf_values).not_()
-        values = [child.evaluate(leaf_values) for child in self.children]
-        result = values[0]
-        for value in values[1:]:
-            result = result.and_(value) if op is TreeOperator.AND else result.or_(value)
-        return result
+        return visit(self, _Evaluator(leaf_values))
 
     def _build(self, old: bool, out: list[str]) -> None:
         op = self.operator
@@ -332,8 +322,104 @@ class SearchArgument:
     def evaluate(self, leaf_values: Sequence[TruthValue]) -> TruthValue:
         return self.expression.evaluate(leaf_values)
 
-    @staticmethod
-    def builder() -> Builder:
-        from sarg.builder import Builder
 
-        return Builder()
+# -- walking a tree -----------------------------------------------------------------------------------------------
+# After PyIceberg's BooleanExpressionVisitor: a visitor says what each kind of node is worth given its children's
+# results; visit() walks post-order with an explicit stack, so no tree is too deep (the parser reads trees up to
+# sarg.parser.MAX_DEPTH levels, a builder makes any). AND and OR are n-ary, as in Hive.
+
+def post_order(root: N, children: Callable[[N], Sequence[N]], combine: Callable[[N, list[T]], T]) -> T:
+    """The walk itself, for any tree: ``combine(node, [results of its children])`` for every node, children first
+    (left to right), without recursion; returns the root's result. ``children`` gives a node's children (empty
+    for a leaf). Nodes may be pairs ``(node, state)`` that hand each child its own state, e.g. whether it sits
+    under an odd number of NOTs. A subtree shared by several parents is walked once per parent."""
+    stack: list[tuple[N, Sequence[N], list[T]]] = [(root, children(root), [])]
+    while True:
+        node, kids, results = stack[-1]
+        done = len(results)
+        if done < len(kids):
+            kid = kids[done]
+            stack.append((kid, children(kid), []))
+            continue
+        value = combine(node, results)
+        stack.pop()
+        if not stack:
+            return value
+        stack[-1][2].append(value)
+
+
+class TreeVisitor(ABC, Generic[T]):
+    """What each kind of ExpressionTree node is worth, given its children's results (see :func:`visit`)."""
+
+    @abstractmethod
+    def visit_leaf(self, leaf: PredicateLeaf, leaf_id: int | None) -> T:
+        """A LEAF node: its predicate and its leaf id."""
+
+    @abstractmethod
+    def visit_constant(self, value: TruthValue) -> T:
+        """A CONSTANT node: its TruthValue."""
+
+    @abstractmethod
+    def visit_not(self, child: T) -> T:
+        """A NOT node, given its child's result."""
+
+    @abstractmethod
+    def visit_and(self, children: list[T]) -> T:
+        """An AND node, given its children's results (one or more, in order)."""
+
+    @abstractmethod
+    def visit_or(self, children: list[T]) -> T:
+        """An OR node, given its children's results (one or more, in order)."""
+
+
+def _tree_children(node: ExpressionTree) -> tuple[ExpressionTree, ...]:
+    return node.children
+
+
+def visit(tree: ExpressionTree, visitor: TreeVisitor[T]) -> T:
+    """The visitor's result for ``tree``: every node visited after its children (left to right), iteratively."""
+
+    def combine(node: ExpressionTree, results: list[T]) -> T:
+        op = node.operator
+        if op is TreeOperator.LEAF:
+            assert node.leaf is not None
+            return visitor.visit_leaf(node.leaf, node.leaf_id)
+        if op is TreeOperator.CONSTANT:
+            assert node.constant is not None
+            return visitor.visit_constant(node.constant)
+        if op is TreeOperator.NOT:
+            return visitor.visit_not(results[0])
+        if op is TreeOperator.AND:
+            return visitor.visit_and(results)
+        return visitor.visit_or(results)
+
+    return post_order(tree, _tree_children, combine)
+
+
+class _Evaluator(TreeVisitor[TruthValue]):
+    """Hive's ``ExpressionTree.evaluate``: Hive's and/or/not tables over one TruthValue per leaf id."""
+
+    def __init__(self, leaf_values: Sequence[TruthValue]) -> None:
+        self.leaf_values = leaf_values
+
+    def visit_leaf(self, leaf: PredicateLeaf, leaf_id: int | None) -> TruthValue:
+        assert leaf_id is not None
+        return self.leaf_values[leaf_id]
+
+    def visit_constant(self, value: TruthValue) -> TruthValue:
+        return value
+
+    def visit_not(self, child: TruthValue) -> TruthValue:
+        return child.not_()
+
+    def visit_and(self, children: list[TruthValue]) -> TruthValue:
+        result = children[0]
+        for value in children[1:]:
+            result = result.and_(value)
+        return result
+
+    def visit_or(self, children: list[TruthValue]) -> TruthValue:
+        result = children[0]
+        for value in children[1:]:
+            result = result.or_(value)
+        return result

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 from sarg.errors import SargSyntaxError
 from sarg.model import Type
@@ -38,6 +39,7 @@ _SIMPLE = {
 _PARAMETRIC = re.compile(r"(varchar|char|decimal|numeric)\s*\(\s*\d+\s*(?:,\s*\d+\s*)?\)")
 
 Schema = Mapping[str, "str | Type | ColumnType"] | str | None
+V = TypeVar("V")
 
 
 def type_of(hive_type: str | Type) -> ColumnType:
@@ -73,16 +75,36 @@ def resolve_schema(schema: Schema) -> dict[str, ColumnType]:
     return out
 
 
+def find_column(columns: Mapping[str, V], name: str) -> tuple[str, V] | None:
+    """The column ``name`` means in ``columns``, as (the schema's spelling of the name, its value).
+
+    The one rule for column names in sarg (Hive column names are case-insensitive: Hive lower-cases them, while
+    ORC files and Spark schemas may keep the writer's case, ORC-670, SPARK-32646):
+
+    1. a column spelled exactly ``name``;
+    2. else the one column whose name equals ``name`` ignoring case;
+    3. else None: no such column, or several that differ only in case (ambiguous: which one is meant is
+       unknown, so the caller treats the column as unknown, which never drops rows).
+    """
+    if name in columns:
+        return name, columns[name]
+    low = name.lower()
+    found: tuple[str, V] | None = None
+    for key, value in columns.items():
+        if key.lower() == low:
+            if found is not None:
+                return None  # ambiguous
+            found = (key, value)
+    return found
+
+
 def lookup(columns: Mapping[str, ColumnType], name: str) -> ColumnType | None:
-    """Exact name first, then case-insensitively (Hive lower-cases column names)."""
+    """The type of the column ``name`` means (see :func:`find_column` for the rule), or None."""
     found = columns.get(name)
     if found is not None:
         return found
-    low = name.lower()
-    for key, value in columns.items():
-        if key.lower() == low:
-            return value
-    return None
+    hit = find_column(columns, name)
+    return hit[1] if hit is not None else None
 
 
 def parse_struct(text: str) -> dict[str, ColumnType]:
@@ -97,8 +119,29 @@ def parse_struct(text: str) -> dict[str, ColumnType]:
     return out
 
 
-def _split_top(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    """Spans of the comma-separated items between start and end, ignoring commas nested in <> or ()."""
+def split_type_list(text: str) -> list[str]:
+    """The types of a Hive type list: ``columns.types`` (``:``-separated, or ``,``-separated), with the
+    separators inside ``decimal(10,2)``, ``struct<a:int,b:string>``, ``map<k,v>`` or ``array<...>`` kept.
+
+    Items are stripped and empty ones dropped (``"int::string"`` is ``["int", "string"]``); unbalanced brackets
+    are not an error here (the text in them stays one item, whose type then has no SARG type)."""
+    return [item for a, b in _top_level_spans(text, 0, len(text), ":,", strict=False)
+            if (item := text[a:b].strip())]
+
+
+def columns_from_hive(names: str, types: str) -> dict[str, str]:
+    """A schema from Hive's ``columns`` (comma-separated) and ``columns.types`` (colon-separated, commas inside
+    ``decimal(10,2)`` and ``<...>`` kept) job properties."""
+    name_list = [n.strip() for n in names.split(",")] if names.strip() else []
+    type_list = split_type_list(types)
+    if len(name_list) != len(type_list):
+        raise SargSyntaxError(f"{len(name_list)} columns but {len(type_list)} types", types, 0)
+    return dict(zip(name_list, type_list, strict=True))
+
+
+def _top_level_spans(text: str, start: int, end: int, separators: str, strict: bool) -> list[tuple[int, int]]:
+    """Spans of the items between start and end separated by any of ``separators`` outside ``<>`` and ``()``
+    (the one splitter of type lists). ``strict``: unbalanced brackets raise a SargSyntaxError."""
     spans: list[tuple[int, int]] = []
     depth = 0
     item_start = start
@@ -108,12 +151,12 @@ def _split_top(text: str, start: int, end: int) -> list[tuple[int, int]]:
             depth += 1
         elif ch in ">)":
             depth -= 1
-            if depth < 0:
+            if depth < 0 and strict:
                 raise SargSyntaxError(f"unbalanced {ch!r} in schema", text, i)
-        elif ch == "," and depth == 0:
+        elif depth == 0 and ch in separators:
             spans.append((item_start, i))
             item_start = i + 1
-    if depth != 0:
+    if depth != 0 and strict:
         raise SargSyntaxError("unbalanced brackets in schema", text, end)
     if end > item_start or spans:
         spans.append((item_start, end))
@@ -121,7 +164,7 @@ def _split_top(text: str, start: int, end: int) -> list[tuple[int, int]]:
 
 
 def _read_fields(text: str, start: int, end: int, prefix: str, out: dict[str, ColumnType]) -> None:
-    for a, b in _split_top(text, start, end):
+    for a, b in _top_level_spans(text, start, end, ",", strict=True):
         item = text[a:b]
         colon = _field_colon(item)
         if colon < 0:

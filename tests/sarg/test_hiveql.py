@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from sarg import Operator, SargSyntaxError, Timestamp, Type
 from sarg.hiveql import (
     MAX_DEPTH,
-    Const,
-    Kind,
+    HqlLiteral,
+    LiteralKind,
     box_literal,
     columns_from_hive,
     fold_cast,
@@ -290,12 +290,14 @@ def test_unescape_sql_string(quoted: str, value: str) -> None:
 
 
 @pytest.mark.parametrize(("text", "kind", "value"), [
-    ("5", Kind.INT, 5), ("2147483647", Kind.INT, 2147483647), ("2147483648", Kind.BIGINT, 2**31),
-    ("5L", Kind.BIGINT, 5), ("5S", Kind.SMALLINT, 5), ("5Y", Kind.TINYINT, 5), ("5D", Kind.DOUBLE, 5.0),
-    ("5.5", Kind.DOUBLE, 5.5), ("1e3", Kind.DOUBLE, 1000.0), ("5BD", Kind.DECIMAL, Decimal(5)),
-    ("1.50bd", Kind.DECIMAL, Decimal("1.50")), ("99999999999999999999", Kind.DECIMAL, Decimal(10**20 - 1)),
+    ("5", LiteralKind.INT, 5), ("2147483647", LiteralKind.INT, 2147483647),
+    ("2147483648", LiteralKind.BIGINT, 2**31), ("5L", LiteralKind.BIGINT, 5), ("5S", LiteralKind.SMALLINT, 5),
+    ("5Y", LiteralKind.TINYINT, 5), ("5D", LiteralKind.DOUBLE, 5.0), ("5.5", LiteralKind.DOUBLE, 5.5),
+    ("1e3", LiteralKind.DOUBLE, 1000.0), ("5BD", LiteralKind.DECIMAL, Decimal(5)),
+    ("1.50bd", LiteralKind.DECIMAL, Decimal("1.50")),
+    ("99999999999999999999", LiteralKind.DECIMAL, Decimal(10**20 - 1)),
 ])
-def test_number_literal(text: str, kind: Kind, value: object) -> None:
+def test_number_literal(text: str, kind: LiteralKind, value: object) -> None:
     const = number_literal(text)
     assert const.kind is kind and const.value == value
 
@@ -308,13 +310,13 @@ def test_number_literal_out_of_range() -> None:
 
 
 def test_box_literal_and_fold_cast() -> None:
-    assert box_literal(Const(Kind.INT, 5), Type.FLOAT) == 5.0
-    assert box_literal(Const(Kind.NULL, None), Type.LONG) is None
+    assert box_literal(HqlLiteral(LiteralKind.INT, 5), Type.FLOAT) == 5.0
+    assert box_literal(HqlLiteral(LiteralKind.NULL, None), Type.LONG) is None
     with pytest.raises(ValueError):
-        box_literal(Const(Kind.BOOLEAN, True), Type.LONG)
-    folded = fold_cast(Const(Kind.STRING, "2020-01-01"), "date")
-    assert folded == Const(Kind.DATE, dt.date(2020, 1, 1))
-    assert fold_cast(Const(Kind.DOUBLE, float("nan")), "int").__class__.__name__ == "Opaque"
+        box_literal(HqlLiteral(LiteralKind.BOOLEAN, True), Type.LONG)
+    folded = fold_cast(HqlLiteral(LiteralKind.STRING, "2020-01-01"), "date")
+    assert folded == HqlLiteral(LiteralKind.DATE, dt.date(2020, 1, 1))
+    assert fold_cast(HqlLiteral(LiteralKind.DOUBLE, float("nan")), "int").__class__.__name__ == "Opaque"
 
 
 LOOKS = [
@@ -505,4 +507,4 @@ def test_operators_of_every_leaf_kind_appear() -> None:
 
 def test_parse_expression_keeps_the_parsed_shape() -> None:
     expr = parse_expression("a = 1 and b = 2 and (c = 3 and d = 4)")
-    assert expr.__class__.__name__ == "Logic" and len(expr.children) == 4  # type: ignore[union-attr]
+    assert expr.__class__.__name__ == "HqlLogic" and len(expr.children) == 4  # type: ignore[union-attr]

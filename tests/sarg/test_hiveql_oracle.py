@@ -10,7 +10,8 @@
     as a function) goes through OrcFilters.createFilter; sarg.hiveql on the view's text must print the same, and
     on the original filter be sound: on random rows, a row the filter accepts is never dropped.
 
-The differences from Hive 2.3.10's boxLiteral are documented in sarg/hiveql.py and each one is asserted below.
+The differences from Hive 2.3.10's boxLiteral are documented in sarg/hiveql/__init__.py and each one is asserted
+below.
 """
 
 from __future__ import annotations
@@ -98,7 +99,7 @@ def test_every_style_reads_the_same_and_matches_hive(oracle: Any, filters: list[
     assert kinds["tree"] > FILTERS * 0.6, kinds
 
 
-# Where sarg.hiveql deliberately differs from Hive 2.3.10 (see sarg/hiveql.py): (filter JSON for Hive,
+# Where sarg.hiveql deliberately differs from Hive 2.3.10 (see sarg/hiveql/__init__.py): (filter JSON for Hive,
 # HiveQL text, what Hive 2.3.10 builds, what we build)
 C = {"col": "i", "type": "int"}
 DOCUMENTED_DIFFERENCES = [

@@ -127,8 +127,7 @@ def test_builder_normalization_examples() -> None:
     assert str(cnf) == "(and (or leaf-(IS_NULL c) leaf-(IS_NULL a)) (or leaf-(IS_NULL c) leaf-(IS_NULL b)))"
     assert cnf.to_old_string() == ("leaf-0 = (IS_NULL c), leaf-1 = (IS_NULL a), leaf-2 = (IS_NULL b), "
                                    "expr = (and (or leaf-0 leaf-1) (or leaf-0 leaf-2))")
-    assert sarg.SearchArgument.builder().is_null("a", Type.LONG).build() == sarg.parse("leaf-(IS_NULL a)",
-                                                                                         {"a": "bigint"})
+    assert sarg.builder().is_null("a", Type.LONG).build() == sarg.parse("leaf-(IS_NULL a)", {"a": "bigint"})
 
 
 def test_expression_tree_walk_and_evaluate() -> None:

@@ -1,10 +1,15 @@
-"""`sarg.parse` runs lark's LALR table with its own small driver (and a leaf cache); lark's own parser is the
-reference. Both must agree on every text: the same SearchArgument (printed forms, typed leaves, ambiguity) or
-the same SargSyntaxError."""
+"""`sarg.parse` runs lark's LALR table with its own small driver (sarg.fastpath, and a leaf cache); lark's own
+parser (sarg.grammar) is the reference. Both must agree on every text: the same SearchArgument (printed forms,
+typed leaves, ambiguity) or the same SargSyntaxError. These tests compare the fast driver with lark's parser
+whatever SARG_PARSER says; the switch itself is tested at the end."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,7 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import sarg
+from sarg import fastpath
 from sarg import parser as sarg_parser
+from sarg.grammar import parse_with_lark
 from sarg.schema import resolve_schema
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
@@ -34,11 +41,22 @@ def _outcome(fn, text: str):  # type: ignore[no-untyped-def]
                   for leaf in s.leaves))
 
 
+@contextlib.contextmanager
+def _driver(name: str) -> Iterator[None]:
+    old = sarg_parser.DRIVER
+    sarg_parser.DRIVER = name
+    try:
+        yield
+    finally:
+        sarg_parser.DRIVER = old
+
+
 def _both(text: str, columns: dict | None) -> None:  # type: ignore[type-arg]
-    fast = _outcome(lambda t: sarg.parse(t, columns), text)
-    sarg_parser.clear_cache()
-    cold = _outcome(lambda t: sarg.parse(t, columns), text)
-    reference = _outcome(lambda t: sarg_parser._parse_with_lark(t, columns or {}), text)
+    with _driver("fast"):
+        fast = _outcome(lambda t: sarg.parse(t, columns), text)
+        sarg_parser.clear_cache()
+        cold = _outcome(lambda t: sarg.parse(t, columns), text)
+    reference = _outcome(lambda t: parse_with_lark(t, columns or {}), text)
     assert fast == reference == cold, text
 
 
@@ -99,7 +117,8 @@ def test_fast_driver_stops_by_itself(monkeypatch: pytest.MonkeyPatch) -> None:
     def lark_parser(text: str, columns: object) -> None:
         raise AssertionError("the fast driver handed the text to lark's parser")
 
-    monkeypatch.setattr(sarg_parser, "_parse_with_lark", lark_parser)
+    monkeypatch.setattr(sarg_parser, "parse_with_lark", lark_parser)
+    monkeypatch.setattr(sarg_parser, "DRIVER", "fast")
     for text in (_nested("a", 100_000), _nested("on", LIMIT), "leaf-0 = (EQUALS a 1), expr = " + _nested(
             "n", LIMIT, "leaf-0")):
         with pytest.raises(sarg.SargSyntaxError) as info:
@@ -119,3 +138,41 @@ def test_fast_driver_equals_lark_on_corrupted_deep_texts(ops: str, depth: int, d
     j = data.draw(st.integers(i, min(n, i + 6)))
     insert = data.draw(st.sampled_from(["", "(", ")", " ", ") ", "(and ", "(not ", "(or (or ", "x", "leaf-0", LEAF]))
     _both(text[:i] + insert + text[j:], None)
+
+
+# -- the switch: SARG_PARSER=lark makes lark's own parser read everything ------------------------------------------
+
+@pytest.mark.parametrize("driver", sarg_parser.DRIVERS)
+def test_parse_follows_the_driver_setting(driver: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = []
+    fast_parse = fastpath.parse
+
+    def spy(text: str, columns: dict) -> sarg.SearchArgument | None:  # type: ignore[type-arg]
+        calls.append(text)
+        return fast_parse(text, columns)
+
+    monkeypatch.setattr(fastpath, "parse", spy)
+    monkeypatch.setattr(sarg_parser, "DRIVER", driver)
+    for text in [*TEXTS[:60], *DEEP_TEXTS[:5], "(and leaf-(EQUALS a 1)", "leaf-0 = (NOPE a 1), expr = leaf-0"]:
+        for columns in (COLUMNS, None):
+            got = _outcome(lambda t, columns=columns: sarg.parse(t, columns), text)
+            assert got == _outcome(lambda t, columns=columns: parse_with_lark(t, columns or {}), text), text
+    assert bool(calls) is (driver == "fast")
+
+
+def _run_with(env_value: str, code: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "SARG_PARSER": env_value}
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).resolve().parents[2], check=False)
+
+
+def test_sarg_parser_environment_variable() -> None:
+    code = ("import sarg, sarg.parser, sarg.fastpath\n"
+            "s = sarg.parse('(and leaf-(EQUALS a 1) (not leaf-(IS_NULL b)))')\n"
+            "print(sarg.parser.DRIVER, sarg.fastpath._engine is None, s)")
+    lark_run = _run_with("lark", code)
+    assert lark_run.stdout.split(" ", 2) == ["lark", "True", "(and leaf-(EQUALS a 1) (not leaf-(IS_NULL b)))\n"]
+    fast_run = _run_with("fast", code)
+    assert fast_run.stdout.split(" ", 2) == ["fast", "False", "(and leaf-(EQUALS a 1) (not leaf-(IS_NULL b)))\n"]
+    bad = _run_with("lalr", "import sarg")
+    assert bad.returncode != 0 and "SARG_PARSER must be one of fast, lark, not 'lalr'" in bad.stderr

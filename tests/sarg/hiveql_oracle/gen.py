@@ -16,7 +16,7 @@ from decimal import Decimal
 from typing import Any
 
 from sarg import Literal, Operator, PredicateLeaf, SearchArgument, Timestamp, TruthValue
-from sarg.hiveql import Const, Kind, box_literal
+from sarg.hiveql import HqlLiteral, LiteralKind, box_literal
 from sarg.literals import decimal_str, java_double_str
 from sarg.schema import resolve_schema
 
@@ -41,7 +41,7 @@ PLAIN_STRINGS = [s for s in TRICKY_STRINGS if not any(c in s for c in "'\\\n\"")
 
 @dataclass(frozen=True)
 class Lit:
-    kind: Kind
+    kind: LiteralKind
     value: Any  # Python value of the literal as written (None for null)
 
 
@@ -70,54 +70,55 @@ def _date(rng: random.Random) -> dt.date:
 def literal_for(rng: random.Random, column: str) -> Lit:
     """A literal for a comparison with ``column`` (sometimes null)."""
     if rng.random() < 0.04:
-        return Lit(Kind.NULL, None)
+        return Lit(LiteralKind.NULL, None)
     hive = SCHEMA.get(column, "int")
     r = rng.random()
     if hive in ("int", "bigint", "smallint", "tinyint"):
         bound = {"int": 2**31 - 1, "bigint": 2**63 - 1, "smallint": 2**15 - 1, "tinyint": 127}[hive]
         v = rng.choice([0, 1, -1, 5, 42, -7, 100, bound, -bound - 1, rng.randint(-1000, 1000)])
         if r < 0.1:
-            return Lit(Kind.DOUBLE, float(rng.randint(-50, 50)))
+            return Lit(LiteralKind.DOUBLE, float(rng.randint(-50, 50)))
         if r < 0.2:
-            return Lit(Kind.DECIMAL, Decimal(rng.randint(-50, 50)))
+            return Lit(LiteralKind.DECIMAL, Decimal(rng.randint(-50, 50)))
         if abs(v) < 2**31 and hive != "bigint":
-            kind = {"int": Kind.INT, "smallint": Kind.SMALLINT, "tinyint": Kind.TINYINT}[hive]
+            kind = {"int": LiteralKind.INT, "smallint": LiteralKind.SMALLINT, "tinyint": LiteralKind.TINYINT}[hive]
             fits = -bound - 1 <= v <= bound
-            return Lit(kind if r < 0.6 and fits else Kind.INT, v)
-        return Lit(Kind.BIGINT if (r < 0.7 or abs(v) >= 2**31) else Kind.INT, v)
+            return Lit(kind if r < 0.6 and fits else LiteralKind.INT, v)
+        return Lit(LiteralKind.BIGINT if (r < 0.7 or abs(v) >= 2**31) else LiteralKind.INT, v)
     if hive == "double":
         if r < 0.2:
-            return Lit(Kind.INT, rng.randint(-100, 100))
+            return Lit(LiteralKind.INT, rng.randint(-100, 100))
         if r < 0.3:
-            return Lit(Kind.BIGINT, rng.choice([2**40, -(2**53) - 1, 2**63 - 1]))
-        return Lit(Kind.DOUBLE, rng.choice([0.0, -0.0, 1.5, -2.25, 0.1, 1e-7, 1.0e7, 123.456, -2.5e10, 3.0,
+            return Lit(LiteralKind.BIGINT, rng.choice([2**40, -(2**53) - 1, 2**63 - 1]))
+        return Lit(LiteralKind.DOUBLE, rng.choice([0.0, -0.0, 1.5, -2.25, 0.1, 1e-7, 1.0e7, 123.456, -2.5e10, 3.0,
                                             1e300, 2.5e-308, rng.uniform(-1e6, 1e6)]))
     if hive == "float":
         if r < 0.3:
-            return Lit(Kind.INT, rng.randint(-100, 100))
-        return Lit(Kind.DOUBLE, rng.choice([0.0, 0.5, -2.25, 3.0, 1.0e7, 0.125, -1024.0]))
+            return Lit(LiteralKind.INT, rng.randint(-100, 100))
+        return Lit(LiteralKind.DOUBLE, rng.choice([0.0, 0.5, -2.25, 3.0, 1.0e7, 0.125, -1024.0]))
     if hive in ("string", "varchar(10)"):
-        return Lit(Kind.STRING, rng.choice(TRICKY_STRINGS))
+        return Lit(LiteralKind.STRING, rng.choice(TRICKY_STRINGS))
     if hive == "char(5)":
-        return Lit(Kind.STRING, rng.choice([s for s in TRICKY_STRINGS if len(s) <= 5]))
+        return Lit(LiteralKind.STRING, rng.choice([s for s in TRICKY_STRINGS if len(s) <= 5]))
     if hive == "date":
         d = _date(rng)
-        return Lit(Kind.STRING, d.isoformat()) if r < 0.3 else Lit(Kind.DATE, d)
+        return Lit(LiteralKind.STRING, d.isoformat()) if r < 0.3 else Lit(LiteralKind.DATE, d)
     if hive == "timestamp":
         t = _ts(rng)
-        return Lit(Kind.STRING, str(t)) if r < 0.2 else Lit(Kind.TIMESTAMP, t)
+        return Lit(LiteralKind.STRING, str(t)) if r < 0.2 else Lit(LiteralKind.TIMESTAMP, t)
     if hive == "decimal(10,2)":
         if r < 0.2:
-            return Lit(Kind.INT, rng.randint(-1000, 1000))
+            return Lit(LiteralKind.INT, rng.randint(-1000, 1000))
         if r < 0.35:
-            return Lit(Kind.DOUBLE, rng.choice([0.1, 1.25, -3.5, 100.0, 1e-7]))
+            return Lit(LiteralKind.DOUBLE, rng.choice([0.1, 1.25, -3.5, 100.0, 1e-7]))
         if r < 0.45:
-            return Lit(Kind.STRING, rng.choice(["1.5", "-0.25", "42"]))
-        return Lit(Kind.DECIMAL, rng.choice([Decimal("0"), Decimal("12.50"), Decimal("-7.25"), Decimal("99999999.99"),
-                                             Decimal("0.01"), Decimal("123.456"), Decimal(rng.randint(-999, 999))]))
+            return Lit(LiteralKind.STRING, rng.choice(["1.5", "-0.25", "42"]))
+        return Lit(LiteralKind.DECIMAL, rng.choice([Decimal("0"), Decimal("12.50"), Decimal("-7.25"),
+                                                    Decimal("99999999.99"), Decimal("0.01"), Decimal("123.456"),
+                                                    Decimal(rng.randint(-999, 999))]))
     if hive == "boolean":
-        return Lit(Kind.BOOLEAN, rng.random() < 0.5)
-    return Lit(Kind.STRING, "x")  # binary
+        return Lit(LiteralKind.BOOLEAN, rng.random() < 0.5)
+    return Lit(LiteralKind.STRING, "x")  # binary
 
 
 # -- trees ---------------------------------------------------------------------------------------------------
@@ -138,7 +139,7 @@ def predicate(rng: random.Random) -> Node:
     if r < 0.90:
         return Node("bool", [rng.choice(["b", "b", "i"])])
     if r < 0.95:
-        return Node("opaque", ["upper", "s", Lit(Kind.STRING, "X")])
+        return Node("opaque", ["upper", "s", Lit(LiteralKind.STRING, "X")])
     return Node("opaque", ["cols", "i", "l"])
 
 
@@ -174,41 +175,42 @@ def _hive3_ts(t: Timestamp) -> str:
 
 def render_literal(rng: random.Random, style: str, lit: Lit) -> str:
     k, v = lit.kind, lit.value
-    if k is Kind.NULL:
+    if k is LiteralKind.NULL:
         return _kw(rng, style, "null")
-    if k is Kind.BOOLEAN:
+    if k is LiteralKind.BOOLEAN:
         return _kw(rng, style, "true" if v else "false")
-    if k in (Kind.INT, Kind.BIGINT, Kind.SMALLINT, Kind.TINYINT):
-        suffix = {Kind.INT: "", Kind.BIGINT: "L", Kind.SMALLINT: "S", Kind.TINYINT: "Y"}[k]
+    if k in (LiteralKind.INT, LiteralKind.BIGINT, LiteralKind.SMALLINT, LiteralKind.TINYINT):
+        suffix = {LiteralKind.INT: "", LiteralKind.BIGINT: "L", LiteralKind.SMALLINT: "S",
+                  LiteralKind.TINYINT: "Y"}[k]
         if style == "hive2":
             suffix = ""
         elif style == "user" and suffix and rng.random() < 0.3:
             suffix = suffix.lower()
         return f"{v}{suffix}"
-    if k is Kind.DOUBLE:
+    if k is LiteralKind.DOUBLE:
         text = java_double_str(v)
         if style == "hive3":
             return text + "D"
         if style == "user":
             return rng.choice([text, text + "D", repr(v) if "e" not in repr(v) and "." in repr(v) else text])
         return text
-    if k is Kind.DECIMAL:
+    if k is LiteralKind.DECIMAL:
         text = decimal_str(v)
         if style == "hive2":
             return text
         return text + ("BD" if style == "hive3" or rng.random() < 0.5 else "bd")
-    if k is Kind.STRING:
+    if k is LiteralKind.STRING:
         if style != "user" and v not in PLAIN_STRINGS:
             return _quote(rng, "user", v)  # Hive prints such strings raw; no printer-faithful form exists
         return _quote(rng, style, v)
-    if k is Kind.DATE:
+    if k is LiteralKind.DATE:
         text = v.isoformat()
         if style == "hive2":
             return text
         if style == "user" and rng.random() < 0.3:
             return f"CAST({_quote(rng, style, text)} AS {_kw(rng, style, 'date')})"
         return f"{_kw(rng, style, 'DATE')}{rng.choice(['', ' ']) if style == 'user' else ''}'{text}'"
-    if k is Kind.TIMESTAMP:
+    if k is LiteralKind.TIMESTAMP:
         if style == "hive2":
             return str(v)
         return f"{_kw(rng, style, 'TIMESTAMP')}'{_hive3_ts(v) if style == 'hive3' else str(v)}'"
@@ -285,16 +287,16 @@ def render(node: Node, rng: random.Random, style: str) -> str:
 
 def _hive_const(lit: Lit, column: str) -> dict[str, Any]:
     k, v = lit.kind, lit.value
-    if k is Kind.NULL:
+    if k is LiteralKind.NULL:
         return {"const": "void", "value": None}
     kind = k.value
-    if k is Kind.STRING and SCHEMA.get(column) == "char(5)":
+    if k is LiteralKind.STRING and SCHEMA.get(column) == "char(5)":
         kind = "char(5)"  # Hive's type checker gives a char column's literal the column's type
-    if k is Kind.DOUBLE:
+    if k is LiteralKind.DOUBLE:
         text = repr(v)
-    elif k is Kind.DECIMAL:
+    elif k is LiteralKind.DECIMAL:
         text = str(v)
-    elif k is Kind.BOOLEAN:
+    elif k is LiteralKind.BOOLEAN:
         text = "true" if v else "false"
     else:
         text = str(v)
@@ -346,7 +348,7 @@ def converted(lit: Lit, column: str) -> Literal | Exception | None:
     if ctype is None or ctype.sarg_type is None:
         return ValueError("no SARG type")
     try:
-        return box_literal(Const(lit.kind, lit.value), ctype.sarg_type, ctype)
+        return box_literal(HqlLiteral(lit.kind, lit.value), ctype.sarg_type, ctype)
     except ValueError as exc:
         return exc
 
@@ -373,7 +375,7 @@ def _spark_const(value: Literal | None, column: str) -> dict[str, Any] | None:
     return {"const": kind, "value": str(value)}
 
 
-OPAQUE = Node("opaque", ["upper", "s", Lit(Kind.STRING, "X")])
+OPAQUE = Node("opaque", ["upper", "s", Lit(LiteralKind.STRING, "X")])
 
 
 def _spark_consts(node: Node) -> list[dict[str, Any]] | None:
@@ -441,8 +443,8 @@ def _spark_timestamp_view(node: Node) -> Node:
     ``ts = v`` is BETWEEN v AND v+999ns, ``<=`` and ``>`` compare with v+999ns, IN is an OR of such ranges."""
     column = node.args[0]
     values = [converted(lit, column) for lit in node.args[1:]]
-    lits = [Lit(Kind.TIMESTAMP, v) for v in values]
-    wide = [Lit(Kind.TIMESTAMP, Timestamp.from_epoch_nanos(v.epoch_nanos + 999)) for v in values
+    lits = [Lit(LiteralKind.TIMESTAMP, v) for v in values]
+    wide = [Lit(LiteralKind.TIMESTAMP, Timestamp.from_epoch_nanos(v.epoch_nanos + 999)) for v in values
             if isinstance(v, Timestamp)]
 
     def rng_(k: int) -> Node:

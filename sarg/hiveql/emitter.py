@@ -1,0 +1,209 @@
+"""The emitter: a parsed HiveQL expression -> the builder calls Hive's ``ConvertAstToSearchArg`` makes for it, so
+``build()`` normalizes it as Hive does (the rules are in ``sarg.hiveql``'s doc). What it cannot push down
+becomes YES_NO_NULL. Column names follow ``sarg.schema.find_column`` (exact, else the one case-insensitive
+match); a dotted name is looked up whole first, then without a leading table alias.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from sarg.builder import Builder
+from sarg.hiveql.grammar import parse_expression
+from sarg.hiveql.lexing import INFERRED_TYPES, box_literal
+from sarg.hiveql.nodes import (
+    Between,
+    Column,
+    Compare,
+    Expr,
+    HqlLiteral,
+    HqlLogic,
+    HqlNot,
+    InList,
+    IsNull,
+    Opaque,
+)
+from sarg.model import SearchArgument, Type
+from sarg.schema import ColumnType, Schema, find_column, resolve_schema
+from sarg.truth import TruthValue
+
+
+@dataclass
+class _Emitter:
+    builder: Builder
+    columns: Mapping[str, ColumnType] | None  # None: no schema, types come from the literals
+    notes: list[str] = field(default_factory=list)
+
+    def maybe(self, why: str) -> None:
+        self.notes.append(why)
+        self.builder.literal(TruthValue.YES_NO_NULL)
+
+    def resolve(self, column: Column) -> tuple[str, ColumnType | None]:
+        """(leaf column name, its type) — type None when unknown (or when there is no schema)."""
+        if self.columns is None:
+            return column.name, None
+        found = find_column(self.columns, column.name)
+        if found is None and len(column.parts) > 1 and find_column(self.columns, column.parts[0]) is None:
+            found = find_column(self.columns, ".".join(column.parts[1:]))  # a table alias in front
+        if found is None:
+            return column.name, None
+        return found
+
+    def emit(self, node: Expr) -> None:
+        b = self.builder
+        if isinstance(node, HqlLogic):
+            b.start_and() if node.op == "and" else b.start_or()
+            for kid in node.children:
+                self.emit(kid)
+            b.end()
+        elif isinstance(node, HqlNot):
+            b.start_not()
+            self.emit(node.child)
+            b.end()
+        elif isinstance(node, Column):
+            name, ctype = self.resolve(node)
+            if ctype is not None and ctype.sarg_type is Type.BOOLEAN and _is_plain_boolean(ctype):
+                b.equals(name, Type.BOOLEAN, True)
+            else:
+                self.maybe(f"column {node.name} is not a boolean column")
+        elif isinstance(node, (HqlLiteral, Opaque)):
+            self.maybe("not a predicate on a column")
+        elif isinstance(node, Compare):
+            self.compare(node)
+        elif isinstance(node, InList):
+            self.wrap_not(node.negated, lambda: self.in_list(node))
+        elif isinstance(node, Between):
+            self.wrap_not(node.negated, lambda: self.between(node))
+        else:
+            self.wrap_not(node.negated, lambda: self.is_null(node))
+
+    def wrap_not(self, negated: bool, body: Callable[[], None]) -> None:
+        if negated:
+            self.builder.start_not()
+        body()
+        if negated:
+            self.builder.end()
+
+    def _column_type(self, name: str, ctype: ColumnType | None, consts: Sequence[HqlLiteral]) -> Type | None:
+        if self.columns is not None:
+            return ctype.sarg_type if ctype is not None else None
+        for const in consts:
+            if const.kind in INFERRED_TYPES:
+                return INFERRED_TYPES[const.kind]
+        return None
+
+    def compare(self, node: Compare) -> None:
+        op = node.op
+        if op == "<>":
+            self.wrap_not(True, lambda: self.compare(Compare("=", node.left, node.right)))
+            return
+        if op == ">":
+            self.wrap_not(True, lambda: self.compare(Compare("<=", node.left, node.right)))
+            return
+        if op == ">=":
+            self.wrap_not(True, lambda: self.compare(Compare("<", node.left, node.right)))
+            return
+        sides = (node.left, node.right)
+        columns = [i for i, side in enumerate(sides) if isinstance(side, Column)]
+        if len(columns) != 1:
+            self.maybe("a comparison needs exactly one column")
+            return
+        variable = columns[0]
+        column = sides[variable]
+        other = sides[1 - variable]
+        assert isinstance(column, Column)
+        name, ctype = self.resolve(column)
+        consts = [other] if isinstance(other, HqlLiteral) else []
+        sarg_type = self._column_type(name, ctype, consts)
+        if sarg_type is None:
+            self.maybe(f"column {column.name} has no SARG type")
+            return
+        swap = variable != 0 and op in ("<", "<=")
+        if swap:  # 5 < a is NOT (a <= 5); 5 <= a is NOT (a < 5)
+            op = "<=" if op == "<" else "<"
+            self.builder.start_not()
+        try:
+            value = box_literal(other, sarg_type, ctype) if isinstance(other, HqlLiteral) else None
+        except ValueError as exc:
+            self.maybe(str(exc))
+        else:
+            method = {"=": self.builder.equals, "<=>": self.builder.null_safe_equals,
+                      "<": self.builder.less_than, "<=": self.builder.less_than_equals}[op]
+            if value is None:
+                self.notes.append("no literal to compare with")
+            method(name, sarg_type, value)
+        if swap:
+            self.builder.end()
+
+    def in_list(self, node: InList) -> None:
+        if not isinstance(node.value, Column):
+            self.maybe("IN needs a column on its left")
+            return
+        name, ctype = self.resolve(node.value)
+        consts = [item for item in node.items if isinstance(item, HqlLiteral)]
+        sarg_type = self._column_type(name, ctype, consts)
+        if sarg_type is None:
+            self.maybe(f"column {node.value.name} has no SARG type")
+            return
+        if len(consts) != len(node.items):
+            self.maybe("IN with a value that is not a literal")
+            return
+        try:
+            values = [box_literal(c, sarg_type, ctype) for c in consts]
+        except ValueError as exc:
+            self.maybe(str(exc))
+            return
+        self.builder.in_(name, sarg_type, *values)
+
+    def between(self, node: Between) -> None:
+        if not isinstance(node.value, Column):
+            self.maybe("BETWEEN needs a column on its left")
+            return
+        name, ctype = self.resolve(node.value)
+        consts = [v for v in (node.low, node.high) if isinstance(v, HqlLiteral)]
+        sarg_type = self._column_type(name, ctype, consts)
+        if sarg_type is None:
+            self.maybe(f"column {node.value.name} has no SARG type")
+            return
+        try:
+            low = box_literal(node.low, sarg_type, ctype) if isinstance(node.low, HqlLiteral) else None
+            high = box_literal(node.high, sarg_type, ctype) if isinstance(node.high, HqlLiteral) else None
+        except ValueError as exc:
+            self.maybe(str(exc))
+            return
+        self.builder.between(name, sarg_type, low, high)
+
+    def is_null(self, node: IsNull) -> None:
+        if not isinstance(node.value, Column):
+            self.maybe("IS NULL needs a column")
+            return
+        name, ctype = self.resolve(node.value)
+        sarg_type = ctype.sarg_type if ctype is not None else (Type.STRING if self.columns is None else None)
+        if sarg_type is None:
+            self.maybe(f"column {node.value.name} has no SARG type")
+            return
+        self.builder.is_null(name, sarg_type)
+
+
+def _is_plain_boolean(ctype: ColumnType) -> bool:
+    """Hive tests ``getTypeString().equals("boolean")``; SARG type names count too."""
+    return ctype.hive_type.strip().lower() in ("boolean", "bool")
+
+
+def build_search_argument(expr: Expr, schema: Schema = None) -> SearchArgument:
+    """The SearchArgument Hive builds for a parsed expression."""
+    columns = resolve_schema(schema) if schema is not None else None
+    emitter = _Emitter(Builder(), columns)
+    emitter.emit(expr)
+    return emitter.builder.build()
+
+
+def parse_hiveql(text: str, schema: Schema = None) -> SearchArgument:
+    """Read HiveQL filter text (``hive.io.filter.text``, EXPLAIN's ``filterExpr:``) into the SearchArgument
+    Hive's ``ConvertAstToSearchArg`` builds for it. ``schema``: a mapping column -> Hive type, or a Hive
+    struct type string (``struct<a:int,b:string>``); without one, literals give the types."""
+    return build_search_argument(parse_expression(text), schema)
+
+
+__all__ = ["build_search_argument", "parse_hiveql"]

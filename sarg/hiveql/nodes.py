@@ -1,0 +1,137 @@
+"""The parsed HiveQL filter expression: what the grammar driver (``sarg.hiveql.grammar``) produces and the emitter
+(``sarg.hiveql.emitter``) turns into builder calls.
+
+Values: :class:`Column`, :class:`HqlLiteral` (a literal with its Hive type, a :class:`LiteralKind`) and
+:class:`Opaque` (anything ConvertAstToSearchArg does not understand). Predicates: :class:`Compare`,
+:class:`InList`, :class:`Between`, :class:`IsNull`. Logic: :class:`HqlLogic` (AND / OR) and :class:`HqlNot`.
+The ``Hql`` prefix keeps these apart from the SearchArgument model's and hive_bridge's own nodes.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections import deque
+from dataclasses import dataclass
+from decimal import Decimal
+from enum import Enum
+
+from sarg.literals import Timestamp
+
+
+class LiteralKind(Enum):
+    """The Hive type of a literal (an ``ExprNodeConstantDesc``'s type)."""
+
+    TINYINT = "tinyint"
+    SMALLINT = "smallint"
+    INT = "int"
+    BIGINT = "bigint"
+    FLOAT = "float"
+    DOUBLE = "double"
+    DECIMAL = "decimal"
+    STRING = "string"
+    DATE = "date"
+    TIMESTAMP = "timestamp"
+    BOOLEAN = "boolean"
+    NULL = "void"
+
+
+INTEGRAL_KINDS = frozenset({LiteralKind.TINYINT, LiteralKind.SMALLINT, LiteralKind.INT, LiteralKind.BIGINT})
+NUMERIC_KINDS = INTEGRAL_KINDS | {LiteralKind.FLOAT, LiteralKind.DOUBLE, LiteralKind.DECIMAL}
+
+HqlLiteralValue = int | float | Decimal | str | _dt.date | Timestamp | bool | None
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column reference: its name parts (``t.a`` is ``("t", "a")``; a backquoted name is one part)."""
+
+    parts: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        return ".".join(self.parts)
+
+
+@dataclass(frozen=True)
+class HqlLiteral:
+    """A literal: its Hive type and Python value (None for null)."""
+
+    kind: LiteralKind
+    value: HqlLiteralValue
+
+
+@dataclass(frozen=True)
+class Opaque:
+    """Anything ConvertAstToSearchArg does not understand (functions, arithmetic, CASE, LIKE...)."""
+
+    what: str = "expression"
+
+
+Value = Column | HqlLiteral | Opaque
+
+
+@dataclass(frozen=True)
+class Compare:
+    op: str  # one of = <=> <> < <= > >=  (== and != are normalized)
+    left: Value
+    right: Value
+
+
+@dataclass(frozen=True)
+class InList:
+    value: Value
+    items: tuple[Value, ...]
+    negated: bool
+
+
+@dataclass(frozen=True)
+class Between:
+    value: Value
+    low: Value
+    high: Value
+    negated: bool
+
+
+@dataclass(frozen=True)
+class IsNull:
+    value: Value
+    negated: bool
+
+
+@dataclass(eq=False)
+class HqlLogic:
+    """AND / OR with any number of children (nested ANDs and ORs are merged as they are parsed)."""
+
+    op: str  # "and" | "or"
+    children: deque[Expr]
+    depth: int
+
+
+@dataclass(eq=False)
+class HqlNot:
+    child: Expr
+    depth: int
+
+
+HqlPredicate = Compare | InList | Between | IsNull
+Expr = Column | HqlLiteral | Opaque | Compare | InList | Between | IsNull | HqlLogic | HqlNot
+
+
+__all__ = [
+    "INTEGRAL_KINDS",
+    "NUMERIC_KINDS",
+    "Between",
+    "Column",
+    "Compare",
+    "Expr",
+    "HqlLiteral",
+    "HqlLiteralValue",
+    "HqlLogic",
+    "HqlNot",
+    "HqlPredicate",
+    "InList",
+    "IsNull",
+    "LiteralKind",
+    "Opaque",
+    "Value",
+]
