@@ -125,10 +125,11 @@ def _filter_of(table: HudiTable, filt: str | sarg.SearchArgument | None) -> tupl
     if isinstance(filt, sarg.SearchArgument):
         return filt, to_sql(filt)
     try:
-        if hiveql.looks_like_sarg(filt):
+        if sarg.looks_like_sarg(filt):
             parsed = sarg.parse(filt, schema)
             return parsed, to_sql(parsed)
-        parsed = hiveql.parse_hiveql(filt, schema)
+        # Spark applies this text to rows: leaves Hive would box unlike Spark's comparison stay unknown
+        parsed = hiveql.parse_hiveql(filt, schema, spark_rows=True)
     except sarg.SargError as exc:
         raise SparkReadError(f"cannot read the filter: {exc}") from None
     return parsed, filt  # HiveQL text: Spark applies the user's own filter to rows

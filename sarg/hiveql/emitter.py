@@ -22,8 +22,10 @@ from sarg.hiveql.nodes import (
     HqlNot,
     InList,
     IsNull,
+    LiteralKind,
     Opaque,
 )
+from sarg.literals import Literal
 from sarg.model import SearchArgument, Type
 from sarg.schema import ColumnType, Schema, find_column, resolve_schema
 from sarg.truth import TruthValue
@@ -34,6 +36,17 @@ class _Emitter:
     builder: Builder
     columns: Mapping[str, ColumnType] | None  # None: no schema, types come from the literals
     notes: list[str] = field(default_factory=list)
+    spark_rows: bool = False  # the rows are judged by Spark SQL, not by Hive (see parse_hiveql)
+
+    def box(self, const: HqlLiteral, sarg_type: Type, ctype: ColumnType | None) -> Literal | None:
+        """``box_literal``; with ``spark_rows``, a double literal never becomes an exact integer or decimal:
+        Spark compares a bigint or decimal column with a double literal as doubles (several values round to
+        it) and reads an unsuffixed ``1.0`` as an exact decimal where Hive reads a double."""
+        if self.spark_rows and const.kind in (LiteralKind.DOUBLE, LiteralKind.FLOAT) and \
+                sarg_type in (Type.LONG, Type.DECIMAL):
+            raise ValueError(f"a {const.kind.value} literal against a {sarg_type.value} column compares as a "
+                             "double in Spark SQL")
+        return box_literal(const, sarg_type, ctype)
 
     def maybe(self, why: str) -> None:
         self.notes.append(why)
@@ -124,7 +137,7 @@ class _Emitter:
             op = "<=" if op == "<" else "<"
             self.builder.start_not()
         try:
-            value = box_literal(other, sarg_type, ctype) if isinstance(other, HqlLiteral) else None
+            value = self.box(other, sarg_type, ctype) if isinstance(other, HqlLiteral) else None
         except ValueError as exc:
             self.maybe(str(exc))
         else:
@@ -150,7 +163,7 @@ class _Emitter:
             self.maybe("IN with a value that is not a literal")
             return
         try:
-            values = [box_literal(c, sarg_type, ctype) for c in consts]
+            values = [self.box(c, sarg_type, ctype) for c in consts]
         except ValueError as exc:
             self.maybe(str(exc))
             return
@@ -167,8 +180,8 @@ class _Emitter:
             self.maybe(f"column {node.value.name} has no SARG type")
             return
         try:
-            low = box_literal(node.low, sarg_type, ctype) if isinstance(node.low, HqlLiteral) else None
-            high = box_literal(node.high, sarg_type, ctype) if isinstance(node.high, HqlLiteral) else None
+            low = self.box(node.low, sarg_type, ctype) if isinstance(node.low, HqlLiteral) else None
+            high = self.box(node.high, sarg_type, ctype) if isinstance(node.high, HqlLiteral) else None
         except ValueError as exc:
             self.maybe(str(exc))
             return
@@ -191,19 +204,24 @@ def _is_plain_boolean(ctype: ColumnType) -> bool:
     return ctype.hive_type.strip().lower() in ("boolean", "bool")
 
 
-def build_search_argument(expr: Expr, schema: Schema = None) -> SearchArgument:
-    """The SearchArgument Hive builds for a parsed expression."""
+def build_search_argument(expr: Expr, schema: Schema = None, *, spark_rows: bool = False) -> SearchArgument:
+    """The SearchArgument Hive builds for a parsed expression (see :func:`parse_hiveql` for ``spark_rows``)."""
     columns = resolve_schema(schema) if schema is not None else None
-    emitter = _Emitter(Builder(), columns)
+    emitter = _Emitter(Builder(), columns, spark_rows=spark_rows)
     emitter.emit(expr)
     return emitter.builder.build()
 
 
-def parse_hiveql(text: str, schema: Schema = None) -> SearchArgument:
+def parse_hiveql(text: str, schema: Schema = None, *, spark_rows: bool = False) -> SearchArgument:
     """Read HiveQL filter text (``hive.io.filter.text``, EXPLAIN's ``filterExpr:``) into the SearchArgument
     Hive's ``ConvertAstToSearchArg`` builds for it. ``schema``: a mapping column -> Hive type, or a Hive
-    struct type string (``struct<a:int,b:string>``); without one, literals give the types."""
-    return build_search_argument(parse_expression(text), schema)
+    struct type string (``struct<a:int,b:string>``); without one, literals give the types.
+
+    ``spark_rows=True``: the same text will be applied to rows by Spark SQL (a Hive-on-Spark read), so a leaf
+    Hive would box in a way Spark does not compare is left unknown (YES_NO_NULL) instead: a double literal
+    against a bigint or decimal column (Hive boxes ``big = 9007199254740992D`` to the exact LONG
+    9007199254740992; Spark compares as doubles and 9007199254740993 matches too)."""
+    return build_search_argument(parse_expression(text), schema, spark_rows=spark_rows)
 
 
 __all__ = ["build_search_argument", "parse_hiveql"]

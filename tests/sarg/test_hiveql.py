@@ -508,3 +508,20 @@ def test_operators_of_every_leaf_kind_appear() -> None:
 def test_parse_expression_keeps_the_parsed_shape() -> None:
     expr = parse_expression("a = 1 and b = 2 and (c = 3 and d = 4)")
     assert expr.__class__.__name__ == "HqlLogic" and len(expr.children) == 4  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("text", ["big = 9007199254740992D", "big <= 9.007199254740992E15",
+                                  "big in (9.007199254740992E15, 1D)", "big between 1 and 9007199254740992D",
+                                  "dec = 0.1D"])
+def test_spark_rows_leave_double_literals_on_exact_columns_unknown(text: str) -> None:
+    """Hive boxes a double literal against a bigint (or decimal) column to one exact value; Spark compares as
+    doubles, where several values round to the literal: for a read whose rows Spark judges, that leaf is
+    unknown (never prunes)."""
+    schema = {"big": "bigint", "dec": "decimal(20,19)"}
+    hive = parse_hiveql(text, schema)
+    spark = parse_hiveql(text, schema, spark_rows=True)
+    assert "YES_NO_NULL" not in str(hive)
+    assert str(spark) == "YES_NO_NULL"
+    # an exact decimal literal (BD) and an integer literal still box exactly
+    assert "YES_NO_NULL" not in str(parse_hiveql("big = 9007199254740993BD", schema, spark_rows=True))
+    assert "YES_NO_NULL" not in str(parse_hiveql("big = 9007199254740993", schema, spark_rows=True))
