@@ -33,7 +33,7 @@ from typing import Generic, TypeVar
 
 import sarg
 from hive_bridge.errors import HiveBridgeError
-from sarg import ExpressionTree, Operator, PredicateLeaf, SearchArgument, TreeOperator, TruthValue, Type
+from sarg import ExpressionTree, Operator, PredicateLeaf, SearchArgument, TruthValue, Type
 from sarg.literals import Literal, Timestamp, UnknownLiteral, literal_str
 from sarg.schema import ColumnType, Schema, lookup, resolve_schema
 
@@ -349,37 +349,33 @@ def translate(source: SearchArgument | ExpressionTree, schema: Schema = None) ->
         return unknown("the SearchArgument text has more than one reading (a string literal holds parentheses, "
                        "which Hive prints without escaping): the whole filter is unknown")
     tree = source.expression if isinstance(source, SearchArgument) else source
-    columns = resolve_schema(schema)
-    # iterative post-order over the (possibly deep, parser-lenient) tree
-    results: dict[int, HudiExpression] = {}
-    stack: list[tuple[ExpressionTree, bool]] = [(tree, False)]
-    while stack:
-        node, done = stack.pop()
-        op = node.operator
-        if op is TreeOperator.LEAF:
-            assert node.leaf is not None
-            results[id(node)] = translate_leaf(node.leaf, columns)
-            continue
-        if op is TreeOperator.CONSTANT:
-            assert node.constant is not None
-            value = node.constant
-            results[id(node)] = (unknown("a YES_NO_NULL constant in the SearchArgument")
-                                 if value is TruthValue.YES_NO_NULL else Constant(value, "a constant"))
-            continue
-        if not done:
-            stack.append((node, True))
-            stack.extend((kid, False) for kid in node.children)
-            continue
-        kids = tuple(results[id(kid)] for kid in node.children)
-        if not kids:
-            raise ExpressionError(f"{op.value} node without children")
-        if op is TreeOperator.NOT:
-            results[id(node)] = kids[0].negate()
-        elif op is TreeOperator.AND:
-            results[id(node)] = kids[0] if len(kids) == 1 else And(kids)
-        else:
-            results[id(node)] = kids[0] if len(kids) == 1 else Or(kids)
-    return results[id(tree)]
+    return sarg.visit(tree, _Translate(resolve_schema(schema)))
+
+
+class _Translate(sarg.TreeVisitor[HudiExpression]):
+    def __init__(self, columns: Mapping[str, ColumnType] | None) -> None:
+        self.columns = columns
+
+    def visit_leaf(self, leaf: PredicateLeaf, leaf_id: int | None) -> HudiExpression:
+        return translate_leaf(leaf, self.columns)
+
+    def visit_constant(self, value: TruthValue) -> HudiExpression:
+        if value is TruthValue.YES_NO_NULL:
+            return unknown("a YES_NO_NULL constant in the SearchArgument")
+        return Constant(value, "a constant")
+
+    def visit_not(self, child: HudiExpression) -> HudiExpression:
+        return child.negate()
+
+    def visit_and(self, children: list[HudiExpression]) -> HudiExpression:
+        if not children:
+            raise ExpressionError("and node without children")
+        return children[0] if len(children) == 1 else And(tuple(children))
+
+    def visit_or(self, children: list[HudiExpression]) -> HudiExpression:
+        if not children:
+            raise ExpressionError("or node without children")
+        return children[0] if len(children) == 1 else Or(tuple(children))
 
 
 _SARG_OPS = {

@@ -21,6 +21,7 @@ from hive_bridge.pruning.pruner import (
 )
 from hive_bridge.table import FileSlice, HudiTable, HudiTableError
 from hive_bridge.table.stats import ColumnStatsIndex
+from sarg.schema import split_type_list
 
 # Hive's JobConf keys (ql/.../TableScanDesc, ConvertAstToSearchArg, serdeConstants, FileInputFormat).
 FILTER_EXPR_SERIALIZED = "hive.io.filter.expr.serialized"
@@ -42,31 +43,10 @@ class JobConf(dict[str, str]):
     def schema(self) -> dict[str, str]:
         """Column name -> Hive type from ``columns`` / ``columns.types`` (empty if absent)."""
         names = [n for n in self.get(COLUMNS, "").split(",") if n]
-        types = split_hive_types(self.get(COLUMNS_TYPES, ""))
+        types = split_type_list(self.get(COLUMNS_TYPES, ""))
         if names and types and len(names) != len(types):
             raise HandlerError(f"{COLUMNS} has {len(names)} names but {COLUMNS_TYPES} has {len(types)} types")
         return dict(zip(names, types, strict=False))
-
-
-def split_hive_types(text: str) -> list[str]:
-    """Split Hive's ``columns.types`` (``:``-separated, or ``,``) without breaking ``decimal(10,2)`` or
-    ``struct<a:int,b:string>``."""
-    out: list[str] = []
-    depth = 0
-    current: list[str] = []
-    for ch in text:
-        if ch in "<(":
-            depth += 1
-        elif ch in ">)":
-            depth -= 1
-        if ch in ":," and depth == 0:
-            out.append("".join(current).strip())
-            current = []
-        else:
-            current.append(ch)
-    if current or out:
-        out.append("".join(current).strip())
-    return [t for t in out if t]
 
 
 @dataclass(frozen=True)
@@ -264,7 +244,6 @@ def job_conf_for(table: HudiTable, filter_text: str | None = None) -> JobConf:
     conf = JobConf()
     HudiStorageHandler().configure_table_job_properties(table_desc(table), conf)
     if filter_text:
-        from sarg import hiveql
 
-        conf[SARG_PUSHDOWN if hiveql.looks_like_sarg(filter_text) else FILTER_TEXT] = filter_text
+        conf[SARG_PUSHDOWN if sarg.looks_like_sarg(filter_text) else FILTER_TEXT] = filter_text
     return conf

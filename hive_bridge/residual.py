@@ -11,10 +11,11 @@ the ones that can never be true (NO, NULL, NO_NULL), which become FALSE.
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from decimal import Decimal
 
 import sarg
-from sarg import Operator, TreeOperator, TruthValue
+from sarg import Operator, TruthValue
 from sarg.literals import Literal, Timestamp, java_double_str
 
 
@@ -76,30 +77,30 @@ def _leaf_sql(leaf: sarg.PredicateLeaf) -> str | None:
 def to_sql(arg: sarg.SearchArgument | sarg.ExpressionTree) -> str:
     """The SearchArgument as a Spark SQL boolean expression (see the module doc for unknown leaves)."""
     tree = arg.expression if isinstance(arg, sarg.SearchArgument) else arg
-    return _node_sql(tree)
+    return sarg.visit(tree, _ToSql()).sql
 
 
-def _node_sql(node: sarg.ExpressionTree) -> str:
-    op = node.operator
-    if op is TreeOperator.CONSTANT:
-        return "TRUE" if node.constant is not None and node.constant.is_needed() else "FALSE"
-    if op is TreeOperator.LEAF:
-        assert node.leaf is not None
-        return _leaf_sql(node.leaf) or "TRUE"
-    if op is TreeOperator.NOT:
-        child = node.children[0]
-        if _has_unknown(child):
-            return "TRUE"
-        return f"(NOT {_node_sql(child)})"
-    joiner = " AND " if op is TreeOperator.AND else " OR "
-    return "(" + joiner.join(_node_sql(kid) for kid in node.children) + ")"
+@dataclass(frozen=True)
+class _Sql:
+    sql: str
+    unknown: bool  # the subtree holds a leaf or constant that is not a plain YES/NO
 
 
-def _has_unknown(node: sarg.ExpressionTree) -> bool:
-    for n in node.walk():
-        if n.operator is TreeOperator.LEAF and n.leaf is not None and _leaf_sql(n.leaf) is None:
-            return True
-        if n.operator is TreeOperator.CONSTANT and n.constant is not TruthValue.YES and \
-                n.constant is not TruthValue.NO:
-            return True
-    return False
+class _ToSql(sarg.TreeVisitor[_Sql]):
+    """A NOT over anything unknown is TRUE (the rows it would exclude are not known); an unknown leaf is TRUE."""
+
+    def visit_leaf(self, leaf: sarg.PredicateLeaf, leaf_id: int | None) -> _Sql:
+        sql = _leaf_sql(leaf)
+        return _Sql(sql or "TRUE", sql is None)
+
+    def visit_constant(self, value: TruthValue) -> _Sql:
+        return _Sql("TRUE" if value.is_needed() else "FALSE", value not in (TruthValue.YES, TruthValue.NO))
+
+    def visit_not(self, child: _Sql) -> _Sql:
+        return _Sql("TRUE" if child.unknown else f"(NOT {child.sql})", child.unknown)
+
+    def visit_and(self, children: list[_Sql]) -> _Sql:
+        return _Sql("(" + " AND ".join(c.sql for c in children) + ")", any(c.unknown for c in children))
+
+    def visit_or(self, children: list[_Sql]) -> _Sql:
+        return _Sql("(" + " OR ".join(c.sql for c in children) + ")", any(c.unknown for c in children))

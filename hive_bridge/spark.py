@@ -31,6 +31,7 @@ from hive_bridge.pruning import ListStatusResult, prune_slices
 from hive_bridge.residual import to_sql
 from hive_bridge.table import FileSlice, HudiTable, HudiTableError
 from hive_bridge.table.stats import ColumnStatsIndex
+from sarg.schema import find_column
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -328,7 +329,8 @@ def last_scan_report(path: str | os.PathLike[str] | None = None) -> dict[str, An
 
 def spark_filters_to_sarg(filters: Sequence[Any], types: dict[str, sarg.Type]) -> tuple[sarg.SearchArgument | None,
                                                                                         list[Any]]:
-    """Spark's pushed filters (conjuncts) as one SearchArgument, with Spark's ORC conversion semantics:
+    """Spark's pushed filters (conjuncts) as one SearchArgument, with Spark's ORC conversion semantics
+    (``types``: column name -> SARG type; names are matched by :func:`sarg.schema.find_column`):
     > is NOT <=, >= is NOT <, IsNotNull is NOT IS_NULL, Not(f) is NOT f. Returns the SearchArgument and the
     filters that could not be converted (Spark keeps applying those)."""
     from pyspark.sql import datasource as ds
@@ -374,10 +376,10 @@ def spark_filters_to_sarg(filters: Sequence[Any], types: dict[str, sarg.Type]) -
             _emit_into(b, f.child)
             b.end()
             return True
-        name = column(f) if hasattr(f, "attribute") else None
-        t = types.get(name.lower()) if name else None
-        if name is None or t is None:
+        found = find_column(types, column(f)) if hasattr(f, "attribute") else None
+        if found is None:  # not a column of the table, or an ambiguous name: Spark applies it, nothing prunes
             return False
+        name, t = found
         try:
             if isinstance(f, ds.EqualTo):
                 b.equals(name, t, literal(f.value, t))
@@ -535,7 +537,7 @@ class HudiHiveReader(DataSourceReader):
             for name, hive_type in table_sarg_schema(table).items():
                 ct = type_of(hive_type)
                 if ct.sarg_type is not None:
-                    types[name.lower()] = ct.sarg_type
+                    types[name] = ct.sarg_type
             filt, _ = spark_filters_to_sarg(self._pushed(), types)
         listing = prune_slices(table, ColumnStatsIndex(table), table.latest_file_slices(), filt, None,
                                self.options.get("sessionTimeZone", "UTC"))

@@ -26,6 +26,8 @@ from decimal import Decimal
 
 import pyarrow as pa
 
+from sarg.schema import find_column
+
 SEP = "::"
 MIN, MAX, NULL_COUNT, MIN_EXACT, MAX_EXACT, NAN_COUNT = "min", "max", "null_count", "min_exact", "max_exact", \
     "nan_count"
@@ -82,13 +84,11 @@ def data_columns(schema: pa.Schema) -> dict[str, pa.DataType]:
 
 
 def resolve_column(columns: Mapping[str, object], name: str) -> str | None:
-    """The statistics column a SearchArgument column name means: exact match, else the single
-    case-insensitive match (Hive lower-cases names: ORC-670, SPARK-32646); None when absent or ambiguous."""
-    if name in columns:
-        return name
-    low = name.lower()
-    matches = [c for c in columns if c.lower() == low]
-    return matches[0] if len(matches) == 1 else None
+    """The statistics column a SearchArgument column name means, by sarg's one rule for names
+    (:func:`sarg.schema.find_column`: exact, else the single case-insensitive match); None if absent or
+    ambiguous."""
+    found = find_column(columns, name)
+    return None if found is None else found[0]
 
 
 @dataclass(frozen=True)

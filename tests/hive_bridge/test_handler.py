@@ -14,14 +14,14 @@ from hive_bridge.handler import (
     HudiStorageHandler,
     JobConf,
     TableDesc,
-    split_hive_types,
 )
+from sarg.schema import split_type_list
 
 
 def test_split_hive_types_keeps_nested_commas_and_colons() -> None:
-    assert split_hive_types("int:string:decimal(10,2):struct<a:int,b:string>:date") == [
+    assert split_type_list("int:string:decimal(10,2):struct<a:int,b:string>:date") == [
         "int", "string", "decimal(10,2)", "struct<a:int,b:string>", "date"]
-    assert split_hive_types("") == []
+    assert split_type_list("") == []
 
 
 def test_jobconf_schema_and_mismatch() -> None:
