@@ -25,7 +25,7 @@ from sarg.hiveql.nodes import (
     LiteralKind,
     Opaque,
 )
-from sarg.literals import Literal
+from sarg.literals import Literal, Timestamp
 from sarg.model import SearchArgument, Type
 from sarg.schema import ColumnType, Schema, find_column, resolve_schema
 from sarg.truth import TruthValue
@@ -41,12 +41,19 @@ class _Emitter:
     def box(self, const: HqlLiteral, sarg_type: Type, ctype: ColumnType | None) -> Literal | None:
         """``box_literal``; with ``spark_rows``, a double literal never becomes an exact integer or decimal:
         Spark compares a bigint or decimal column with a double literal as doubles (several values round to
-        it) and reads an unsuffixed ``1.0`` as an exact decimal where Hive reads a double."""
-        if self.spark_rows and const.kind in (LiteralKind.DOUBLE, LiteralKind.FLOAT) and \
-                sarg_type in (Type.LONG, Type.DECIMAL):
-            raise ValueError(f"a {const.kind.value} literal against a {sarg_type.value} column compares as a "
-                             "double in Spark SQL")
-        return box_literal(const, sarg_type, ctype)
+        it) and reads an unsuffixed ``1.0`` as an exact decimal where Hive reads a double; it compares a decimal
+        column with a string literal as doubles too (``'12.5000000000000001'`` equals 12.50); and it truncates a
+        timestamp literal to microseconds where Hive keeps nanoseconds."""
+        if self.spark_rows:
+            if const.kind in (LiteralKind.DOUBLE, LiteralKind.FLOAT) and sarg_type in (Type.LONG, Type.DECIMAL):
+                raise ValueError(f"a {const.kind.value} literal against a {sarg_type.value} column compares as a "
+                                 "double in Spark SQL")
+            if const.kind is LiteralKind.STRING and sarg_type is Type.DECIMAL:
+                raise ValueError("a string literal against a decimal column compares as a double in Spark SQL")
+        value = box_literal(const, sarg_type, ctype)
+        if self.spark_rows and isinstance(value, Timestamp) and value.nanos % 1000:
+            raise ValueError(f"{value}: Spark SQL truncates a timestamp literal to microseconds")
+        return value
 
     def maybe(self, why: str) -> None:
         self.notes.append(why)

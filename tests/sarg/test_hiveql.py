@@ -512,12 +512,14 @@ def test_parse_expression_keeps_the_parsed_shape() -> None:
 
 @pytest.mark.parametrize("text", ["big = 9007199254740992D", "big <= 9.007199254740992E15",
                                   "big in (9.007199254740992E15, 1D)", "big between 1 and 9007199254740992D",
-                                  "dec = 0.1D"])
+                                  "dec = 0.1D", "dec = '12.5000000000000001'", "dec in ('1', '2')",
+                                  "ts = '2024-01-05 03:00:00.0000001'",
+                                  "ts >= timestamp '2024-01-05 03:00:00.123456789'"])
 def test_spark_rows_leave_double_literals_on_exact_columns_unknown(text: str) -> None:
     """Hive boxes a double literal against a bigint (or decimal) column to one exact value; Spark compares as
     doubles, where several values round to the literal: for a read whose rows Spark judges, that leaf is
     unknown (never prunes)."""
-    schema = {"big": "bigint", "dec": "decimal(20,19)"}
+    schema = {"big": "bigint", "dec": "decimal(20,19)", "ts": "timestamp"}
     hive = parse_hiveql(text, schema)
     spark = parse_hiveql(text, schema, spark_rows=True)
     assert "YES_NO_NULL" not in str(hive)
@@ -525,3 +527,4 @@ def test_spark_rows_leave_double_literals_on_exact_columns_unknown(text: str) ->
     # an exact decimal literal (BD) and an integer literal still box exactly
     assert "YES_NO_NULL" not in str(parse_hiveql("big = 9007199254740993BD", schema, spark_rows=True))
     assert "YES_NO_NULL" not in str(parse_hiveql("big = 9007199254740993", schema, spark_rows=True))
+    assert "YES_NO_NULL" not in str(parse_hiveql("ts = '2024-01-05 03:00:00.123456'", schema, spark_rows=True))
