@@ -81,3 +81,25 @@ def test_scan_report_says_whether_pushed_filters_pruned(spark, reuse_table) -> N
     else:  # Spark shares one read plan among the scans of a relation: pruning with pushed filters is unsafe
         assert report["pruning"] is False and report["files_read"] == 32
         assert "shares" in report["why_not"]
+
+
+def test_the_pruning_reader_prunes_with_exactly_its_pushed_filters(reuse_table) -> None:  # type: ignore[no-untyped-def]
+    """The reader a scan-scoped Spark gets (not 4.3's): its partitions are pruned by the filters pushed to it,
+    and a fresh reader (a scan that pushed nothing) plans every slice. Run in-process, as a planning worker would."""
+    from pyspark.sql.datasource import EqualTo, GreaterThan, IsNotNull
+
+    from hive_bridge.spark import HudiHiveReader, PruningHudiHiveReader, spark_schema
+    from hive_bridge.table import HudiTable
+
+    schema = spark_schema(HudiTable.open(reuse_table).arrow_schema())
+    reader = PruningHudiHiveReader(str(reuse_table), schema, {})
+    pushed = [IsNotNull(("id",)), EqualTo(("id",), 14)]
+    assert list(reader.pushFilters(pushed)) == pushed  # every filter stays with Spark: pruning is by file
+    assert len(reader.partitions()) == 1
+    report = last_scan_report(str(reuse_table))
+    assert report is not None and report["pruning"] is True and report["files_read"] == 1
+    assert len(PruningHudiHiveReader(str(reuse_table), schema, {}).partitions()) == 32
+    wide = PruningHudiHiveReader(str(reuse_table), schema, {})
+    list(wide.pushFilters([GreaterThan(("price",), 1e9)]))  # NaN sorts above every number: no file is skipped
+    assert len(wide.partitions()) == 32
+    assert len(HudiHiveReader(str(reuse_table), schema, {}).partitions()) == 32
