@@ -30,7 +30,8 @@ from hive_bridge.handler import HoodieParquetInputFormat, HudiStorageHandler
 from hive_bridge.pruning import ListStatusResult, prune_slices
 from hive_bridge.residual import to_sql
 from hive_bridge.table import FileSlice, HudiTable, HudiTableError
-from hive_bridge.table.stats import ColumnStatsIndex
+from hive_bridge.table.fsview import HIVE_DEFAULT_PARTITION
+from hive_bridge.table.stats import PARQUET_SUFFIX, ColumnStatsIndex
 from sarg.schema import find_column
 
 if TYPE_CHECKING:
@@ -177,12 +178,13 @@ def read_slices(spark: SparkSession, table: HudiTable, slices: Sequence[FileSlic
     sp_schema = spark_schema(schema)
     file_cols = set(table.file_schema().names)
     path_cols = [f for f in table.properties.partition_fields if f not in file_cols]
-    # Spark's parquet reader takes base files without logs; hudi-rs's file-group reader the rest: slices with
-    # log files (merged), log-only file groups, and base files of other formats (Lance)
-    plain = [(s, s.base_file.full_path) for s in slices
-             if s.base_file is not None and not s.log_files and s.base_file.path.endswith(".parquet")]
-    merged = [s for s in slices
-              if s.log_files or s.base_file is None or not s.base_file.path.endswith(".parquet")]
+    plain: list[tuple[FileSlice, str]] = []
+    merged: list[FileSlice] = []
+    for s in slices:
+        if s.base_file is None or _read_by_hudi_rs(s.base_file.path, bool(s.log_files)):
+            merged.append(s)
+        else:
+            plain.append((s, s.base_file.full_path))
     frames: list[DataFrame] = []
     if plain:
         if path_cols:
@@ -204,6 +206,12 @@ def read_slices(spark: SparkSession, table: HudiTable, slices: Sequence[FileSlic
     return out.select(*[f"`{f.name}`" for f in schema])
 
 
+def _read_by_hudi_rs(base: str, has_logs: bool) -> bool:
+    """Whether a slice is read by hudi-rs's file-group reader rather than a parquet reader: slices with log files
+    (merged), log-only file groups (no base), base files of other formats (Lance)."""
+    return has_logs or not base.endswith(PARQUET_SUFFIX)
+
+
 def _read_parquet(spark: SparkSession, table: HudiTable, paths: list[str], path_cols: list[str],
                   values: dict[str, str]) -> DataFrame:
     from pyspark.sql import functions as F
@@ -219,7 +227,7 @@ def _read_parquet(spark: SparkSession, table: HudiTable, paths: list[str], path_
     for col in path_cols:
         value = values.get(col)
         typ = spark_schema(pa.schema([full.field(col)])).fields[0].dataType
-        lit = F.lit(None if value in (None, "__HIVE_DEFAULT_PARTITION__") else value)
+        lit = F.lit(None if value in (None, HIVE_DEFAULT_PARTITION) else value)
         df = df.withColumn(col, lit.cast(typ))
     return df
 
@@ -558,7 +566,7 @@ class HudiHiveReader(DataSourceReader):
         target = to_arrow_schema(self.schema, timezone="UTC")  # Spark's TimestampType is UTC-adjusted
         assert isinstance(partition, _FilesPartition)
         for base, logs, values in partition.files:
-            if logs or not base or not base.endswith(".parquet"):
+            if _read_by_hudi_rs(base, bool(logs)):
                 rel = os.path.relpath(base, self.path) if base else ""
                 batches = _merge_with_hudi(_hudi_reader(self.path), rel,
                                            [os.path.relpath(p, self.path) for p in logs])
@@ -610,7 +618,7 @@ def _conform(table: pa.Table, target: pa.Schema, partition_values: dict[str, str
             cols.append(col.cast(f.type) if col.type != f.type else col)
         elif f.name in partition_values:
             value = partition_values[f.name]
-            arr = pa.array([None if value == "__HIVE_DEFAULT_PARTITION__" else value] * table.num_rows,
+            arr = pa.array([None if value == HIVE_DEFAULT_PARTITION else value] * table.num_rows,
                            pa.string())
             cols.append(arr.cast(f.type))
         else:

@@ -19,6 +19,7 @@ from hive_bridge.expression import translate
 from hive_bridge.hive_types import table_sarg_schema
 from hive_bridge.pruning.vectorized import StatsTable, prune
 from hive_bridge.table import FileSlice, HudiTable
+from hive_bridge.table.fsview import HIVE_DEFAULT_PARTITION
 from hive_bridge.table.stats import ColumnStatsIndex
 from hive_bridge.table.stats_table import (
     BOUND_STATS,
@@ -29,8 +30,6 @@ from hive_bridge.table.stats_table import (
     NULL_COUNT,
     stat_name,
 )
-
-HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 
 
 @dataclass(frozen=True)

@@ -106,6 +106,10 @@ def parse_base_file_name(name: str, extension: str = ".parquet") -> tuple[str, s
     return parts[0], parts[1], parts[2]
 
 
+#: the partition path value Hive and Hudi write for a NULL partition value
+HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+
+
 def partition_values_for(path: str, properties: TableProperties) -> dict[str, str]:
     """Partition column values encoded in a partition path (hive-style `k=v/...`, plain `v/...` or none)."""
     fields = properties.partition_fields

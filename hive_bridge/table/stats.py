@@ -69,7 +69,6 @@ FORMAT_KEY = b"hive_bridge.column_stats.format"
 FORMAT_VERSION = b"2"  # 2: byte-array exactness judged by the writer
 # the statistics table's layout is defined once, in hive_bridge.table.stats_table; the index's segments hold its
 # file columns except has_log_files (a property of the listing, not of the file) and every statistics column
-STAT_KINDS = BOUND_STATS
 KEY_FIELDS = FILE_FIELDS[:5]
 HAS_LOG_FILES = FILE_FIELDS[5]
 #: rewrite all segments into one when there are more than this many
@@ -691,11 +690,11 @@ def validate_segment(segment: pa.Table, where: str) -> None:
     for name in segment.column_names:
         if SEP in name:  # any statistics-looking name: an unknown kind is refused, not ignored
             leaf, _, kind = name.rpartition(SEP)
-            if kind not in STAT_KINDS:
+            if kind not in BOUND_STATS:
                 raise HudiTableError(f"{where}: unknown statistics column {name}")
             by_leaf.setdefault(leaf, set()).add(kind)
     for leaf, kinds in by_leaf.items():
-        if kinds != set(STAT_KINDS):
+        if kinds != set(BOUND_STATS):
             raise HudiTableError(f"{where}: statistics of {leaf} are incomplete")
         for kind, typ in ((NULL_COUNT, pa.int64()), (MIN_EXACT, pa.bool_()), (MAX_EXACT, pa.bool_())):
             if segment.schema.field(stat_name(leaf, kind)).type != typ:

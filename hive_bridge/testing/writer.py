@@ -26,10 +26,10 @@ import pyarrow.parquet as pq
 
 from hive_bridge.table.avro_schema import arrow_to_avro_schema
 from hive_bridge.table.errors import HudiTableError
+from hive_bridge.table.fsview import HIVE_DEFAULT_PARTITION
 from hive_bridge.table.properties import HOODIE_DIR, PROPERTIES_FILE, TableProperties
 from hive_bridge.table.table import META_FIELDS, HudiTable
 
-DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 PARTITION_METADATA = ".hoodie_partition_metadata"
 
 
@@ -411,7 +411,7 @@ class HudiWriter:
         for row in zip(*cols, strict=True):
             segs = []
             for f, v in zip(fields, row, strict=True):
-                value = DEFAULT_PARTITION if v is None or v == "" else v
+                value = HIVE_DEFAULT_PARTITION if v is None or v == "" else v
                 segs.append(f"{f}={value}" if hive else value)
             out.append("/".join(segs))
         return out
