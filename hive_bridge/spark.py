@@ -77,10 +77,16 @@ def guard_parquet_pushdown(spark: SparkSession) -> bool:
     return True
 
 
-def session(app: str = "hive-bridge", master: str = "local[2]", **conf: str) -> SparkSession:
-    """A SparkSession configured for hive-bridge (workers use this interpreter; UTC; Python filter pushdown)."""
+def use_this_interpreter() -> None:
+    """Python workers run this interpreter (unless PYSPARK_PYTHON says otherwise): set before the JVM starts,
+    which copies the environment."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+
+
+def session(app: str = "hive-bridge", master: str = "local[2]", **conf: str) -> SparkSession:
+    """A SparkSession configured for hive-bridge (workers use this interpreter; UTC; Python filter pushdown)."""
+    use_this_interpreter()
     from pyspark.sql import SparkSession
 
     builder = (SparkSession.builder.master(master).appName(app)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 import threading
 from collections.abc import Iterator
 from importlib import resources
@@ -74,9 +73,9 @@ def _launch_filtered_gateway() -> None:
     ensure = getattr(SparkContext, "_ensure_initialized", None)
     if ensure is None:  # pragma: no cover - a PySpark without the hook: session() starts the JVM unfiltered
         return
-    # as hive_bridge.spark.session() does, before the JVM copies the environment
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from hive_bridge.spark import use_this_interpreter
+
+    use_this_interpreter()  # before the JVM copies the environment
     read_fd, write_fd = os.pipe()
     forwarder = threading.Thread(target=_forward, args=(read_fd,), name="jvm-stderr", daemon=True)
     forwarder.start()
