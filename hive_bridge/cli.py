@@ -47,7 +47,7 @@ def cmd_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
     table = _open_table(args.table)
     try:  # log lines are streamed: an unreadable file is found while replaying
         return replay(table, input_lines(args.logs), out=out, err=err, time_zone=args.time_zone,
-                      verify=args.verify, verbose=args.verbose, as_json=args.json)
+                      verify=args.verify, verbose=args.verbose, as_json=args.json, query_type=args.query_type)
     except ReplayInputError as exc:
         raise UsageError(str(exc)) from None
 
@@ -129,6 +129,15 @@ def _verdict_groups(verdicts: Sequence[FileVerdict], leaves: Sequence[str], cons
     return sorted(counts.items(), key=lambda kv: (order.get(kv[0][0], 3), -kv[1], kv[0][1], kv[0][2]))
 
 
+def _query_type_arg(text: str) -> str:
+    from hive_bridge.pruning.pruner import check_query_type
+
+    try:
+        return check_query_type(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
     from hive_bridge.expression import translate
 
@@ -141,7 +150,7 @@ def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
         return 1
     expression = translate(parsed, schema)
     listing = prune_slices(table, ColumnStatsIndex(table), table.latest_file_slices(), parsed, None,
-                           args.time_zone, explain=True)
+                           args.time_zone, explain=True, query_type=args.query_type)
     leaves, constants = _explain_leaves(expression)
     groups = _verdict_groups(listing.verdicts, leaves, constants)
     # kept files first (they are what a read reads), then the skipped ones, each in listing order
@@ -162,11 +171,15 @@ def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
             "dropped_by_statistics": listing.dropped_by_statistics,
             "kept_unknown": listing.kept_unknown,
             "kept_log_files": listing.kept_log_files,
+            "query_type": listing.query_type,
+            "log_files_total": listing.log_files_total,
+            "log_files_unknown": listing.log_files_unknown,
             "summary": [{"verdict": "skip" if label == "skip" else "keep", "unknown": label == "keep (unknown)",
                          "stage": stage, "reason": reason, "files": n}
                         for (label, stage, reason), n in groups],
             "files": [{"path": v.path, "partition": v.partition, "kept": v.kept, "unknown": v.unknown,
-                       "stage": v.stage, "truth": str(v.truth) if v.truth else None, "reason": v.reason.strip()}
+                       "stage": v.stage, "truth": str(v.truth) if v.truth else None, "reason": v.reason.strip(),
+                       **({"parts": [{"file": name, "truth": truth} for name, truth in v.parts]} if v.parts else {})}
                       for v in shown],
             "files_omitted": len(ordered) - len(shown),
         }
@@ -200,7 +213,9 @@ def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
                   highlight=False)
     out.print(f"files kept {listing.files_kept} / {listing.files_total}: dropped {listing.dropped_by_partition} by "
               f"partition values, {listing.dropped_by_statistics} by statistics; {listing.kept_unknown} kept "
-              f"because something was unknown; {listing.kept_log_files} with log files", highlight=False)
+              f"because something was unknown; {listing.kept_log_files} with log files ({listing.query_type} query; "
+              f"{listing.log_files_total} log files, {listing.log_files_unknown} with unknown statistics)",
+              highlight=False)
     return 0
 
 
@@ -238,9 +253,9 @@ def cmd_read(args: argparse.Namespace, out: Console, err: Console) -> int:
     location = _check_read_filter(args)
     spark = spark_start.start_session("hive-bridge-read", verbose=args.verbose)
     if location is not None:
-        read = read_hudi(spark, location, args.filter)
+        read = read_hudi(spark, location, args.filter, query_type=args.query_type)
     else:
-        read = read_table(spark, args.table, args.filter)
+        read = read_table(spark, args.table, args.filter, query_type=args.query_type)
     listing = read.listing
     err.print(f"read {listing.files_kept} of {listing.files_total} files "
               f"({human_bytes(listing.bytes_kept)} of {human_bytes(listing.bytes_total)})", highlight=False)
@@ -314,6 +329,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="JSON Lines: one object per distinct filter")
     p.add_argument("--verify", action="store_true", help="read each filter pruned and unpruned with Spark")
     p.add_argument("--time-zone", default="UTC", help="session time zone for timestamp literals (default UTC)")
+    p.add_argument("--query-type", type=_query_type_arg, default="snapshot", metavar="snapshot|read_optimized",
+                   help="snapshot (default): base files merged with log files, judged by both; read_optimized: base "
+                        "files only (Hive sync's <t>_ro)")
     p.set_defaults(func=cmd_replay)
 
     p = command("explain", "a filter's SearchArgument, HudiExpression, a summary of the files' verdicts by reason, "
@@ -326,6 +344,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "with --json all)")
     p.add_argument("--json", action="store_true",
                    help="one JSON document: the filter's forms, the counts, the summary and the per-file verdicts")
+    p.add_argument("--query-type", type=_query_type_arg, default="snapshot", metavar="snapshot|read_optimized",
+                   help="snapshot (default): base files merged with log files, judged by both; read_optimized: base "
+                        "files only (Hive sync's <t>_ro)")
     p.set_defaults(func=cmd_explain)
 
     p = command("read", "read a Hudi table through the pruned Hive-on-Spark path", spark=True)
@@ -336,6 +357,9 @@ def build_parser() -> argparse.ArgumentParser:
     g = p.add_mutually_exclusive_group()
     g.add_argument("--limit", type=int, default=20)
     g.add_argument("--output", default=None, help="write the rows as parquet to this folder")
+    p.add_argument("--query-type", type=_query_type_arg, default="snapshot", metavar="snapshot|read_optimized",
+                   help="snapshot (default): base files merged with log files, judged by both; read_optimized: base "
+                        "files only (Hive sync's <t>_ro)")
     p.set_defaults(func=cmd_read)
 
     p = command("index", "build or refresh the column-statistics index")

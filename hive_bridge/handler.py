@@ -16,7 +16,10 @@ from dataclasses import dataclass, field
 import sarg
 from hive_bridge.errors import HiveBridgeError
 from hive_bridge.pruning.pruner import (
+    READ_OPTIMIZED,
+    SNAPSHOT,
     ListStatusResult,
+    check_query_type,
     prune_slices,
 )
 from hive_bridge.table import FileSlice, HudiTable, HudiTableError
@@ -169,11 +172,19 @@ class HudiMetaHook:
 
 
 class HoodieParquetInputFormat:
-    """listStatus over a Hudi table: the latest base files, pruned by partition values, then by statistics."""
+    """listStatus over a Hudi table: the latest file slices, pruned by partition values, then by statistics.
 
-    def __init__(self, session_time_zone: str = "UTC", use_index: bool = True) -> None:
+    As Hudi's own class, this is the read-optimized input format (Hive sync's ``<t>_ro`` table of a
+    merge-on-read table): base files only, log files ignored, judged by base file statistics.
+    :class:`HoodieParquetRealtimeInputFormat` is the snapshot one (``<t>`` / ``<t>_rt``)."""
+
+    QUERY_TYPE = READ_OPTIMIZED
+
+    def __init__(self, session_time_zone: str = "UTC", use_index: bool = True,
+                 query_type: str | None = None) -> None:
         self.session_time_zone = session_time_zone
         self.use_index = use_index
+        self.query_type = check_query_type(query_type or self.QUERY_TYPE)
         self._tables: dict[str, tuple[HudiTable, ColumnStatsIndex]] = {}
 
     def _open(self, location: str) -> tuple[HudiTable, ColumnStatsIndex]:
@@ -199,7 +210,28 @@ class HoodieParquetInputFormat:
         schema = JobConf(job_conf).schema()
         filt = filter_override if filter_override is not None else read_job_filter(job_conf, schema)
         slices = _slices_under(table, dirs)
-        return prune_slices(table, index, slices, filt, schema or None, self.session_time_zone, explain)
+        return prune_slices(table, index, slices, filt, schema or None, self.session_time_zone, explain,
+                            query_type=self.query_type)
+
+
+class HoodieParquetRealtimeInputFormat(HoodieParquetInputFormat):
+    """listStatus of a snapshot (realtime) query: file slices with their log files, each judged by the union of
+    its base file's and log files' statistics (a log-only file group by its logs)."""
+
+    QUERY_TYPE = SNAPSHOT
+
+
+def input_format_for(input_format_class: str | None, table_name: str = "", session_time_zone: str = "UTC",
+                     use_index: bool = True) -> HoodieParquetInputFormat:
+    """The emulated input format for a metastore table: the realtime one for
+    ``HoodieParquetRealtimeInputFormat`` (or a ``_rt`` table), the read-optimized one for
+    ``HoodieParquetInputFormat`` (or a ``_ro`` table); snapshot when nothing says."""
+    cls = input_format_class or ""
+    if cls.endswith("RealtimeInputFormat") or table_name.endswith("_rt"):
+        return HoodieParquetRealtimeInputFormat(session_time_zone, use_index)
+    if cls.endswith("HoodieParquetInputFormat") or table_name.endswith("_ro"):
+        return HoodieParquetInputFormat(session_time_zone, use_index)
+    return HoodieParquetRealtimeInputFormat(session_time_zone, use_index)
 
 
 def _find_root(path: str) -> str:

@@ -20,6 +20,7 @@ from hive_bridge.errors import HiveBridgeError
 from hive_bridge.hive_types import table_sarg_schema
 from hive_bridge.logscan import FoundFilter, distinct_filters
 from hive_bridge.pruning import ListStatusResult, Pruner
+from hive_bridge.pruning.pruner import READ_OPTIMIZED, SNAPSHOT, read_optimized_view
 from hive_bridge.table import HudiTable
 from hive_bridge.table.stats import ColumnStatsIndex
 
@@ -62,6 +63,9 @@ class ReplayRow:
             "dropped_by_statistics": self.listing.dropped_by_statistics,
             "kept_unknown": self.listing.kept_unknown,
             "kept_log_files": self.listing.kept_log_files,
+            "query_type": self.listing.query_type,
+            "log_files_total": self.listing.log_files_total,
+            "log_files_unknown": self.listing.log_files_unknown,
             "seconds": round(self.seconds, 6),
             "kept": [relative_path(table, f.path) for f in self.listing.files],
             **({"verified": self.verified} if self.verified is not None else {}),
@@ -82,7 +86,10 @@ def verify_filter(spark: Any, table: HudiTable, listing: ListStatusResult, resid
     from hive_bridge.spark import read_slices
 
     pruned = read_slices(spark, table, listing.slices)
-    full = read_slices(spark, table, table.latest_file_slices())
+    everything = table.latest_file_slices()
+    if listing.query_type == READ_OPTIMIZED:
+        everything = read_optimized_view(everything)
+    full = read_slices(spark, table, everything)
     if residual:
         pruned, full = pruned.where(residual), full.where(residual)
     as_json = [F.to_json(F.struct("*")).alias("row")]
@@ -123,14 +130,15 @@ def input_lines(sources: Sequence[str]) -> Iterator[str]:
 
 
 def replay(table: HudiTable, lines: Iterable[str], *, out: Console, err: Console, time_zone: str = "UTC",
-           verify: bool = False, verbose: bool = False, as_json: bool = False) -> int:
+           verify: bool = False, verbose: bool = False, as_json: bool = False, query_type: str = SNAPSHOT) -> int:
     """Find the filters in log lines, replay each against the table (one Pruner, prepared once), print a table
-    (or JSON Lines with ``as_json``); ``verify`` reads every filter with Spark pruned and unpruned. A filter
+    (or JSON Lines with ``as_json``); ``query_type`` snapshot (base files merged with log files) or
+    read_optimized (base files only); ``verify`` reads every filter with Spark pruned and unpruned. A filter
     that does not parse is reported with the input's own line and column and the run goes on. Returns 1 if
     anything failed, else 0."""
     index = ColumnStatsIndex(table)
     schema = table_sarg_schema(table)
-    pruner = Pruner(table, index, table.latest_file_slices())
+    pruner = Pruner(table, index, table.latest_file_slices(), query_type)
     found = distinct_filters(lines)
     failures = 0
     rows: list[ReplayRow] = []

@@ -28,11 +28,16 @@ import sarg
 from hive_bridge.errors import HiveBridgeError
 from hive_bridge.handler import HoodieParquetInputFormat, HudiStorageHandler
 from hive_bridge.pruning import ListStatusResult, prune_slices
+from hive_bridge.pruning.pruner import READ_OPTIMIZED, SNAPSHOT, check_query_type
 from hive_bridge.residual import to_sql
 from hive_bridge.table import FileSlice, HudiTable, HudiTableError
 from hive_bridge.table.fsview import HIVE_DEFAULT_PARTITION
 from hive_bridge.table.stats import PARQUET_SUFFIX, ColumnStatsIndex
 from sarg.schema import find_column
+
+#: the data source option that chooses the query type, as Hudi's Spark data source names it
+QUERY_TYPE_OPTION = "hoodie.datasource.query.type"
+
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -144,30 +149,36 @@ def _filter_of(table: HudiTable, filt: str | sarg.SearchArgument | None) -> tupl
 
 
 def list_files(path: str, filt: str | sarg.SearchArgument | None = None, *, prune: bool = True,
-               session_time_zone: str = "UTC", explain: bool = False) -> tuple[HudiTable, ListStatusResult,
-                                                                              str | None]:
+               session_time_zone: str = "UTC", explain: bool = False,
+               query_type: str = SNAPSHOT) -> tuple[HudiTable, ListStatusResult, str | None]:
     try:
         table = HudiTable.open(path)
     except HudiTableError as exc:
         raise SparkReadError(str(exc)) from None
     parsed, residual = _filter_of(table, filt)
     index = ColumnStatsIndex(table)
+    try:
+        query_type = check_query_type(query_type)
+    except ValueError as exc:
+        raise SparkReadError(str(exc)) from None
     listing = prune_slices(table, index, table.latest_file_slices(), parsed if prune else None, None,
-                           session_time_zone, explain)
+                           session_time_zone, explain, query_type=query_type)
     if not prune:
         listing.sarg = parsed
     return table, listing, residual
 
 
 def read_hudi(spark: SparkSession, path: str, filt: str | sarg.SearchArgument | None = None, *,
-              prune: bool = True, session_time_zone: str | None = None) -> HiveRead:
+              prune: bool = True, session_time_zone: str | None = None, query_type: str = SNAPSHOT) -> HiveRead:
     """Read a Hudi table's latest slices through the storage handler's listStatus, with Spark.
 
     ``filt``: SearchArgument text (any printed form), a SearchArgument, or HiveQL filter text.
     ``prune=False`` reads every latest file (the reference a pruned read must equal).
+    ``query_type``: ``snapshot`` (default: base files merged with their log files, as Hudi's realtime input
+    format) or ``read_optimized`` (base files only, as Hive sync's ``<t>_ro`` table).
     """
     tz = session_time_zone or spark.conf.get("spark.sql.session.timeZone") or "UTC"
-    table, listing, residual = list_files(path, filt, prune=prune, session_time_zone=tz)
+    table, listing, residual = list_files(path, filt, prune=prune, session_time_zone=tz, query_type=query_type)
     df = read_slices(spark, table, listing.slices)
     if residual:
         df = df.where(residual)
@@ -266,16 +277,19 @@ def _read_merged(spark: SparkSession, table: HudiTable, slices: Sequence[FileSli
 
 
 def read_table(spark: SparkSession, name: str, filt: str | sarg.SearchArgument | None = None, *,
-               prune: bool = True) -> HiveRead:
+               prune: bool = True, query_type: str | None = None) -> HiveRead:
     """Read a table of Spark's catalog (or a Hive metastore Spark is connected to) whose parameters say it is
-    stored by the Hudi storage handler: resolved to its location, then read as ``read_hudi`` does."""
+    stored by the Hudi storage handler: resolved to its location, then read as ``read_hudi`` does. Without a
+    ``query_type``, a name ending in ``_ro`` is a read-optimized query (as Hive sync names it), else snapshot."""
+    if query_type is None:
+        query_type = READ_OPTIMIZED if name.lower().endswith("_ro") else SNAPSHOT
     location, params = _catalog_table(spark, name)
     handler = params.get("storage_handler", "")
     if handler != HudiStorageHandler.HANDLER_CLASS and "hudi" not in handler.lower() \
             and params.get("provider", "").lower() != "hudi":
         raise SparkReadError(f"table {name} is not stored by the Hudi storage handler "
                              f"(storage_handler={handler or 'unset'})")
-    return read_hudi(spark, location, filt, prune=prune)
+    return read_hudi(spark, location, filt, prune=prune, query_type=query_type)
 
 
 def _catalog_table(spark: SparkSession, name: str) -> tuple[str, dict[str, str]]:
@@ -540,6 +554,15 @@ class HudiHiveReader(DataSourceReader):
         """The filters Spark pushed for this scan: none for this reader."""
         return []
 
+    def query_type(self) -> str:
+        """Option ``hoodie.datasource.query.type`` (Hudi's own name) or ``queryType``: snapshot (default) or
+        read_optimized."""
+        value = self.options.get(QUERY_TYPE_OPTION) or self.options.get("queryType") or SNAPSHOT
+        try:
+            return check_query_type(value)
+        except ValueError as exc:
+            raise SparkReadError(f"hudi-hive: {exc}") from None
+
     def partitions(self) -> Sequence[InputPartition]:
         table = HudiTable.open(self.path)
         filt = None
@@ -554,10 +577,11 @@ class HudiHiveReader(DataSourceReader):
                     types[name] = ct.sarg_type
             filt, _ = spark_filters_to_sarg(self._pushed(), types)
         listing = prune_slices(table, ColumnStatsIndex(table), table.latest_file_slices(), filt, None,
-                               self.options.get("sessionTimeZone", "UTC"))
+                               self.options.get("sessionTimeZone", "UTC"), query_type=self.query_type())
         _record_scan({"path": self.path, "filter": str(filt) if filt else None, "pruning": self.pruning,
                       "why_not": None if self.pruning else _WHY_NOT,
                       "files_total": listing.files_total, "files_read": listing.files_kept,
+                      "query_type": listing.query_type,
                       "slices_read": len(listing.slices)})
         parts = []
         for s in listing.slices:

@@ -48,10 +48,12 @@ class FileVerdict:
     path: str
     partition: str
     kept: bool
-    stage: str  # "partition", "statistics", "log-files", "no-base-file", "no-filter"
+    stage: str  # "partition", "statistics", "no-filter"
     truth: sarg.TruthValue | None
     unknown: bool
     reason: str = ""
+    #: a merged slice's parts (base file, log files) judged alone: (kind and path, TruthValue)
+    parts: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass
@@ -65,7 +67,12 @@ class ListStatusResult:
     dropped_by_partition: int = 0
     dropped_by_statistics: int = 0
     kept_unknown: int = 0
+    #: kept slices with log files (read merged)
     kept_log_files: int = 0
+    #: log files of the slices judged, and how many of them have unknown statistics
+    log_files_total: int = 0
+    log_files_unknown: int = 0
+    query_type: str = "snapshot"
     sarg: sarg.SearchArgument | None = None
     verdicts: list[FileVerdict] = field(default_factory=list)
 
@@ -138,11 +145,47 @@ def _cast_each(values: list[Any], typ: pa.DataType) -> pa.Array:
     return pa.array(out, typ)
 
 
+#: a snapshot (realtime) query reads base files merged with their log files; a read-optimized query reads base
+#: files only (Hive sync's ``<t>_ro``, HoodieParquetInputFormat)
+SNAPSHOT, READ_OPTIMIZED = "snapshot", "read_optimized"
+QUERY_TYPES = (SNAPSHOT, READ_OPTIMIZED)
+
+
+def check_query_type(query_type: str) -> str:
+    """The query type, normalized (``realtime``/``rt`` = snapshot, ``ro`` = read_optimized); ValueError else."""
+    q = query_type.strip().lower().replace("-", "_")
+    q = {"rt": SNAPSHOT, "realtime": SNAPSHOT, "ro": READ_OPTIMIZED}.get(q, q)
+    if q not in QUERY_TYPES:
+        raise ValueError(f"unknown query type {query_type!r}: use {' or '.join(QUERY_TYPES)}")
+    return q
+
+
+def read_optimized_view(slices: list[FileSlice]) -> list[FileSlice]:
+    """The slices a read-optimized query reads: base files only (log files ignored, log-only groups absent)."""
+    return [s if not s.log_files else s._replace(log_files=()) for s in slices if s.base_file is not None]
+
+
 def prune_slices(table: HudiTable, index: ColumnStatsIndex, slices: list[FileSlice],
                  filt: sarg.SearchArgument | None, schema: Mapping[str, str] | None,
-                 session_time_zone: str = "UTC", explain: bool = False) -> ListStatusResult:
+                 session_time_zone: str = "UTC", explain: bool = False,
+                 query_type: str = SNAPSHOT) -> ListStatusResult:
     """Keep the slices a filter may match: partition values first, then column statistics (vectorized)."""
-    return Pruner(table, index, slices).run(filt, schema, session_time_zone, explain)
+    return Pruner(table, index, slices, query_type).run(filt, schema, session_time_zone, explain)
+
+
+@dataclass
+class _Group:
+    """Slices judged together: their positions among all slices, stage-1 (partition values only) and stage-2
+    (partition values + column statistics) tables."""
+
+    slices: list[FileSlice]
+    positions: list[int]
+    partition: StatsTable
+    full: StatsTable
+    #: merged slices only: the statistics of every part (base file, log files), for explain
+    parts: pa.Table | None = None
+    part_slice: list[int] = field(default_factory=list)
+    part_names: list[str] = field(default_factory=list)
 
 
 class Pruner:
@@ -150,52 +193,100 @@ class Pruner:
 
     A slice's rows are its base file's rows merged with its log files. A slice without log files is judged by
     its partition values, then by its base file's statistics (an empty base file holds no row). A slice with log
-    files, or without a base file, is judged only by what holds for every record of its file group whatever the
-    logs say: the values of partition columns that live only in the partition path. Nothing about its base file
-    alone (statistics, row count, partition columns stored in the file) may drop it: an update may move a value
-    out of the base file's range, and a log block may insert rows into a slice whose base file is empty."""
+    files (a snapshot query) is judged by the union of its parts' statistics: the base file's and every log
+    file's (`hive_bridge.table.log_stats`), which bounds the merged rows whatever the logs update or delete; a
+    log file whose statistics are unknown makes the slice's unknown, and a log-only file group is judged by its
+    logs. A read-optimized query reads base files only: log files are ignored and log-only groups absent."""
 
-    def __init__(self, table: HudiTable, index: ColumnStatsIndex, slices: list[FileSlice]) -> None:
+    def __init__(self, table: HudiTable, index: ColumnStatsIndex, slices: list[FileSlice],
+                 query_type: str = SNAPSHOT) -> None:
         self.table = table
+        self.query_type = check_query_type(query_type)
+        if self.query_type == READ_OPTIMIZED:
+            slices = read_optimized_view(slices)
         self.slices = slices
-        self.plain = [s for s in slices if s.base_file is not None and not s.log_files]
-        self.merged = [s for s in slices if s.base_file is None or s.log_files]
         self.sarg_schema = table_sarg_schema(table)
-        self._partition: StatsTable | None = None
-        self._full: StatsTable | None = None
-        self._path_only: StatsTable | None = None
-        if self.plain:
-            stats = index.table(self.plain)
-            part = partition_stats(table, self.plain, stats.column("num_rows"), stats)
-            base_cols = stats.select([c for c in ("path", "partition", "file_size", "instant", "num_rows")
-                                      if c in stats.column_names])
-            # Stage 1 sees partition values only; stage 2 the column statistics with the partition values.
-            self._partition = StatsTable(_concat(base_cols, part))
-            self._full = StatsTable(_concat(stats, part))
-        if self.merged:
-            self._path_only = StatsTable(partition_stats(table, self.merged, None, None))
+        self.index = index
+        plain_pos = [i for i, s in enumerate(slices) if not s.log_files]
+        merged_pos = [i for i, s in enumerate(slices) if s.log_files]
+        self.groups: list[_Group] = []
+        based = [s for s in slices if s.base_file is not None]
+        stats_all = index.table(based)  # one call: the index's counters describe the whole planning
+        row_of = {id(s): j for j, s in enumerate(based)}
+        self.log_files = sum(len(s.log_files) for s in slices)
+        if plain_pos:
+            plain = [slices[i] for i in plain_pos]
+            if len(plain) == len(based):
+                stats = stats_all
+            else:
+                stats = stats_all.take(pa.array([row_of[id(s)] for s in plain], pa.int64()))
+            self.groups.append(self._group(plain, plain_pos, stats))
+        if merged_pos:
+            merged = [slices[i] for i in merged_pos]
+            self.groups.append(self._merged_group(merged, merged_pos, stats_all, row_of))
+        self.index_counters = index.last
+
+    def _group(self, group: list[FileSlice], positions: list[int], stats: pa.Table) -> _Group:
+        part = partition_stats(self.table, group, stats.column("num_rows"), stats)
+        base_cols = stats.select([c for c in ("path", "partition", "file_size", "instant", "num_rows",
+                                              "has_log_files") if c in stats.column_names])
+        # stage 1 sees partition values only; stage 2 the column statistics with the partition values
+        return _Group(group, positions, StatsTable(_concat(base_cols, part)), StatsTable(_concat(stats, part)))
+
+    def _merged_group(self, merged: list[FileSlice], positions: list[int], stats_all: pa.Table,
+                      row_of: dict[int, int]) -> _Group:
+        from hive_bridge.table.log_stats import union_stats
+
+        index = self.index
+        leaves = [(leaf.name, leaf.type) for leaf in index.target_leaves()]
+        log_rows = index.log_table(merged)
+        base_take = [row_of[id(s)] for s in merged if s.base_file is not None]
+        base_rows = stats_all.take(pa.array(base_take, pa.int64())).drop(["has_log_files"])
+        parts = pa.concat_tables([base_rows, log_rows.cast(base_rows.schema)]) if base_rows.num_rows \
+            else log_rows
+        part_slice = [j for j, s in enumerate(merged) if s.base_file is not None]
+        part_names = [f"base {s.base_file.path}" for s in merged if s.base_file is not None]
+        for j, s in enumerate(merged):
+            part_slice += [j] * len(s.log_files)
+            part_names += [f"log {lf.path}" for lf in s.log_files]
+        union = union_stats(parts, part_slice, len(merged), leaves)
+        firsts = [s.base_file or s.log_files[0] for s in merged]
+        keys = pa.table({
+            "path": pa.array([f.path for f in firsts], pa.string()),
+            "partition": pa.array([s.partition_path for s in merged], pa.string()),
+            "file_size": pa.array([(s.base_file.size if s.base_file else 0) + sum(lf.size for lf in s.log_files)
+                                   for s in merged], pa.int64()),
+            "instant": pa.array([s.base_instant for s in merged], pa.string()),
+            # the union row bounds the merged rows: judged like any file, never kept for having logs
+            "has_log_files": pa.array([False] * len(merged), pa.bool_()),
+        })
+        stats = _concat(keys, union)
+        group = self._group(merged, positions, stats)
+        group.parts, group.part_slice, group.part_names = parts, part_slice, part_names
+        return group
 
     def run(self, filt: sarg.SearchArgument | None, schema: Mapping[str, str] | None = None,
             session_time_zone: str = "UTC", explain: bool = False) -> ListStatusResult:
         slices = self.slices
-        result = ListStatusResult(files=[], slices=[], sarg=filt)
+        result = ListStatusResult(files=[], slices=[], sarg=filt, query_type=self.query_type)
         result.files_total = len(slices)
         result.bytes_total = sum(s.base_file.size for s in slices if s.base_file is not None)
+        result.log_files_total = self.log_files
+        result.log_files_unknown = self.index_counters.unreadable_log_files
         keep = [True] * len(slices)
         stages = ["no-filter"] * len(slices)
         truths: list[sarg.TruthValue | None] = [None] * len(slices)
         unknown = [False] * len(slices)
         reasons = [""] * len(slices)
-        positions = {id(s): i for i, s in enumerate(slices)}
+        parts: list[tuple[tuple[str, str], ...]] = [()] * len(slices)
         if filt is not None:
             expression = translate(filt, dict(schema) if schema else self.sarg_schema)
-            if self._partition is not None and self._full is not None:
-                first = prune(expression, self._partition, session_tz=session_time_zone)
-                second = prune(expression, self._full, session_tz=session_time_zone)
+            for g in self.groups:
+                first = prune(expression, g.partition, session_tz=session_time_zone)
+                second = prune(expression, g.full, session_tz=session_time_zone)
                 keep1, keep2 = first.keep.to_pylist(), second.keep.to_pylist()
                 unknown2 = second.unknown.to_pylist()
-                for j, s in enumerate(self.plain):
-                    i = positions[id(s)]
+                for j, i in enumerate(g.positions):
                     truths[i] = second.truth[j]
                     if not keep1[j]:
                         keep[i], stages[i] = False, "partition"
@@ -211,27 +302,10 @@ class Pruner:
                             result.kept_unknown += 1
                     if explain:
                         reasons[i] = second.reason(j) if stages[i] != "partition" else first.reason(j)
-            if self._path_only is not None:
-                by_path = prune(expression, self._path_only, session_tz=session_time_zone)
-                keep_path = by_path.keep.to_pylist()
-                for j, s in enumerate(self.merged):
-                    i = positions[id(s)]
-                    if not keep_path[j]:
-                        keep[i], stages[i] = False, "partition"
-                        truths[i] = by_path.truth[j]
-                        result.dropped_by_partition += 1
-                        if explain:
-                            reasons[i] = "partition path: " + by_path.reason(j)
-                    else:
-                        stages[i] = "log-files" if s.base_file is not None else "no-base-file"
-                        if explain:
-                            reasons[i] = ("kept: the slice has log files (its base file's statistics do not bound "
-                                          "the merged rows)" if s.base_file is not None else
-                                          "kept: a file group of log files only (no statistics)")
+                if explain and g.parts is not None:
+                    self._explain_parts(g, expression, session_time_zone, keep, parts, reasons)
         for i, s in enumerate(slices):
-            if keep[i] and (s.base_file is None or s.log_files):
-                if stages[i] == "no-filter" and s.base_file is None:
-                    stages[i] = "no-base-file"
+            if keep[i] and s.log_files:
                 result.kept_log_files += 1
             if keep[i]:
                 result.slices.append(s)
@@ -241,8 +315,32 @@ class Pruner:
             if explain:
                 path = s.base_file.path if s.base_file is not None else f"{s.partition_path}/{s.file_id} (log only)"
                 result.verdicts.append(FileVerdict(path, s.partition_path, keep[i], stages[i], truths[i],
-                                                   unknown[i], reasons[i]))
+                                                   unknown[i], reasons[i], parts[i]))
         return result
+
+    def _explain_parts(self, g: _Group, expression: Any, tz: str, keep: list[bool],
+                       parts: list[tuple[tuple[str, str], ...]], reasons: list[str]) -> None:
+        """Each part of a merged slice judged alone (for explain): which parts could hold a matching row."""
+        assert g.parts is not None
+        part_slices = [g.slices[j] for j in g.part_slice]
+        table = g.parts.append_column("has_log_files", pa.array([False] * g.parts.num_rows, pa.bool_()))
+        alone = prune(expression, StatsTable(_concat(table, partition_stats(
+            self.table, part_slices, table.column("num_rows"), table))), session_tz=tz)
+        per_slice: dict[int, list[tuple[str, str]]] = {}
+        keeps = alone.keep.to_pylist()
+        for k, j in enumerate(g.part_slice):
+            per_slice.setdefault(j, []).append((g.part_names[k], alone.truth[k].name
+                                                + ("" if keeps[k] else " (no match)")))
+        for j, i in enumerate(g.positions):
+            found = per_slice.get(j, [])
+            parts[i] = tuple(found)
+            keepers = [name for name, verdict in found if not verdict.endswith("(no match)")]
+            if keep[i]:
+                why = (f"kept by {', '.join(keepers)}" if keepers else
+                       "kept by the union of its parts' ranges (no part alone may match)")
+            else:
+                why = "no part may match"
+            reasons[i] = f"merged slice of {len(found)} parts, {why}; union: {reasons[i]}"
 
 
 def _concat(left: pa.Table, right: pa.Table) -> pa.Table:

@@ -19,6 +19,7 @@ The statistics table (`ColumnStatsIndex.table()`) is the contract with the vecto
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import struct
@@ -40,6 +41,7 @@ import pyarrow.parquet as pq
 from hive_bridge.table.errors import HudiTableError
 from hive_bridge.table.fsview import (
     FileSlice,
+    LogFile,
     get_base_file,
     get_base_instant,
     get_instant,
@@ -110,6 +112,11 @@ class IndexCounters:
     persisted: bool = True
     #: base files of a format without footer statistics (not parquet): unknown statistics, never read or stored
     files_without_statistics: int = 0
+    #: merge-on-read log files whose statistics came from the index / were read from their blocks
+    log_files_from_index: int = 0
+    log_files_read: int = 0
+    #: log files whose statistics are unknown (unreadable, a block this reader cannot decode, changed while read)
+    unreadable_log_files: int = 0
 
     def __add__(self, other: IndexCounters) -> IndexCounters:
         return IndexCounters(
@@ -121,6 +128,9 @@ class IndexCounters:
             self.corrupt_segments + other.corrupt_segments,
             self.persisted and other.persisted,
             self.files_without_statistics + other.files_without_statistics,
+            self.log_files_from_index + other.log_files_from_index,
+            self.log_files_read + other.log_files_read,
+            self.unreadable_log_files + other.unreadable_log_files,
         )
 
 
@@ -850,6 +860,70 @@ class ColumnStatsIndex:
         self.counters = self.counters + last
         return result
 
+    def log_table(self, slices: Iterable[FileSlice]) -> pa.Table:
+        """The statistics of every log file of `slices` (slice order, each slice's logs in order), one row each,
+        in the index's layout (without has_log_files): from the index, or read from the log files' blocks (in
+        parallel) and persisted like footers. Unknown statistics (nulls) for a log file that cannot be read."""
+        state, last = self._ensure_loaded(IndexCounters(persisted=self._persist))
+        target = self.target_leaves()
+        logs = [(lf, s.partition_path) for s in slices for lf in s.log_files]
+        n = len(logs)
+        path_arr = pa.array([lf.path for lf, _ in logs], pa.string())
+        size_arr = pa.array([lf.size for lf, _ in logs], pa.int64())
+        instant_arr = pa.array([lf.instant for lf, _ in logs], pa.string())
+        positions = _lookup(state, path_arr, size_arr, instant_arr) if n else pa.array([], pa.int32())
+        missing_rows = pc.indices_nonzero(pc.is_null(positions)).to_pylist() if positions.null_count else []
+        if missing_rows:
+            seen: set[str] = set()
+            missing = []
+            for i in missing_rows:
+                lf, partition = logs[i]
+                if lf.path not in seen:
+                    seen.add(lf.path)
+                    missing.append((lf, partition))
+            last = self._add_from_logs(state, missing, target, last)
+            positions = _lookup(state, path_arr, size_arr, instant_arr)
+        assert state.entries is not None
+        taken = state.entries.take(positions)
+        columns = [path_arr, pa.array([p for _, p in logs], pa.string()), size_arr, instant_arr]
+        columns += taken.columns[len(KEY_FIELDS) - 1:]
+        result = pa.Table.from_arrays(columns, schema=stats_schema(target, with_has_log_files=False))
+        last = dataclasses.replace(last, log_files_from_index=n - len(missing_rows), log_files_read=len(missing_rows))
+        self.last = self.last + last
+        self.counters = self.counters + last
+        return result
+
+    def _add_from_logs(self, state: _State, missing: list[tuple[LogFile, str]], target: list[StatsLeaf],
+                       last: IndexCounters) -> IndexCounters:
+        from hive_bridge.table.log_stats import LogStats, log_rows_to_table, read_log_stats
+
+        leaves = [(leaf.name, leaf.type) for leaf in target]
+        paths = [lf.full_path for lf, _ in missing]
+
+        def read(path: str) -> LogStats:
+            return read_log_stats(path, leaves)
+
+        if len(paths) > 1 and self.max_workers > 1:
+            with ThreadPoolExecutor(max_workers=self.max_workers) as pool:
+                stats = list(pool.map(read, paths, chunksize=8))
+        else:
+            stats = [read(p) for p in paths]
+        for i, st in enumerate(stats):
+            lf = missing[i][0]
+            if st.error is None and st.size != lf.size:
+                # the log grew (an append) or was rewritten since it was listed: its statistics would be stored
+                # under a key that does not describe them; unknown now, read again next time
+                stats[i] = LogStats(None, error=f"{paths[i]}: changed while being indexed (listed size {lf.size}, "
+                                                f"read {st.size})")
+            err = stats[i].error
+            if err is not None:
+                self.errors.append(err)
+        keys = [(lf.path, partition, lf.size, lf.instant) for lf, partition in missing]
+        new = log_rows_to_table(keys, stats, leaves).replace_schema_metadata({FORMAT_KEY: FORMAT_VERSION})
+        good_mask = pa.array([s.error is None for s in stats], pa.bool_())
+        out = self._store(state, new, good_mask, last)
+        return dataclasses.replace(out, unreadable_log_files=good_mask.false_count)
+
     def target_leaves(self) -> list[StatsLeaf]:
         """The statistics columns: leaves of the table schema, without partition columns only in paths."""
         if self._target is None:
@@ -939,12 +1013,17 @@ class ColumnStatsIndex:
             self.errors.append(err)
         keys = [(m[0], m[1], m[2], m[3]) for m in missing]
         new = footer_rows_to_table(keys, stats, target)
+        good_mask = pa.array([s.error is None for s in stats], pa.bool_())
+        out = self._store(state, new, good_mask, last)
+        return dataclasses.replace(out, unreadable_footers=len(unreadable))
+
+    def _store(self, state: _State, new: pa.Table, good_mask: pa.Array, last: IndexCounters) -> IndexCounters:
+        """Add freshly read rows to the index: the good ones persisted (one new segment), the others kept in
+        memory only (so they are retried next time)."""
         written = 0
         persisted = last.persisted
-        good = new
-        if unreadable:
-            mask = pa.array([s.error is None for s in stats])
-            good = new.filter(mask)
+        bad = good_mask.false_count
+        good = new.filter(good_mask) if bad else new
         if self._persist and good.num_rows:
             name = self._write_segment(good)
             if name is None:  # read-only table folder: keep the rows in memory only
@@ -955,16 +1034,15 @@ class ColumnStatsIndex:
                 state.raw_segments.append((name, good))
         else:
             state.raw_segments.append(("<memory>", good))
-        if unreadable:
-            # unreadable footers: unknown statistics, kept in memory only so they are retried next time
-            state.raw_segments.append(("<unreadable>", new.filter(pc.invert(mask))))
+        if bad:
+            state.raw_segments.append(("<unreadable>", new.filter(pc.invert(good_mask))))
         self._rebuild_entries(state)
         if persisted and self._persist:
             compacted = self._maybe_compact(state)
             written += compacted
         return IndexCounters(
-            unreadable_footers=len(unreadable), segments_read=last.segments_read,
-            segments_written=written, corrupt_segments=last.corrupt_segments, persisted=persisted,
+            segments_read=last.segments_read, segments_written=written, corrupt_segments=last.corrupt_segments,
+            persisted=persisted,
         )
 
     def _write_segment(self, table: pa.Table) -> str | None:
@@ -988,14 +1066,15 @@ class ColumnStatsIndex:
         persisted = [(n, s) for n, s in state.raw_segments if not n.startswith("<")]
         slices = self.hudi_table.latest_file_slices()
         total = sum(s.num_rows for _, s in persisted)
-        if len(persisted) <= MAX_SEGMENTS and total <= max(2 * len(slices), 1000):
+        logs = [lf for s in slices for lf in s.log_files]
+        if len(persisted) <= MAX_SEGMENTS and total <= max(2 * (len(slices) + len(logs)), 1000):
             return 0
-        # keep one row per current latest base file, in the listing's order (then loads find the index in
-        # their own order and need not re-order it)
+        # keep one row per current latest base file (in the listing's order: then loads find the index in
+        # their own order and need not re-order it), then one per current log file
         files = [bf for bf in map(get_base_file, slices) if bf is not None]
-        current = _keys(pa.array(list(map(get_path, files)), pa.string()),
-                        pa.array(list(map(get_size, files)), pa.int64()),
-                        pa.array(list(map(get_instant, files)), pa.string()))
+        current = _keys(pa.array(list(map(get_path, files)) + [lf.path for lf in logs], pa.string()),
+                        pa.array(list(map(get_size, files)) + [lf.size for lf in logs], pa.int64()),
+                        pa.array(list(map(get_instant, files)) + [lf.instant for lf in logs], pa.string()))
         # keep every column any segment has (not only today's table schema): a segment without a column
         # means its files lack it, so dropping columns here would later read as "all null"
         leaves = _union_leaves([seg for _, seg in persisted], self.target_leaves())

@@ -145,3 +145,38 @@ def test_list_status_of_partition_folders(events) -> None:  # type: ignore[no-un
     conf[INPUT_DIR] = str(events.parent)
     with pytest.raises(HandlerError, match="not inside a Hudi table"):
         HoodieParquetInputFormat().list_status(conf)
+
+
+def test_realtime_and_read_optimized_input_formats(shared_tables) -> None:  # type: ignore[no-untyped-def]
+    """Hudi's two input formats on a merge-on-read table: HoodieParquetInputFormat (Hive sync's ``<t>_ro``)
+    lists base files only and judges them alone; HoodieParquetRealtimeInputFormat (``<t>``, ``<t>_rt``) lists
+    slices with their log files and judges each by its base and log statistics together."""
+    from hive_bridge.handler import (
+        HoodieParquetInputFormat,
+        HoodieParquetRealtimeInputFormat,
+        input_format_for,
+        job_conf_for,
+    )
+    from hive_bridge.table import HudiTable
+
+    table = HudiTable.open(shared_tables["quickstart_trips_table.mor.avro.v6_trips_8i1u"])
+    # the table's one log record was written by the deltacommit after the insert: only it has that commit time
+    conf = job_conf_for(table, "_hoodie_commit_time = '20250331030645735'")
+    ro = HoodieParquetInputFormat().list_status(conf)
+    rt = HoodieParquetRealtimeInputFormat().list_status(conf)
+    assert ro.query_type == "read_optimized" and rt.query_type == "snapshot"
+    assert all(not s.log_files for s in ro.slices) and ro.log_files_total == 0
+    assert [s.file_id for s in rt.slices if s.log_files] and rt.log_files_total == 1
+    assert rt.kept_log_files == 1 and ro.kept_log_files == 0
+    with_log = next(s.file_id for s in table.latest_file_slices() if s.log_files)
+    assert with_log in {s.file_id for s in rt.slices}  # the log's record matches: the slice must be read
+    assert ro.files_kept == 0  # no base file holds a row of that commit
+    assert rt.files_kept == 1
+    assert type(input_format_for("org.apache.hudi.hadoop.realtime.HoodieParquetRealtimeInputFormat")) \
+        is HoodieParquetRealtimeInputFormat
+    assert type(input_format_for("org.apache.hudi.hadoop.HoodieParquetInputFormat")) is HoodieParquetInputFormat
+    assert type(input_format_for(None, "trips_ro")) is HoodieParquetInputFormat
+    assert type(input_format_for(None, "trips_rt")) is HoodieParquetRealtimeInputFormat
+    assert type(input_format_for(None, "trips")) is HoodieParquetRealtimeInputFormat
+    with pytest.raises(ValueError, match="unknown query type"):
+        HoodieParquetInputFormat(query_type="incremental")
