@@ -29,7 +29,10 @@ PARQUET_V6 = "sample_table.mor.parquet.v6_nonpartitioned"
 
 
 # ------------------------------------------------------------------ union
-def _parts(rows: list[dict[str, Any]], typ: pa.DataType = pa.int64()) -> pa.Table:
+INT64 = pa.int64()
+
+
+def _parts(rows: list[dict[str, Any]], typ: pa.DataType = INT64) -> pa.Table:
     return pa.table({
         "num_rows": pa.array([r["rows"] for r in rows], pa.int64()),
         stat_name("x", MIN): pa.array([r.get("min") for r in rows], typ),
@@ -40,7 +43,7 @@ def _parts(rows: list[dict[str, Any]], typ: pa.DataType = pa.int64()) -> pa.Tabl
     })
 
 
-def _union(rows: list[dict[str, Any]], groups: list[int], n: int, typ: pa.DataType = pa.int64()
+def _union(rows: list[dict[str, Any]], groups: list[int], n: int, typ: pa.DataType = INT64
            ) -> list[dict[str, Any]]:
     out = union_stats(_parts(rows, typ), groups, n, [("x", typ)])
     return [{"rows": r["num_rows"], "min": r["x::min"], "max": r["x::max"], "nulls": r["x::null_count"],
