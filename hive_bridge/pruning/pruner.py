@@ -12,12 +12,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 import sarg
 from hive_bridge.expression import translate
 from hive_bridge.hive_types import table_sarg_schema
-from hive_bridge.pruning.vectorized import StatsTable, prune
+from hive_bridge.pruning.vectorized import StatsTable, TruthColumn, prune
 from hive_bridge.table import FileSlice, HudiTable
 from hive_bridge.table.fsview import HIVE_DEFAULT_PARTITION
 from hive_bridge.table.stats import ColumnStatsIndex
@@ -182,10 +184,12 @@ class _Group:
     positions: list[int]
     partition: StatsTable
     full: StatsTable
-    #: merged slices only: the statistics of every part (base file, log files), for explain
-    parts: pa.Table | None = None
+    #: merged slices only: every part (base file, log files) as its own row with the partition values, which
+    #: slice each part belongs to, the parts' names for explain, and whether merging keeps whole records
+    parts_stats: StatsTable | None = None
     part_slice: list[int] = field(default_factory=list)
     part_names: list[str] = field(default_factory=list)
+    whole_record: bool = False
 
 
 class Pruner:
@@ -193,10 +197,14 @@ class Pruner:
 
     A slice's rows are its base file's rows merged with its log files. A slice without log files is judged by
     its partition values, then by its base file's statistics (an empty base file holds no row). A slice with log
-    files (a snapshot query) is judged by the union of its parts' statistics: the base file's and every log
-    file's (`hive_bridge.table.log_stats`), which bounds the merged rows whatever the logs update or delete; a
-    log file whose statistics are unknown makes the slice's unknown, and a log-only file group is judged by its
-    logs. A read-optimized query reads base files only: log files are ignored and log-only groups absent."""
+    files (a snapshot query) has parts: its base file and every log file, each with statistics
+    (`hive_bridge.table.log_stats`). When the table's merge keeps whole records (overwrite-with-latest,
+    event-time or commit-time ordering: `TableProperties.whole_record_merge`), every merged row is one record of
+    one part, so the slice is kept when any part alone may hold a match (as Hudi's own data skipping does). When
+    a merge may combine fields of several records, the slice is judged by the union of its parts' ranges, which
+    bounds any such row. Either way deletes only remove rows, a log file whose statistics are unknown keeps its
+    slice, and a log-only file group is judged by its logs. A read-optimized query reads base files only: log
+    files are ignored and log-only groups absent."""
 
     def __init__(self, table: HudiTable, index: ColumnStatsIndex, slices: list[FileSlice],
                  query_type: str = SNAPSHOT) -> None:
@@ -262,7 +270,12 @@ class Pruner:
         })
         stats = _concat(keys, union)
         group = self._group(merged, positions, stats)
-        group.parts, group.part_slice, group.part_names = parts, part_slice, part_names
+        with_flag = parts.append_column("has_log_files", pa.array([False] * parts.num_rows, pa.bool_()))
+        part_slices = [merged[j] for j in part_slice]
+        group.parts_stats = StatsTable(_concat(with_flag, partition_stats(
+            self.table, part_slices, with_flag.column("num_rows"), with_flag)))
+        group.part_slice, group.part_names = part_slice, part_names
+        group.whole_record = self.table.properties.whole_record_merge
         return group
 
     def run(self, filt: sarg.SearchArgument | None, schema: Mapping[str, str] | None = None,
@@ -286,8 +299,14 @@ class Pruner:
                 second = prune(expression, g.full, session_tz=session_time_zone)
                 keep1, keep2 = first.keep.to_pylist(), second.keep.to_pylist()
                 unknown2 = second.unknown.to_pylist()
+                truth2: Any = second.truth
+                alone = None
+                if g.parts_stats is not None and (g.whole_record or explain):
+                    alone = prune(expression, g.parts_stats, session_tz=session_time_zone)
+                    if g.whole_record:
+                        keep2, unknown2, truth2 = _any_part(alone, g.part_slice, len(g.slices))
                 for j, i in enumerate(g.positions):
-                    truths[i] = second.truth[j]
+                    truths[i] = truth2[j]
                     if not keep1[j]:
                         keep[i], stages[i] = False, "partition"
                         truths[i] = first.truth[j]
@@ -302,8 +321,8 @@ class Pruner:
                             result.kept_unknown += 1
                     if explain:
                         reasons[i] = second.reason(j) if stages[i] != "partition" else first.reason(j)
-                if explain and g.parts is not None:
-                    self._explain_parts(g, expression, session_time_zone, keep, parts, reasons)
+                if explain and alone is not None:
+                    self._explain_parts(g, alone, keep, parts, reasons)
         for i, s in enumerate(slices):
             if keep[i] and s.log_files:
                 result.kept_log_files += 1
@@ -318,19 +337,17 @@ class Pruner:
                                                    unknown[i], reasons[i], parts[i]))
         return result
 
-    def _explain_parts(self, g: _Group, expression: Any, tz: str, keep: list[bool],
-                       parts: list[tuple[tuple[str, str], ...]], reasons: list[str]) -> None:
+    def _explain_parts(self, g: _Group, alone: Any, keep: list[bool], parts: list[tuple[tuple[str, str], ...]],
+                       reasons: list[str]) -> None:
         """Each part of a merged slice judged alone (for explain): which parts could hold a matching row."""
-        assert g.parts is not None
-        part_slices = [g.slices[j] for j in g.part_slice]
-        table = g.parts.append_column("has_log_files", pa.array([False] * g.parts.num_rows, pa.bool_()))
-        alone = prune(expression, StatsTable(_concat(table, partition_stats(
-            self.table, part_slices, table.column("num_rows"), table))), session_tz=tz)
         per_slice: dict[int, list[tuple[str, str]]] = {}
         keeps = alone.keep.to_pylist()
         for k, j in enumerate(g.part_slice):
             per_slice.setdefault(j, []).append((g.part_names[k], alone.truth[k].name
                                                 + ("" if keeps[k] else " (no match)")))
+        how = ("whole-record merge: each merged row is one part's record, so the slice is kept when a part may "
+               "match" if g.whole_record else
+               "fields of several records may be merged into one row: judged by the union of the parts' ranges")
         for j, i in enumerate(g.positions):
             found = per_slice.get(j, [])
             parts[i] = tuple(found)
@@ -340,7 +357,26 @@ class Pruner:
                        "kept by the union of its parts' ranges (no part alone may match)")
             else:
                 why = "no part may match"
-            reasons[i] = f"merged slice of {len(found)} parts, {why}; union: {reasons[i]}"
+            detail = "" if g.whole_record else f"; union: {reasons[i]}"
+            reasons[i] = f"merged slice of {len(found)} parts ({how}), {why}{detail}"
+
+
+def _any_part(alone: Any, part_slice: list[int], n: int) -> tuple[list[bool], list[bool], Any]:
+    """Per slice, from the verdicts of its parts judged alone: kept when any part is kept; kept only for lack of
+    information when every part that keeps it does so for lack of information; the TruthValue whose outcomes
+    are those any part may have."""
+    idx = np.asarray(part_slice, dtype=np.int64)
+
+    def any_of(bits: pa.BooleanArray) -> np.ndarray:
+        out = np.zeros(n, dtype=bool)
+        np.logical_or.at(out, idx, bits.to_numpy(zero_copy_only=False))
+        return out
+
+    keep = any_of(alone.keep)
+    known = any_of(pc.and_(alone.keep, pc.invert(alone.unknown)))
+    truth = TruthColumn.from_bits(pa.array(any_of(alone.can_true)), pa.array(any_of(alone.can_false)),
+                                  pa.array(any_of(alone.can_null)))
+    return keep.tolist(), (keep & ~known).tolist(), truth
 
 
 def _concat(left: pa.Table, right: pa.Table) -> pa.Table:

@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hive_bridge.table.errors import HudiTableError
-from hive_bridge.table.logfile import BlockType, LogFileContents, data_block_table, read_log_file
+from hive_bridge.table.logfile import BlockType, HeaderKey, LogFileContents, data_block_table, read_log_file
 from hive_bridge.table.stats_table import (
     BOUND_STATS,
     MAX,
@@ -103,6 +103,11 @@ def read_log_stats(path: str, leaves: Sequence[tuple[str, pa.DataType]]) -> LogS
             elif kind == BlockType.COMMAND:
                 out.rollback_blocks += 1
             continue
+        if str(block.header.get(HeaderKey.IS_PARTIAL, "")).lower() == "true":
+            # a partial update: its records hold some columns only, merged into the base file's record; the
+            # slice's rows then mix files, which the per-file verdicts of a whole-record merge do not cover
+            out.error = f"{path}: byte {block.offset}: a partial-update block (IS_PARTIAL): statistics unknown"
+            return out
         if kind not in _DATA:
             out.error = f"{path}: byte {block.offset}: a block of type {kind} has records this reader cannot read"
             return out

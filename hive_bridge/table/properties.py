@@ -105,6 +105,25 @@ def _bool(value: str | None, default: bool) -> bool:
     return value.strip().lower() == "true"
 
 
+#: Hudi's record merge strategies that keep one whole record (event time, commit time) and the ones that defer
+#: to the payload class (eeb8d96f is event time in 1.x and the payload-based default merger in 0.x: with a
+#: whole-record payload, both keep whole records)
+PAYLOAD_MERGE_STRATEGY = "00000000-0000-0000-0000-000000000000"
+WHOLE_RECORD_MERGE_STRATEGIES = frozenset({
+    "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5",  # EVENT_TIME_BASED_MERGE_STRATEGY_UUID
+    "ce9acb64-bde0-424c-9b91-f6ebba25356d",  # COMMIT_TIME_BASED_MERGE_STRATEGY_UUID
+    "53ce6957-2a07-4c95-bf1e-548663905b70",  # EVENT_TIME_BASED_MERGE_STRATEGY_UUID of some 1.0 snapshots
+    PAYLOAD_MERGE_STRATEGY,
+})
+#: payload classes whose merge returns one of the records whole (or deletes it)
+WHOLE_RECORD_PAYLOADS = frozenset({
+    "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload",
+    "org.apache.hudi.common.model.DefaultHoodieRecordPayload",
+    "org.apache.hudi.common.model.EventTimeAvroPayload",
+})
+
+
+
 @dataclass(frozen=True)
 class TableProperties:
     """What the file-system view and the index need from hoodie.properties (`raw` keeps every key)."""
@@ -141,6 +160,32 @@ class TableProperties:
         if extension is None:  # only a TableProperties built by hand gets here: from_mapping refuses the format
             raise HudiTableError(_unsupported_format(self.base_file_format, self.name, self.base_path))
         return extension
+
+    @property
+    def whole_record_merge(self) -> bool:
+        """Whether merging a file slice keeps whole records: each merged row is one record of one of the slice's
+        files (the base file's or a log block's), as Hudi's overwrite-with-latest, event-time and commit-time
+        merges do. False for custom merge modes, payload classes that combine fields of several records
+        (partial updates, "non-defaults" or Debezium-style payloads) and partial-update modes: then only the
+        union of the files' ranges bounds a merged row."""
+        raw = self.raw
+        partial = raw.get("hoodie.table.partial.update.mode", "NONE").strip().upper()
+        if partial not in ("", "NONE"):
+            return False
+        mode = raw.get("hoodie.record.merge.mode", "").strip().upper()
+        if mode in ("EVENT_TIME_ORDERING", "COMMIT_TIME_ORDERING"):
+            return True
+        if mode not in ("", "CUSTOM"):
+            return False
+        strategy = (raw.get("hoodie.record.merge.strategy.id")
+                    or raw.get("hoodie.compaction.record.merger.strategy") or "").strip()
+        if strategy and strategy not in WHOLE_RECORD_MERGE_STRATEGIES:
+            return False
+        if mode == "CUSTOM" and strategy != PAYLOAD_MERGE_STRATEGY:
+            return False
+        payload = (raw.get("hoodie.compaction.payload.class") or raw.get("hoodie.table.legacy.payload.class")
+                   or raw.get("hoodie.datasource.write.payload.class") or "").strip()
+        return payload in ("", *WHOLE_RECORD_PAYLOADS)
 
     @property
     def base_files_are_parquet(self) -> bool:
