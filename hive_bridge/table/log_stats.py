@@ -44,11 +44,12 @@ _DATA = frozenset({BlockType.AVRO_DATA, BlockType.PARQUET_DATA})
 
 @dataclass
 class LogStats:
-    """Statistics of one log file: per leaf column (min, max, null count, NaN count) as length-1 arrays of the
-    leaf's type (null = unknown); `num_rows` = records in its data blocks (None = unknown)."""
+    """Statistics of one log file: per leaf column (min, max, null count), the bounds as Arrow scalars of the
+    leaf's type (None = no bound, null count None = unknown); `num_rows` = records in its data blocks (None =
+    unknown)."""
 
     num_rows: int | None
-    columns: dict[str, tuple[pa.Array, pa.Array, int | None]] = field(default_factory=dict)
+    columns: dict[str, tuple[Any, Any, int | None]] = field(default_factory=dict)
     size: int | None = None
     error: str | None = None
     data_blocks: int = 0
@@ -121,48 +122,57 @@ def read_log_stats(path: str, leaves: Sequence[tuple[str, pa.DataType]]) -> LogS
             return out
         out.data_blocks += 1
     out.num_rows = sum(t.num_rows for t in tables)
+    chunks: dict[str, list[Any]] = {name: [] for name, _ in leaves}
+    absent = dict.fromkeys(chunks, 0)
+    bad: set[str] = set()
+    for t in tables:
+        names = set(t.schema.names)
+        for name, typ in leaves:
+            col = t.column(name) if name in names else _leaf_column(t, name)
+            if col is None:
+                # a block written without the column (before it was added, or a partial update): its records
+                # hold null there, or the base file's value, which the base file's own statistics cover
+                absent[name] += t.num_rows
+                continue
+            if col.type != typ:
+                col = _as_leaf_type(col, typ)
+                if col is None:
+                    bad.add(name)
+                    continue
+            chunks[name].append(col)
     for name, typ in leaves:
-        out.columns[name] = _column_stats(tables, name, typ)
+        out.columns[name] = (None, None, None) if name in bad else _column_stats(chunks[name], absent[name], typ)
     return out
 
 
-_Stats = tuple[pa.Array, pa.Array, int | None]
+_Stats = tuple[Any, Any, int | None]
 
 
-def _column_stats(tables: list[pa.Table], name: str, typ: pa.DataType) -> _Stats:
-    unknown: _Stats = (pa.nulls(1, typ), pa.nulls(1, typ), None)
-    chunks: list[Any] = []
-    absent_rows = 0
-    for t in tables:
-        col = _leaf_column(t, name)
-        if col is None:
-            # a block written without the column (before it was added, or a partial update): its records hold
-            # null there, or the base file's value, which the base file's own range covers
-            absent_rows += t.num_rows
-            continue
-        col = _as_leaf_type(col, typ)
-        if col is None:
-            return unknown
-        chunks.extend(col.chunks if isinstance(col, pa.ChunkedArray) else [col])
-    nulls = absent_rows + sum(c.null_count for c in chunks)
-    values: list[Any] = [c for c in chunks if len(c) > c.null_count]
+def _column_stats(cols: list[Any], absent_rows: int, typ: pa.DataType) -> _Stats:
+    """(min, max) as Arrow scalars of `typ` (None when there is no bound), and the null count."""
+    nulls = absent_rows + sum(c.null_count for c in cols)
+    values = [c for c in cols if len(c) > c.null_count]
     if not values:
-        return pa.nulls(1, typ), pa.nulls(1, typ), nulls
+        return None, None, nulls
     try:
-        mm = pc.min_max(pa.chunked_array(values, typ))
+        mm = pc.min_max(values[0] if len(values) == 1 else
+                        pa.chunked_array([ch for c in values for ch in getattr(c, "chunks", [c])], typ))
     except (pa.ArrowNotImplementedError, pa.ArrowInvalid, pa.ArrowTypeError):
-        return (pa.nulls(1, typ), pa.nulls(1, typ), nulls)
+        return None, None, nulls
     lo, hi = mm["min"], mm["max"]
-    if pa.types.is_floating(typ) and (lo.as_py() != lo.as_py() or hi.as_py() != hi.as_py()):
-        return pa.nulls(1, typ), pa.nulls(1, typ), nulls  # only NaN values: no bound (NaN is kept unknown)
-    return pa.array([lo], typ), pa.array([hi], typ), nulls
+    if not lo.is_valid or not hi.is_valid:
+        return None, None, nulls
+    if pa.types.is_floating(typ):
+        a, b = lo.as_py(), hi.as_py()
+        if a != a or b != b:
+            return None, None, nulls  # only NaN values: no bound (NaN is kept unknown)
+    return lo, hi, nulls
 
 
 def log_rows_to_table(keys: Sequence[tuple[str, str, int, str]], stats: Sequence[LogStats],
                       leaves: Sequence[tuple[str, pa.DataType]]) -> pa.Table:
     """Rows (path, partition, file_size, instant) + log statistics in the index's layout: min/max exact (every
     record was seen), unknown everywhere for a file with an error."""
-    n = len(keys)
     columns: dict[str, Any] = {
         "path": pa.array([k[0] for k in keys], pa.string()),
         "partition": pa.array([k[1] for k in keys], pa.string()),
@@ -171,21 +181,21 @@ def log_rows_to_table(keys: Sequence[tuple[str, str, int, str]], stats: Sequence
         "num_rows": pa.array([s.num_rows if s.error is None else None for s in stats], pa.int64()),
     }
     for name, typ in leaves:
-        los: list[pa.Array] = []
-        his: list[pa.Array] = []
+        los: list[Any] = []
+        his: list[Any] = []
         nulls: list[int | None] = []
         for s in stats:
             st = s.columns.get(name) if s.error is None else None
             if st is None:
-                los.append(pa.nulls(1, typ))
-                his.append(pa.nulls(1, typ))
+                los.append(None)
+                his.append(None)
                 nulls.append(None)
             else:
                 los.append(st[0])
                 his.append(st[1])
                 nulls.append(st[2])
-        lo = pa.concat_arrays(los) if n else pa.array([], typ)
-        hi = pa.concat_arrays(his) if n else pa.array([], typ)
+        lo = pa.array(los, typ)
+        hi = pa.array(his, typ)
         exact = pc.and_(pc.is_valid(lo), pc.is_valid(hi))
         columns[stat_name(name, MIN)] = lo
         columns[stat_name(name, MAX)] = hi
