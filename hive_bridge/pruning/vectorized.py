@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Context, Decimal
 from functools import cached_property
@@ -26,7 +26,7 @@ from typing import Any, TypeAlias, overload
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hive_bridge.expression import Constant, ExpressionError, HudiExpression, Predicate
+from hive_bridge.expression import Constant, ExpressionError, HudiExpression, Op, Predicate
 from hive_bridge.pruning.domains import Domain, DomainKind, DomainValue, domain_of
 from hive_bridge.pruning.plan import (
     MAX_SIDE,
@@ -607,6 +607,22 @@ def _leaf_triple(plan: LeafPlan, stats: StatsTable) -> tuple[Triple, BoolVec]:
     return Triple(t, f, n), unknown
 
 
+_MASKABLE = {Op.EQ, Op.NULL_SAFE_EQ, Op.IN}
+_MASKABLE_NEGATED = {Op.NOT_EQ, Op.NOT_IN}
+
+
+def _masked(leaf: Predicate, value: Triple, unknown: BoolVec, mask: pa.BooleanArray) -> tuple[Triple, BoolVec]:
+    """A leaf's truth narrowed by an index's answer (see ``prune``'s ``value_masks``): where the file cannot
+    hold the literal, no row makes ``col = v`` true and none makes ``col <> v`` false (a null column still gives
+    NULL: that possibility is left as the statistics say); the index's answer is information, so such files
+    are no longer unknown."""
+    if leaf.op in _MASKABLE:
+        return Triple(v_and(value.t, mask), v_or(value.f, v_not(mask)), value.n), v_and(unknown, mask)
+    if leaf.op in _MASKABLE_NEGATED:
+        return Triple(v_or(value.t, v_not(mask)), v_and(value.f, mask), value.n), v_and(unknown, mask)
+    return value, unknown
+
+
 def _combine(expr: HudiExpression, leaf: dict[Predicate | Constant, Triple],
              replace: dict[Predicate | Constant, BoolVec] | None) -> Triple:
     """Hive's and/or/not bottom-up; with ``replace``, unknown leaves say "no match" in their polarity."""
@@ -631,12 +647,16 @@ def _count(a: BoolVec, n: int) -> int:
 
 
 def prune(expr: HudiExpression | SearchArgument, stats: pa.Table | StatsTable,
-          session_tz: str = "UTC") -> PruneResult:
+          session_tz: str = "UTC", value_masks: Mapping[Predicate, pa.BooleanArray] | None = None) -> PruneResult:
     """Judge every file of a statistics table; see :class:`PruneResult`.
 
     ``stats``: the statistics table (``pyarrow.Table``) or a :class:`StatsTable` prepared from it (reuse one
     across calls to read each statistics column only once). ``session_tz``: the time zone wall-clock timestamp
-    literals are read in when compared with UTC-adjusted timestamp columns (default UTC)."""
+    literals are read in when compared with UTC-adjusted timestamp columns (default UTC).
+    ``value_masks``: for equality leaves (``=``, ``<=>``, ``IN`` and their negations ``<>``, ``NOT IN``) an index
+    answered, whether each file may hold a row whose column equals one of the leaf's literals (False: an index
+    such as Hudi's record index proves no row of the file does). Where False, the positive leaf cannot be true
+    and its negation cannot be false (the column is a record key: never null)."""
     prepared = stats if isinstance(stats, StatsTable) else StatsTable(stats)
     expression = as_expression(expr)
     n = prepared.num_files
@@ -645,6 +665,10 @@ def prune(expr: HudiExpression | SearchArgument, stats: pa.Table | StatsTable,
     unknowns: dict[Predicate | Constant, BoolVec] = {}
     for leaf, plan in plans.items():
         triples[leaf], unknowns[leaf] = _leaf_triple(plan, prepared)
+        if value_masks and isinstance(leaf, Predicate):
+            mask = value_masks.get(leaf)
+            if mask is not None:
+                triples[leaf], unknowns[leaf] = _masked(leaf, triples[leaf], unknowns[leaf], mask)
     root = _combine(expression, triples, None)
     not_empty = v_not(prepared.empty)
     t = v_and(root.t, not_empty)
