@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
@@ -407,6 +407,42 @@ class FileSystemView:
                         if on_partition is not None:
                             on_partition(rel, listed)
         return listed
+
+    def use_listing(self, files: Mapping[str, Mapping[str, int]], mtime: float = 0.0) -> None:
+        """List from a known file listing (partition path -> file name -> size), such as the metadata table's
+        `files` partition, instead of the folders. Names that are neither base files of the table's format nor
+        log files are ignored, as the folder listing ignores them."""
+        bases: dict[str, dict[str, _Bases]] = {}
+        logs: dict[str, dict[str, list[_LogEntry]]] = {}
+        multi: set[str] = set()
+        ext = self._extension
+        root = self.base_path
+        for rel, names in files.items():
+            rel = rel.strip("/")
+            prefix = f"{rel}/" if rel else ""
+            group: dict[str, _Bases] = {}
+            for name, size in names.items():
+                if name.startswith("."):
+                    parsed_log = parse_log_file_name(name)
+                    if parsed_log is not None:
+                        fid, ts, ver, tok = parsed_log
+                        logs.setdefault(rel, {}).setdefault(fid, []).append((name, size, mtime, ts, ver, tok))
+                    continue
+                parsed = parse_base_file_name(name, ext)
+                if parsed is None:
+                    continue
+                fid, _token, instant = parsed
+                item = BaseFile(prefix + name, f"{root}/{prefix}{name}", size, mtime, intern(instant))
+                prev = group.setdefault(fid, item)
+                if prev is not item:
+                    if type(prev) is BaseFile:
+                        group[fid] = [prev, item]
+                        multi.add(rel)
+                    else:
+                        cast(list[BaseFile], prev).append(item)
+            if group:
+                bases[rel] = group
+        self._listed = _Listed(bases, logs, multi)
 
     # -------------------------------------------------------------- slices
     def latest_file_slices(self, as_of: str | None = None) -> list[FileSlice]:
