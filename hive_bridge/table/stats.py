@@ -67,6 +67,8 @@ from hive_bridge.table.stats_table import (
 from hive_bridge.table.table import HudiTable
 
 INDEX_DIR = (HOODIE_DIR, ".hive_bridge", "column_stats")
+#: where the statistics of files the index lacks come from (see ColumnStatsIndex)
+STATS_SOURCES = ("auto", "mdt", "footers")
 FORMAT_KEY = b"hive_bridge.column_stats.format"
 FORMAT_VERSION = b"2"  # 2: byte-array exactness judged by the writer
 # the statistics table's layout is defined once, in hive_bridge.table.stats_table; the index's segments hold its
@@ -117,6 +119,11 @@ class IndexCounters:
     log_files_read: int = 0
     #: log files whose statistics are unknown (unreadable, a block this reader cannot decode, changed while read)
     unreadable_log_files: int = 0
+    #: base / log files whose statistics came from the metadata table's column_stats partition
+    files_from_mdt: int = 0
+    log_files_from_mdt: int = 0
+    #: files left unknown because the source was "mdt" and the metadata table has no entry for them
+    files_without_mdt_entry: int = 0
 
     def __add__(self, other: IndexCounters) -> IndexCounters:
         return IndexCounters(
@@ -131,6 +138,9 @@ class IndexCounters:
             self.log_files_from_index + other.log_files_from_index,
             self.log_files_read + other.log_files_read,
             self.unreadable_log_files + other.unreadable_log_files,
+            self.files_from_mdt + other.files_from_mdt,
+            self.log_files_from_mdt + other.log_files_from_mdt,
+            self.files_without_mdt_entry + other.files_without_mdt_entry,
         )
 
 
@@ -752,7 +762,17 @@ class _State:
 class ColumnStatsIndex:
     """Per-file column statistics of a Hudi table's latest base files, persisted inside the table."""
 
-    def __init__(self, table: HudiTable, *, max_workers: int | None = None, persist: bool = True) -> None:
+    def __init__(self, table: HudiTable, *, max_workers: int | None = None, persist: bool = True,
+                 source: str = "auto") -> None:
+        """``source``: where statistics of files the index lacks come from — ``footers`` (parquet footers and
+        log blocks, read here), ``mdt`` (the metadata table's column_stats partition only; files it has no entry
+        for stay unknown), ``auto`` (the metadata table where it has an entry, footers and log blocks for the
+        rest; the default)."""
+        if source not in STATS_SOURCES:
+            raise HudiTableError(f"unknown statistics source {source!r}: use {', '.join(STATS_SOURCES)}")
+        self.source = source
+        self._mdt_entries: dict[tuple[str, str], dict[str, Any]] | None = None
+        self.mdt_problems: list[str] = []
         self.hudi_table = table
         self.max_workers = max_workers or min(8, (os.cpu_count() or 2) * 2)
         self.directory = Path(table.base_path).joinpath(*INDEX_DIR)
@@ -822,6 +842,17 @@ class ColumnStatsIndex:
             if k not in seen:
                 seen.add(k)
                 missing.append((bf.path, s.partition_path, bf.size, s.base_instant, bf.full_path))
+        from_mdt = without_entry = 0
+        if missing and self.source != "footers":
+            keys = [(m[0], m[1], m[2], m[3], m[0].rpartition("/")[2], False) for m in missing]
+            found = self._add_from_mdt(state, keys, target)
+            from_mdt = sum(found)
+            missing = [m for m, f in zip(missing, found, strict=True) if not f]
+            if self.source == "mdt" and missing:
+                without_entry = len(missing)
+                self._add_unknown(state, [(m[0], m[1], m[2], m[3]) for m in missing], target)
+                missing = []
+            positions = _lookup(state, path_arr, size_arr, instant_arr)
         if missing:
             last = self._add_from_footers(state, missing, target, last)
             positions = _lookup(state, path_arr, size_arr, instant_arr)
@@ -848,7 +879,9 @@ class ColumnStatsIndex:
         result = pa.Table.from_arrays(columns, schema=stats_schema(target, with_has_log_files=True))
         last = IndexCounters(
             files_from_index=base_count - other_format - len(missing_rows),
-            files_from_footers=len(missing_rows),
+            files_from_footers=len(missing_rows) - from_mdt - without_entry,
+            files_from_mdt=from_mdt,
+            files_without_mdt_entry=without_entry,
             unreadable_footers=last.unreadable_footers,
             segments_read=last.segments_read,
             segments_written=last.segments_written,
@@ -873,6 +906,7 @@ class ColumnStatsIndex:
         instant_arr = pa.array([lf.instant for lf, _ in logs], pa.string())
         positions = _lookup(state, path_arr, size_arr, instant_arr) if n else pa.array([], pa.int32())
         missing_rows = pc.indices_nonzero(pc.is_null(positions)).to_pylist() if positions.null_count else []
+        from_mdt = without_entry = 0
         if missing_rows:
             seen: set[str] = set()
             missing = []
@@ -881,17 +915,73 @@ class ColumnStatsIndex:
                 if lf.path not in seen:
                     seen.add(lf.path)
                     missing.append((lf, partition))
-            last = self._add_from_logs(state, missing, target, last)
+            if self.source != "footers":
+                found = self._add_from_mdt(state, [(lf.path, p, lf.size, lf.instant, lf.name, True)
+                                                   for lf, p in missing], target)
+                from_mdt = sum(found)
+                missing = [m for m, f in zip(missing, found, strict=True) if not f]
+                if self.source == "mdt" and missing:
+                    without_entry = len(missing)
+                    self._add_unknown(state, [(lf.path, p, lf.size, lf.instant) for lf, p in missing], target)
+                    missing = []
+            if missing:
+                last = self._add_from_logs(state, missing, target, last)
             positions = _lookup(state, path_arr, size_arr, instant_arr)
         assert state.entries is not None
         taken = state.entries.take(positions)
         columns = [path_arr, pa.array([p for _, p in logs], pa.string()), size_arr, instant_arr]
         columns += taken.columns[len(KEY_FIELDS) - 1:]
         result = pa.Table.from_arrays(columns, schema=stats_schema(target, with_has_log_files=False))
-        last = dataclasses.replace(last, log_files_from_index=n - len(missing_rows), log_files_read=len(missing_rows))
+        last = dataclasses.replace(last, log_files_from_index=n - len(missing_rows),
+                                   log_files_read=len(missing_rows) - from_mdt - without_entry,
+                                   log_files_from_mdt=from_mdt, files_without_mdt_entry=without_entry)
         self.last = self.last + last
         self.counters = self.counters + last
         return result
+
+    def metadata_entries(self) -> dict[tuple[str, str], dict[str, Any]]:
+        """The metadata table's column statistics by (partition, file name), read once (empty when the table has
+        no usable column_stats partition; why is in `mdt_problems`)."""
+        if self._mdt_entries is None:
+            from hive_bridge.table.mdt_stats import index_entries
+            from hive_bridge.table.metadata import COLUMN_STATS, MetadataTable, MetadataTableError
+
+            entries: dict[tuple[str, str], dict[str, Any]] = {}
+            if COLUMN_STATS in self.hudi_table.properties.raw.get("hoodie.table.metadata.partitions", ""):
+                mdt = MetadataTable.open(self.hudi_table)
+                self.mdt_problems += list(mdt.status.problems)
+                if COLUMN_STATS in mdt.status.partitions:
+                    try:
+                        entries = index_entries(mdt.column_stats([leaf.name for leaf in self.target_leaves()]))
+                    except MetadataTableError as exc:
+                        self.mdt_problems.append(str(exc))
+            self._mdt_entries = entries
+        return self._mdt_entries
+
+    def _add_from_mdt(self, state: _State, keys: list[tuple[str, str, int, str, str, bool]],
+                      target: list[StatsLeaf]) -> list[bool]:
+        """Rows from the metadata table for the files it describes (kept in memory: the metadata table is the
+        store); which of `keys` it described."""
+        from hive_bridge.table.mdt_stats import mdt_rows
+
+        entries = self.metadata_entries()
+        if not entries:
+            return [False] * len(keys)
+        rows, found = mdt_rows(keys, entries, [(leaf.name, leaf.type) for leaf in target],
+                               appendable_logs=self.hudi_table.properties.version < 8)
+        if rows.num_rows:
+            state.raw_segments.append(("<mdt>", rows))
+            self._rebuild_entries(state)
+        return found
+
+    def _add_unknown(self, state: _State, keys: list[tuple[str, str, int, str]], target: list[StatsLeaf]) -> None:
+        """Rows of unknown statistics (in memory only) for files no source describes."""
+        from hive_bridge.table.log_stats import LogStats, log_rows_to_table
+
+        rows = log_rows_to_table(keys, [LogStats(None, error="no statistics")] * len(keys),
+                                 [(leaf.name, leaf.type) for leaf in target])
+        state.raw_segments.append(("<unknown>", rows))
+        self._rebuild_entries(state)
 
     def _add_from_logs(self, state: _State, missing: list[tuple[LogFile, str]], target: list[StatsLeaf],
                        last: IndexCounters) -> IndexCounters:

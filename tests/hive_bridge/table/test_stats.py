@@ -43,7 +43,7 @@ def test_statistics_match_the_data(fixture_copy: Callable[[str], Path], name: st
     path = fixture_copy(name)
     table = HudiTable.open(path)
     slices = table.latest_file_slices()
-    stats = ColumnStatsIndex(table).load()
+    stats = ColumnStatsIndex(table, source="footers").load()  # the footers themselves (test_mdt_stats: the MDT)
     assert stats.num_rows == len(slices)
     assert stats.column_names[:6] == ["path", "partition", "file_size", "instant", "num_rows", "has_log_files"]
     leaves = _leaf_names(stats)
