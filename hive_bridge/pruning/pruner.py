@@ -75,6 +75,8 @@ class ListStatusResult:
     log_files_total: int = 0
     log_files_unknown: int = 0
     query_type: str = "snapshot"
+    #: Hudi indexes that answered equality leaves ("record index", "bloom filters", ...)
+    index_sources: list[str] = field(default_factory=list)
     sarg: sarg.SearchArgument | None = None
     verdicts: list[FileVerdict] = field(default_factory=list)
 
@@ -207,8 +209,12 @@ class Pruner:
     files are ignored and log-only groups absent."""
 
     def __init__(self, table: HudiTable, index: ColumnStatsIndex, slices: list[FileSlice],
-                 query_type: str = SNAPSHOT) -> None:
+                 query_type: str = SNAPSHOT, key_indexes: bool = True) -> None:
+        """``key_indexes``: let Hudi's record index, secondary indexes and bloom filters answer equality on
+        keys and indexed columns (:mod:`hive_bridge.pruning.key_index`)."""
         self.table = table
+        self.use_key_indexes = key_indexes
+        self._key_indexes: Any = None
         self.query_type = check_query_type(query_type)
         if self.query_type == READ_OPTIMIZED:
             slices = read_optimized_view(slices)
@@ -294,15 +300,21 @@ class Pruner:
         parts: list[tuple[tuple[str, str], ...]] = [()] * len(slices)
         if filt is not None:
             expression = translate(filt, dict(schema) if schema else self.sarg_schema)
+            answers = self._index_answers(expression)
+            result.index_sources = sorted({a.source for a in answers.values()})
             for g in self.groups:
+                positions = np.asarray(g.positions, dtype=np.int64)
+                masks = {leaf: pa.array(a.mask[positions]) for leaf, a in answers.items()}
                 first = prune(expression, g.partition, session_tz=session_time_zone)
-                second = prune(expression, g.full, session_tz=session_time_zone)
+                second = prune(expression, g.full, session_tz=session_time_zone, value_masks=masks)
                 keep1, keep2 = first.keep.to_pylist(), second.keep.to_pylist()
                 unknown2 = second.unknown.to_pylist()
                 truth2: Any = second.truth
                 alone = None
                 if g.parts_stats is not None and (g.whole_record or explain):
-                    alone = prune(expression, g.parts_stats, session_tz=session_time_zone)
+                    part_positions = positions[np.asarray(g.part_slice, dtype=np.int64)]
+                    part_masks = {leaf: pa.array(a.mask[part_positions]) for leaf, a in answers.items()}
+                    alone = prune(expression, g.parts_stats, session_tz=session_time_zone, value_masks=part_masks)
                     if g.whole_record:
                         keep2, unknown2, truth2 = _any_part(alone, g.part_slice, len(g.slices))
                 for j, i in enumerate(g.positions):
@@ -321,6 +333,10 @@ class Pruner:
                             result.kept_unknown += 1
                     if explain:
                         reasons[i] = second.reason(j) if stages[i] != "partition" else first.reason(j)
+                        missing = [f"{a.source}: no row of this file group has {leaf}" for leaf, a in answers.items()
+                                   if not a.mask[i]]
+                        if missing and stages[i] != "partition":
+                            reasons[i] += "; " + "; ".join(missing)
                 if explain and alone is not None:
                     self._explain_parts(g, alone, keep, parts, reasons)
         for i, s in enumerate(slices):
@@ -336,6 +352,17 @@ class Pruner:
                 result.verdicts.append(FileVerdict(path, s.partition_path, keep[i], stages[i], truths[i],
                                                    unknown[i], reasons[i], parts[i]))
         return result
+
+    def _index_answers(self, expression: Any) -> dict[Any, Any]:
+        """Masks from Hudi's key indexes for the expression's equality leaves (opened on first use)."""
+        if not self.use_key_indexes:
+            return {}
+        from hive_bridge.pruning.key_index import KeyIndexes
+
+        if self._key_indexes is None:
+            self._key_indexes = KeyIndexes.open(self.table, self.slices)
+        answers: dict[Any, Any] = self._key_indexes.masks(expression)
+        return answers
 
     def _explain_parts(self, g: _Group, alone: Any, keep: list[bool], parts: list[tuple[tuple[str, str], ...]],
                        reasons: list[str]) -> None:

@@ -15,6 +15,9 @@ from hive_bridge.table.fsview import FileSlice, FileSystemView, get_base_file, g
 from hive_bridge.table.properties import TableProperties
 from hive_bridge.table.timeline import Instant, Timeline, normalize_timestamp
 
+#: where a table's file listing comes from (see HudiTable.open)
+LISTING_SOURCES = ("folders", "auto", "mdt")
+
 META_FIELDS = (
     "_hoodie_commit_time",
     "_hoodie_commit_seqno",
@@ -34,21 +37,73 @@ class HudiTable:
         self._fsview = FileSystemView(properties, timeline, freeze_listing=freeze_listing)
         self._schema: pa.Schema | None = None
         self._latest: list[FileSlice] | None = None
+        self._freeze = freeze_listing
+        #: where the file listing comes from ("folders" or "mdt": the metadata table's files partition), and
+        #: why the metadata table was not used when it was asked for
+        self.listing_source = "folders"
+        self.listing_problems: list[str] = []
+        self._listing = "folders"
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str], *, freeze_listing: bool = False) -> HudiTable:
+    def open(cls, path: str | os.PathLike[str], *, freeze_listing: bool = False,
+             listing: str = "folders") -> HudiTable:
         """``freeze_listing``: pause the garbage collector while listing and move the listing's objects straight
         to its oldest generation (:func:`~hive_bridge.table.fsview.gc_paused`): faster for a process that lists
         100,000s of files, but it touches the whole process's collector, so it is opt-in (a Spark driver or a
-        notebook may not want that); ``benchmarks/bench_table.py`` measures what it buys."""
+        notebook may not want that); ``benchmarks/bench_table.py`` measures what it buys.
+
+        ``listing``: ``folders`` (list the partition folders), ``mdt`` or ``auto`` (the metadata table's
+        ``files`` partition when it is ready, readable and covers every completed instant of the data timeline;
+        otherwise the folders, with the reason in ``listing_problems``; ``mdt`` only differs in that the reason
+        is also a warning)."""
+        if listing not in LISTING_SOURCES:
+            raise HudiTableError(f"unknown listing source {listing!r}: use {', '.join(LISTING_SOURCES)}")
         base = Path(path).absolute()
         properties = TableProperties.load(base)
         timeline = Timeline.load(properties)
-        return cls(properties, timeline, freeze_listing=freeze_listing)
+        table = cls(properties, timeline, freeze_listing=freeze_listing)
+        table._listing = listing
+        if listing != "folders":
+            table._list_from_metadata(warn=listing == "mdt")
+        return table
+
+    def _list_from_metadata(self, warn: bool) -> None:
+        """Take the listing from the metadata table's files partition, if it can be trusted whole."""
+        from hive_bridge.table.metadata import FILES, MetadataTable, MetadataTableError
+
+        why: str | None = None
+        if FILES not in self.properties.raw.get("hoodie.table.metadata.partitions", "").split(","):
+            why = "the table has no ready files partition in its metadata table"
+        else:
+            mdt = MetadataTable.open(self)
+            if FILES not in mdt.status.partitions:
+                why = "; ".join(mdt.status.problems) or "the metadata table's files partition is not usable"
+            elif mdt.status.lagging_instants:
+                why = (f"the metadata table lags the data timeline ({len(mdt.status.lagging_instants)} completed "
+                       f"instants not in it, first {mdt.status.lagging_instants[0]})")
+            else:
+                try:
+                    files: dict[str, dict[str, int]] = {}
+                    for partition in (mdt.all_partitions() if self.properties.is_partitioned else [""]):
+                        listed = mdt.files(partition)
+                        if listed is None:
+                            raise MetadataTableError(f"no files record for partition {partition!r}")
+                        files[partition] = listed
+                except MetadataTableError as exc:
+                    why = f"the metadata table's files partition is not readable: {exc}"
+                else:
+                    self._fsview.use_listing(files)
+                    self.listing_source = "mdt"
+        if why is not None:
+            self.listing_problems.append(why)
+            if warn:
+                import warnings
+
+                warnings.warn(f"{self.base_path}: listing the folders: {why}", RuntimeWarning, stacklevel=3)
 
     def reload(self) -> HudiTable:
-        """A fresh view of the same folder (new commits, new files)."""
-        return HudiTable.open(self.base_path)
+        """A fresh view of the same folder (new commits, new files), listed from the same source."""
+        return HudiTable.open(self.base_path, freeze_listing=self._freeze, listing=self._listing)
 
     @property
     def name(self) -> str:

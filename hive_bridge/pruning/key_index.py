@@ -1,0 +1,227 @@
+"""Equality on record keys and secondary-indexed columns, answered by Hudi's indexes.
+
+For a leaf ``key = v`` / ``key IN (...)`` (and their negations) on the table's record key, the metadata table's
+`record_index` says which file group holds each key: every other file group holds none of them. For
+``col = v`` / ``col IN (...)`` on a column with a secondary index (`.hoodie/.index_defs`), the index gives the
+record keys holding those values, then the record index their file groups. Without a record index, the bloom
+filter in each base parquet file's footer (Hudi writes one over the record keys) says which files definitely
+lack a key — for slices without log files only (a log may hold the key).
+
+Each answer is a per-slice mask for the vectorized evaluator (`prune(..., value_masks=...)`): True where the
+slice may hold a matching row. An index is used only when it is complete: the metadata table's partition is
+ready and the metadata table covers every completed instant of the data timeline; and the record index only
+when every write on the timeline kept keys unique (Hudi's record index holds one location per key, while an
+INSERT — Spark SQL's INSERT INTO — can write a key twice: pruning by it would lose the older copy). Keys are
+compared as Hudi writes them (string and integer key columns of a single-field key generator); anything else
+stays unknown.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hive_bridge.expression import HudiExpression, Op, Predicate
+from hive_bridge.table import FileSlice, HudiTable
+
+_EQUALITY = {Op.EQ, Op.NULL_SAFE_EQ, Op.IN, Op.NOT_EQ, Op.NOT_IN}
+#: key generators whose record key is the key column's value as a string (one field)
+_SIMPLE_KEYGENS = ("SimpleKeyGenerator", "NonpartitionedKeyGenerator", "TimestampBasedKeyGenerator",
+                   "SimpleAvroKeyGenerator", "NonpartitionedAvroKeyGenerator", "TimestampBasedAvroKeyGenerator")
+_SIMPLE_TYPES = ("SIMPLE", "NON_PARTITION", "TIMESTAMP")
+
+
+def _key_text(value: Any) -> str | None:
+    """A literal as Hudi writes it into a record key (strings and integers only)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return str(value)
+    return None
+
+
+@dataclass
+class IndexAnswer:
+    """One leaf's answer: the mask over slices, and which index gave it (for explain)."""
+
+    mask: np.ndarray
+    source: str
+
+
+@dataclass
+class KeyIndexes:
+    """The key indexes of one table, for one set of slices."""
+
+    table: HudiTable
+    slices: Sequence[FileSlice]
+    record_key: str | None = None
+    secondary: dict[str, str] = field(default_factory=dict)  # column -> secondary index partition
+    problems: list[str] = field(default_factory=list)
+    _mdt: Any = None
+    _blooms: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def open(cls, table: HudiTable, slices: Sequence[FileSlice]) -> KeyIndexes:
+        out = cls(table, slices)
+        props = table.properties
+        fields = props.record_key_fields
+        keygen = props.raw.get("hoodie.table.keygenerator.class", "") or ""
+        keygen_type = props.raw.get("hoodie.table.keygenerator.type", "") or ""
+        if len(fields) == 1 and (keygen.endswith(_SIMPLE_KEYGENS) or keygen_type.upper() in _SIMPLE_TYPES
+                                 or (not keygen and not keygen_type)):
+            out.record_key = fields[0]
+        ready = {p.strip() for p in props.raw.get("hoodie.table.metadata.partitions", "").split(",") if p.strip()}
+        duplicates = _duplicate_keys_possible(table) if "record_index" in ready else None
+        if duplicates is not None:
+            out.problems.append(f"record index not used: {duplicates}")
+        elif "record_index" in ready:
+            from hive_bridge.table.metadata import MetadataTable
+
+            mdt = MetadataTable.open(table)
+            if "record_index" not in mdt.status.partitions:
+                out.problems.append("record index not usable: " + "; ".join(mdt.status.problems))
+            elif mdt.status.lagging_instants:
+                out.problems.append(f"record index not used: the metadata table lags the data timeline "
+                                    f"({len(mdt.status.lagging_instants)} instants)")
+            else:
+                out._mdt = mdt
+                for name, column in _secondary_indexes(table).items():
+                    if name in mdt.status.partitions:
+                        out.secondary[column] = name
+        return out
+
+    def answer(self, leaf: Predicate) -> IndexAnswer | None:
+        """The mask for one leaf, None when no index answers it."""
+        if leaf.op not in _EQUALITY or not leaf.literals or None in leaf.literals:
+            return None
+        column = leaf.column
+        if column == self.record_key:
+            texts = [_key_text(v) for v in leaf.literals]
+            keys = [k for k in texts if k is not None]
+            if len(keys) != len(texts):
+                return None
+            return self._by_keys(keys, "record index")
+        index = self.secondary.get(column)
+        if index is not None and self._mdt is not None:
+            from hive_bridge.table.metadata import MetadataTableError
+
+            try:
+                found = self._mdt.secondary_index(index, list(leaf.literals))
+            except MetadataTableError as exc:
+                self.problems.append(str(exc))
+                return None
+            record_keys = sorted({str(k) for ks in found.values() for k in ks if k is not None})
+            return self._by_keys(record_keys, f"secondary index {index} + record index")
+        return None
+
+    def _by_keys(self, keys: list[str], source: str) -> IndexAnswer | None:
+        if self._mdt is not None:
+            from hive_bridge.table.metadata import MetadataTableError
+
+            try:
+                located = self._mdt.record_index(keys)
+            except MetadataTableError as exc:
+                self.problems.append(str(exc))
+                return None
+            groups = {loc.file_id for loc in located.values()}
+            return IndexAnswer(np.array([s.file_id in groups for s in self.slices], dtype=bool), source)
+        if source != "record index":
+            return None
+        return self._by_bloom(keys)
+
+    def _by_bloom(self, keys: list[str]) -> IndexAnswer | None:
+        """Base files' own bloom filters, for slices without log files; every other slice may match."""
+        import pyarrow.parquet as pq
+
+        from hive_bridge.table.metadata import BloomFilter, MetadataTableError
+
+        mask = np.ones(len(self.slices), dtype=bool)
+        used = 0
+        for i, s in enumerate(self.slices):
+            if s.log_files or s.base_file is None or not s.base_file.path.endswith(".parquet"):
+                continue
+            path = s.base_file.full_path
+            bloom = self._blooms.get(path, False)
+            if bloom is False:
+                try:
+                    bloom = BloomFilter.from_parquet_metadata(pq.read_metadata(path).metadata)
+                except (OSError, MetadataTableError, ValueError, Exception):  # unreadable: no answer
+                    bloom = None
+                self._blooms[path] = bloom
+            if bloom is None:
+                continue
+            used += 1
+            if not any(bloom.might_contain(k) for k in keys):
+                mask[i] = False
+        return IndexAnswer(mask, "bloom filters") if used else None
+
+    def masks(self, expression: HudiExpression) -> dict[Predicate, IndexAnswer]:
+        out: dict[Predicate, IndexAnswer] = {}
+        for node in expression.walk():
+            if isinstance(node, Predicate) and node not in out:
+                a = self.answer(node)
+                if a is not None:
+                    out[node] = a
+        return out
+
+
+#: write operations that never give a key a second location: upserts and deletes look keys up in the index,
+#: compaction and clustering rewrite the records they have
+_KEY_PRESERVING = frozenset({"UPSERT", "UPSERT_PREPPED", "DELETE", "DELETE_PREPPED", "COMPACT", "LOG_COMPACT",
+                             "CLUSTER", "DELETE_PARTITION"})
+
+
+def _duplicate_keys_possible(table: HudiTable) -> str | None:
+    """Why a key may live in more than one file group (None when every write kept keys unique).
+
+    Hudi's record index holds one location per key. An INSERT or BULK_INSERT (what Spark SQL's INSERT INTO
+    does by default), an INSERT_OVERWRITE or an unknown operation writes records without looking their keys up,
+    so the same key can be written twice (both fixture tables written with INSERT INTO hold such a key: the
+    record index names only the newer copy, and pruning by it would lose the older row). Instants archived
+    out of the active timeline cannot be checked."""
+    timeline = table.timeline
+    history = [Path(table.base_path) / ".hoodie" / "archived",
+               Path(table.base_path) / ".hoodie" / "timeline" / "history"]
+    for folder in history:
+        try:
+            if any(p.is_file() for p in folder.iterdir()):
+                return f"instants were archived ({folder}): their write operations cannot be checked"
+        except OSError:
+            continue
+    for instant in timeline.completed_writes:
+        try:
+            op = timeline.read_metadata(instant).get("operationType")
+        except Exception:  # unreadable metadata: cannot tell
+            op = None
+        if op not in _KEY_PRESERVING:
+            return (f"instant {instant.timestamp} wrote with operation {op or 'unknown'}, which does not keep keys "
+                    f"unique (the record index holds one location per key)")
+    return None
+
+
+def _secondary_indexes(table: HudiTable) -> dict[str, str]:
+    """Secondary index partition -> the one column it indexes (from the table's index definitions)."""
+    rel = table.properties.raw.get("hoodie.table.index.defs.path") or ".hoodie/.index_defs/index.json"
+    path = Path(table.base_path) / rel
+    try:
+        defs = json.loads(path.read_text(encoding="utf-8")).get("indexDefinitions", {})
+    except (OSError, ValueError, AttributeError):
+        return {}
+    out: dict[str, str] = {}
+    for name, d in defs.items() if isinstance(defs, dict) else []:
+        if not isinstance(d, dict) or d.get("indexType") != "secondary_index":
+            continue
+        fields = d.get("sourceFields") or []
+        if len(fields) == 1 and (d.get("indexFunction") in (None, "identity")):
+            out[name] = fields[0]
+    return out
+
+
+__all__ = ["IndexAnswer", "KeyIndexes"]

@@ -1,0 +1,157 @@
+"""Equality on record keys and secondary-indexed columns answered by Hudi's record index, secondary indexes and
+bloom filters: on the real tables, `key = k` keeps exactly the file group holding k, and never loses one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from hive_bridge.hive_types import table_sarg_schema
+from hive_bridge.pruning import Pruner
+from hive_bridge.pruning.key_index import KeyIndexes
+from hive_bridge.table import HudiTable
+from hive_bridge.table.stats import ColumnStatsIndex
+from sarg import hiveql
+
+from .table.conftest import FIXTURE_NAMES
+
+#: the fixture table whose metadata table has a record index and whose writes all kept keys unique
+WITH_RECORD_INDEX = [n for n in ("quickstart_trips_table.mor.avro.v8_trips_8i3u1d",) if n in FIXTURE_NAMES]
+#: record index present, but written with INSERT INTO (duplicate keys possible, and present in the
+#: timebasedkeygen tables): the record index must not be used
+INSERTED = [n for n in ("sample_table.cow.v9_timebasedkeygen_epochmillis",
+                        "sample_table.cow.v9_timebasedkeygen_nonhivestyle",
+                        "sample_table.cow.v9_txns_simple_meta",
+                        "sample_table.mor.avro.v9_txns_simple_meta") if n in FIXTURE_NAMES]
+#: copy-on-write tables without a metadata table: the base files' bloom filters answer
+BLOOM_ONLY = [n for n in ("sample_table.cow.v6_nonpartitioned", "sample_table.cow.v8_nonpartitioned",
+                          "sample_table.cow.v6_simplekeygen_nonhivestyle") if n in FIXTURE_NAMES]
+
+
+def _groups_of_rows(root: Path) -> dict[str, pa.Table]:
+    import hudi
+
+    table = HudiTable.open(root)
+    reader = hudi.HudiTableBuilder.from_base_uri(str(root)).build().create_file_group_reader_with_options()
+    out = {}
+    for s in table.latest_file_slices():
+        got = reader.read_file_slice_from_paths(s.base_file.path if s.base_file else "", [lf.path for lf in s.log_files])
+        batches = got if isinstance(got, list) else [got]
+        out[s.file_id] = pa.Table.from_batches(batches) if batches else pa.table({})
+    return out
+
+
+def _literal(v: object) -> str:
+    return f"'{v}'" if isinstance(v, str) else str(v)
+
+
+def _kept(pruner: Pruner, table: HudiTable, text: str) -> set[str]:
+    return {s.file_id for s in pruner.run(hiveql.parse_hiveql(text, table_sarg_schema(table))).slices}
+
+
+@pytest.mark.parametrize("name", WITH_RECORD_INDEX)
+def test_record_index_keeps_exactly_the_group_of_each_key(shared_tables: dict[str, Path], name: str) -> None:
+    root = shared_tables[name]
+    table = HudiTable.open(root)
+    indexes = KeyIndexes.open(table, table.latest_file_slices())
+    assert indexes.record_key is not None and indexes._mdt is not None, indexes.problems
+    key = indexes.record_key
+    pruner = Pruner(table, ColumnStatsIndex(table, persist=False), table.latest_file_slices())
+    no_index = Pruner(table, ColumnStatsIndex(table, persist=False), table.latest_file_slices(), key_indexes=False)
+    groups = _groups_of_rows(root)
+    holder = {v: fid for fid, rows in groups.items() if key in rows.column_names
+              for v in rows.column(key).to_pylist()}
+    assert holder
+    tighter = 0
+    for value, fid in sorted(holder.items(), key=str):
+        text = f"`{key}` = {_literal(value)}"
+        assert _kept(pruner, table, text) == {fid}, (name, text)
+        tighter += len(_kept(no_index, table, text)) - 1
+    pair = sorted(holder, key=str)[:2]
+    text = f"`{key}` IN ({', '.join(_literal(v) for v in pair)})"
+    assert _kept(pruner, table, text) == {holder[v] for v in pair}
+    absent = "'no such key'" if isinstance(pair[0], str) else "-987654321"
+    assert _kept(pruner, table, f"`{key}` = {absent}") == set()
+    # the negation keeps every group holding another key
+    others = {fid for v, fid in holder.items() if v != pair[0]}
+    assert others <= _kept(pruner, table, f"`{key}` <> {_literal(pair[0])}")
+    assert tighter >= 0
+
+
+def test_secondary_index_keeps_exactly_the_groups_of_a_value(shared_tables: dict[str, Path]) -> None:
+    name = "quickstart_trips_table.mor.avro.v8_trips_8i3u1d"
+    root = shared_tables[name]
+    table = HudiTable.open(root)
+    indexes = KeyIndexes.open(table, table.latest_file_slices())
+    assert indexes.secondary == {"rider": "secondary_index_rider_idx"}
+    pruner = Pruner(table, ColumnStatsIndex(table, persist=False), table.latest_file_slices())
+    groups = _groups_of_rows(root)
+    riders: dict[str, set[str]] = {}
+    for fid, rows in groups.items():
+        for r in rows.column("rider").to_pylist():
+            riders.setdefault(r, set()).add(fid)
+    for rider, fids in riders.items():
+        listing = pruner.run(hiveql.parse_hiveql(f"rider = '{rider}'", table_sarg_schema(table)), explain=True)
+        assert {s.file_id for s in listing.slices} == fids, rider
+        assert listing.index_sources == ["secondary index secondary_index_rider_idx + record index"]
+
+
+@pytest.mark.parametrize("name", BLOOM_ONLY)
+def test_bloom_filters_never_drop_the_group_of_a_key(shared_tables: dict[str, Path], name: str) -> None:
+    root = shared_tables[name]
+    table = HudiTable.open(root)
+    indexes = KeyIndexes.open(table, table.latest_file_slices())
+    if indexes.record_key is None:
+        pytest.skip(f"{name}: not a single-field key")
+    key = indexes.record_key
+    pruner = Pruner(table, ColumnStatsIndex(table, persist=False), table.latest_file_slices())
+    groups = _groups_of_rows(root)
+    seen_bloom = False
+    for fid, rows in groups.items():
+        for value in rows.column(key).to_pylist():
+            listing = pruner.run(hiveql.parse_hiveql(f"`{key}` = {_literal(value)}", table_sarg_schema(table)))
+            assert fid in {s.file_id for s in listing.slices}
+            seen_bloom = seen_bloom or listing.index_sources == ["bloom filters"]
+    assert seen_bloom
+
+
+def test_a_lagging_metadata_table_is_not_asked(shared_tables: dict[str, Path], tmp_path: Path) -> None:
+    """The data timeline has an instant the metadata table lacks: its record index may miss that instant's
+    keys, so it is not used (and the statistics still keep the right group)."""
+    import shutil
+
+    name = "quickstart_trips_table.mor.avro.v8_trips_8i3u1d"
+    if name not in FIXTURE_NAMES:
+        pytest.skip("fixture missing")
+    root = tmp_path / name
+    shutil.copytree(shared_tables[name], root)
+    mdt_timeline = root / ".hoodie" / "metadata" / ".hoodie" / "timeline"
+    completed = sorted(p for p in mdt_timeline.iterdir() if p.name.endswith(".deltacommit") and "_" in p.name)
+    assert completed
+    shutil.move(str(completed[-1]), str(root / "moved-away"))
+    table = HudiTable.open(root)
+    indexes = KeyIndexes.open(table, table.latest_file_slices())
+    assert indexes._mdt is None and any("lags" in p for p in indexes.problems), indexes.problems
+
+
+@pytest.mark.parametrize("name", INSERTED)
+def test_record_index_of_tables_written_by_insert_is_not_trusted(shared_tables: dict[str, Path], name: str) -> None:
+    """Hudi's record index names one location per key, but INSERT INTO can write a key twice: on
+    v9_timebasedkeygen_epochmillis, TXN-001 lives in two file groups and the record index names only the newer.
+    Equality on the key keeps every group holding it."""
+    root = shared_tables[name]
+    table = HudiTable.open(root)
+    indexes = KeyIndexes.open(table, table.latest_file_slices())
+    assert indexes._mdt is None and any("INSERT" in p for p in indexes.problems), indexes.problems
+    key = table.properties.record_key_fields[0]
+    pruner = Pruner(table, ColumnStatsIndex(table, persist=False), table.latest_file_slices())
+    holders: dict[object, set[str]] = {}
+    for fid, rows in _groups_of_rows(root).items():
+        for v in rows.column(key).to_pylist():
+            holders.setdefault(v, set()).add(fid)
+    for value, fids in holders.items():
+        assert fids <= _kept(pruner, table, f"`{key}` = {_literal(value)}"), (name, value)
+    if name.endswith("epochmillis"):
+        assert len(holders["TXN-001"]) == 2  # the duplicate the record index does not show
