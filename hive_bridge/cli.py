@@ -36,18 +36,19 @@ class UsageError(HiveBridgeError):
     """A command-line mistake: exit code 2."""
 
 
-def _open_table(path: str) -> HudiTable:
+def _open_table(path: str, listing: str = "folders") -> HudiTable:
     try:
-        return HudiTable.open(path)
+        return HudiTable.open(path, listing=listing)
     except HiveBridgeError as exc:
         raise UsageError(str(exc)) from None
 
 
 def cmd_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
-    table = _open_table(args.table)
+    table = _open_table(args.table, args.listing)
     try:  # log lines are streamed: an unreadable file is found while replaying
         return replay(table, input_lines(args.logs), out=out, err=err, time_zone=args.time_zone,
-                      verify=args.verify, verbose=args.verbose, as_json=args.json, query_type=args.query_type)
+                      verify=args.verify, verbose=args.verbose, as_json=args.json, query_type=args.query_type,
+                      stats_source=args.stats_source)
     except ReplayInputError as exc:
         raise UsageError(str(exc)) from None
 
@@ -141,7 +142,7 @@ def _query_type_arg(text: str) -> str:
 def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
     from hive_bridge.expression import translate
 
-    table = _open_table(args.table)
+    table = _open_table(args.table, args.listing)
     schema = table_sarg_schema(table)
     try:
         parsed = sarg.read_filter(args.filter, schema)
@@ -149,8 +150,8 @@ def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
         err.print(f"error: {exc}", highlight=False)
         return 1
     expression = translate(parsed, schema)
-    listing = prune_slices(table, ColumnStatsIndex(table), table.latest_file_slices(), parsed, None,
-                           args.time_zone, explain=True, query_type=args.query_type)
+    listing = prune_slices(table, ColumnStatsIndex(table, source=args.stats_source), table.latest_file_slices(),
+                           parsed, None, args.time_zone, explain=True, query_type=args.query_type)
     leaves, constants = _explain_leaves(expression)
     groups = _verdict_groups(listing.verdicts, leaves, constants)
     # kept files first (they are what a read reads), then the skipped ones, each in listing order
@@ -174,11 +175,16 @@ def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
             "query_type": listing.query_type,
             "log_files_total": listing.log_files_total,
             "log_files_unknown": listing.log_files_unknown,
+            "listing_source": listing.listing_source,
+            "listing_problems": table.listing_problems,
+            "stats_sources": listing.stats_sources,
+            "index_sources": listing.index_sources,
             "summary": [{"verdict": "skip" if label == "skip" else "keep", "unknown": label == "keep (unknown)",
                          "stage": stage, "reason": reason, "files": n}
                         for (label, stage, reason), n in groups],
             "files": [{"path": v.path, "partition": v.partition, "kept": v.kept, "unknown": v.unknown,
                        "stage": v.stage, "truth": str(v.truth) if v.truth else None, "reason": v.reason.strip(),
+                       "sources": list(v.sources),
                        **({"parts": [{"file": name, "truth": truth} for name, truth in v.parts]} if v.parts else {})}
                       for v in shown],
             "files_omitted": len(ordered) - len(shown),
@@ -211,6 +217,12 @@ def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
     if len(shown) < len(ordered):
         out.print(f"{len(ordered) - len(shown)} more files not shown (--files all shows every file)",
                   highlight=False)
+    stats_from = ", ".join(f"{n} from {src}" for src, n in listing.stats_sources.items()) or "none"
+    out.print(f"listing: {listing.listing_source}"
+              + (f" ({'; '.join(table.listing_problems)})" if table.listing_problems else "")
+              + f"; statistics: {stats_from}"
+              + (f"; answered by {', '.join(listing.index_sources)}" if listing.index_sources else ""),
+              highlight=False)
     out.print(f"files kept {listing.files_kept} / {listing.files_total}: dropped {listing.dropped_by_partition} by "
               f"partition values, {listing.dropped_by_statistics} by statistics; {listing.kept_unknown} kept "
               f"because something was unknown; {listing.kept_log_files} with log files ({listing.query_type} query; "
@@ -275,15 +287,22 @@ def cmd_read(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_index(args: argparse.Namespace, out: Console, err: Console) -> int:
-    table = _open_table(args.table)
-    index = ColumnStatsIndex(table)
+    table = _open_table(args.table, args.listing)
+    index = ColumnStatsIndex(table, source=args.source)
     t0 = time.perf_counter()
-    with err.status("reading parquet footers…"):
+    with err.status("reading statistics…"):
         stats = index.refresh()
-    c = index.last
-    out.print(f"index of {table.name}: {stats.num_rows} files, {c.files_from_footers} footers read, "
-              f"{c.files_from_index} from the index, {c.unreadable_footers} unreadable "
-              f"({time.perf_counter() - t0:.2f} s) in {index.directory}", highlight=False)
+        slices = index.hudi_table.latest_file_slices()
+        index.log_table(slices)
+    c = index.counters
+    out.print(f"index of {table.name}: {stats.num_rows} file slices ({index.hudi_table.listing_source} listing), "
+              f"{c.files_from_footers} footers read, {c.files_from_mdt} base files from the metadata table, "
+              f"{c.files_from_index} from the index, {c.unreadable_footers} unreadable; log files: "
+              f"{c.log_files_read} read, {c.log_files_from_mdt} from the metadata table, {c.log_files_from_index} from "
+              f"the index, {c.unreadable_log_files} unknown ({time.perf_counter() - t0:.2f} s) in {index.directory}",
+              highlight=False)
+    for problem in index.mdt_problems + index.hudi_table.listing_problems:
+        err.print(f"metadata table: {problem}", highlight=False, markup=False)
     return 1 if c.unreadable_footers else 0
 
 
@@ -332,6 +351,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--query-type", type=_query_type_arg, default="snapshot", metavar="snapshot|read_optimized",
                    help="snapshot (default): base files merged with log files, judged by both; read_optimized: base "
                         "files only (Hive sync's <t>_ro)")
+    p.add_argument("--listing", choices=("auto", "mdt", "folders"), default="auto",
+                   help="where the file listing comes from: the metadata table's files partition when it is usable "
+                        "(auto, the default), or the partition folders")
+    p.add_argument("--stats-source", choices=("auto", "mdt", "footers"), default="auto",
+                   help="statistics of files the index lacks: the metadata table's column_stats where it has an "
+                        "entry and footers/log blocks for the rest (auto), the metadata table only, or footers only")
     p.set_defaults(func=cmd_replay)
 
     p = command("explain", "a filter's SearchArgument, HudiExpression, a summary of the files' verdicts by reason, "
@@ -347,6 +372,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--query-type", type=_query_type_arg, default="snapshot", metavar="snapshot|read_optimized",
                    help="snapshot (default): base files merged with log files, judged by both; read_optimized: base "
                         "files only (Hive sync's <t>_ro)")
+    p.add_argument("--listing", choices=("auto", "mdt", "folders"), default="auto",
+                   help="where the file listing comes from: the metadata table's files partition when it is usable "
+                        "(auto, the default), or the partition folders")
+    p.add_argument("--stats-source", choices=("auto", "mdt", "footers"), default="auto",
+                   help="statistics of files the index lacks: the metadata table's column_stats where it has an "
+                        "entry and footers/log blocks for the rest (auto), the metadata table only, or footers only")
     p.set_defaults(func=cmd_explain)
 
     p = command("read", "read a Hudi table through the pruned Hive-on-Spark path", spark=True)
@@ -364,6 +395,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("index", "build or refresh the column-statistics index")
     p.add_argument("--table", required=True)
+    p.add_argument("--source", choices=("auto", "mdt", "footers"), default="auto",
+                   help="auto: the metadata table's column_stats where it has an entry, footers and log blocks for "
+                        "the rest; mdt: the metadata table only; footers: read every file here")
+    p.add_argument("--listing", choices=("auto", "mdt", "folders"), default="auto",
+                   help="where the file listing comes from: the metadata table's files partition when it is usable "
+                        "(auto, the default), or the partition folders")
     p.set_defaults(func=cmd_index)
 
     p = command("demo", "build a sample table, replay a sample log, compare pruned and full reads", spark=True)

@@ -66,6 +66,9 @@ class ReplayRow:
             "query_type": self.listing.query_type,
             "log_files_total": self.listing.log_files_total,
             "log_files_unknown": self.listing.log_files_unknown,
+            "listing_source": self.listing.listing_source,
+            "stats_sources": self.listing.stats_sources,
+            "index_sources": self.listing.index_sources,
             "seconds": round(self.seconds, 6),
             "kept": [relative_path(table, f.path) for f in self.listing.files],
             **({"verified": self.verified} if self.verified is not None else {}),
@@ -130,13 +133,14 @@ def input_lines(sources: Sequence[str]) -> Iterator[str]:
 
 
 def replay(table: HudiTable, lines: Iterable[str], *, out: Console, err: Console, time_zone: str = "UTC",
-           verify: bool = False, verbose: bool = False, as_json: bool = False, query_type: str = SNAPSHOT) -> int:
+           verify: bool = False, verbose: bool = False, as_json: bool = False, query_type: str = SNAPSHOT,
+           stats_source: str = "auto") -> int:
     """Find the filters in log lines, replay each against the table (one Pruner, prepared once), print a table
     (or JSON Lines with ``as_json``); ``query_type`` snapshot (base files merged with log files) or
     read_optimized (base files only); ``verify`` reads every filter with Spark pruned and unpruned. A filter
     that does not parse is reported with the input's own line and column and the run goes on. Returns 1 if
     anything failed, else 0."""
-    index = ColumnStatsIndex(table)
+    index = ColumnStatsIndex(table, source=stats_source)
     schema = table_sarg_schema(table)
     pruner = Pruner(table, index, table.latest_file_slices(), query_type)
     found = distinct_filters(lines)

@@ -56,6 +56,8 @@ class FileVerdict:
     reason: str = ""
     #: a merged slice's parts (base file, log files) judged alone: (kind and path, TruthValue)
     parts: tuple[tuple[str, str], ...] = ()
+    #: where the statistics came from: "metadata table", "parquet footer", "log blocks", "hive-bridge index"...
+    sources: tuple[str, ...] = ()
 
 
 @dataclass
@@ -77,6 +79,9 @@ class ListStatusResult:
     query_type: str = "snapshot"
     #: Hudi indexes that answered equality leaves ("record index", "bloom filters", ...)
     index_sources: list[str] = field(default_factory=list)
+    #: where the listing came from ("folders" or "mdt") and how many files' statistics came from each source
+    listing_source: str = "folders"
+    stats_sources: dict[str, int] = field(default_factory=dict)
     sarg: sarg.SearchArgument | None = None
     verdicts: list[FileVerdict] = field(default_factory=list)
 
@@ -292,6 +297,8 @@ class Pruner:
         result.bytes_total = sum(s.base_file.size for s in slices if s.base_file is not None)
         result.log_files_total = self.log_files
         result.log_files_unknown = self.index_counters.unreadable_log_files
+        result.listing_source = getattr(self.table, "listing_source", "folders")
+        result.stats_sources = self.stats_sources
         keep = [True] * len(slices)
         stages = ["no-filter"] * len(slices)
         truths: list[sarg.TruthValue | None] = [None] * len(slices)
@@ -349,9 +356,26 @@ class Pruner:
                                                    int(s.base_file.mtime * 1000)))
             if explain:
                 path = s.base_file.path if s.base_file is not None else f"{s.partition_path}/{s.file_id} (log only)"
+                files = ([s.base_file.path] if s.base_file is not None else []) + [lf.path for lf in s.log_files]
+                sources = tuple(dict.fromkeys(self.source_of(f) for f in files))
                 result.verdicts.append(FileVerdict(path, s.partition_path, keep[i], stages[i], truths[i],
-                                                   unknown[i], reasons[i], parts[i]))
+                                                   unknown[i], reasons[i], parts[i], sources))
         return result
+
+    def source_of(self, path: str) -> str:
+        """Where a file's statistics came from (for explain)."""
+        if self.table.properties.base_files_are_parquet or ".log." in path:
+            return self.index.read_sources.get(path, "hive-bridge index")
+        return f"none ({self.table.base_file_format} file)"
+
+    @property
+    def stats_sources(self) -> dict[str, int]:
+        c = self.index_counters
+        out = {"metadata table": c.files_from_mdt + c.log_files_from_mdt,
+               "parquet footers": c.files_from_footers, "log blocks": c.log_files_read,
+               "hive-bridge index": c.files_from_index + c.log_files_from_index,
+               "none": c.files_without_statistics + c.files_without_mdt_entry}
+        return {k: v for k, v in out.items() if v}
 
     def _index_answers(self, expression: Any) -> dict[Any, Any]:
         """Masks from Hudi's key indexes for the expression's equality leaves (opened on first use)."""

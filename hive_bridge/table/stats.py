@@ -771,6 +771,9 @@ class ColumnStatsIndex:
         if source not in STATS_SOURCES:
             raise HudiTableError(f"unknown statistics source {source!r}: use {', '.join(STATS_SOURCES)}")
         self.source = source
+        #: where the statistics of files read by this object came from (path -> "metadata table",
+        #: "parquet footer", "log blocks", "none"); a path not in it came from the persisted index
+        self.read_sources: dict[str, str] = {}
         self._mdt_entries: dict[tuple[str, str], dict[str, Any]] | None = None
         self.mdt_problems: list[str] = []
         self.hudi_table = table
@@ -969,6 +972,9 @@ class ColumnStatsIndex:
             return [False] * len(keys)
         rows, found = mdt_rows(keys, entries, [(leaf.name, leaf.type) for leaf in target],
                                appendable_logs=self.hudi_table.properties.version < 8)
+        for k, f in zip(keys, found, strict=True):
+            if f:
+                self.read_sources[k[0]] = "metadata table"
         if rows.num_rows:
             state.raw_segments.append(("<mdt>", rows))
             self._rebuild_entries(state)
@@ -980,6 +986,8 @@ class ColumnStatsIndex:
 
         rows = log_rows_to_table(keys, [LogStats(None, error="no statistics")] * len(keys),
                                  [(leaf.name, leaf.type) for leaf in target])
+        for k in keys:
+            self.read_sources[k[0]] = "none (no metadata table entry)"
         state.raw_segments.append(("<unknown>", rows))
         self._rebuild_entries(state)
 
@@ -1009,6 +1017,8 @@ class ColumnStatsIndex:
             if err is not None:
                 self.errors.append(err)
         keys = [(lf.path, partition, lf.size, lf.instant) for lf, partition in missing]
+        for k in keys:
+            self.read_sources[k[0]] = "log blocks"
         new = log_rows_to_table(keys, stats, leaves).replace_schema_metadata({FORMAT_KEY: FORMAT_VERSION})
         good_mask = pa.array([s.error is None for s in stats], pa.bool_())
         out = self._store(state, new, good_mask, last)
@@ -1102,6 +1112,8 @@ class ColumnStatsIndex:
             assert err is not None
             self.errors.append(err)
         keys = [(m[0], m[1], m[2], m[3]) for m in missing]
+        for k in keys:
+            self.read_sources[k[0]] = "parquet footer"
         new = footer_rows_to_table(keys, stats, target)
         good_mask = pa.array([s.error is None for s in stats], pa.bool_())
         out = self._store(state, new, good_mask, last)

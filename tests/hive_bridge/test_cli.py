@@ -335,3 +335,48 @@ def test_console_script_and_module_entry_points(table: Path) -> None:
                            "leaf-(EQUALS id 3)"], capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
     assert "files kept 1 / 20" in proc.stdout
+
+
+TRIPS_MDT = "quickstart_trips_table.mor.avro.v8_trips_8i3u1d"
+
+
+def test_explain_names_the_sources_of_listing_statistics_and_indexes(shared_tables: dict[str, Path],
+                                                                     tmp_path: Path) -> None:
+    import shutil
+
+    shutil.copytree(shared_tables[TRIPS_MDT], tmp_path / "trips")
+    shutil.rmtree(tmp_path / "trips" / ".hoodie" / ".hive_bridge", ignore_errors=True)  # another test's index
+    root = str(tmp_path / "trips")
+    code, out, _ = run("explain", "--table", root, "rider = 'rider-I'", "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["listing_source"] == "mdt" and doc["listing_problems"] == []
+    assert doc["stats_sources"] == {"metadata table": 4}  # 3 base files, 1 log file
+    assert doc["index_sources"] == ["secondary index secondary_index_rider_idx + record index"]
+    assert all(f["sources"] == ["metadata table"] for f in doc["files"])
+    code, out, _ = run("explain", "--table", root, "rider = 'rider-I'")
+    assert "listing: mdt; statistics: 4 from metadata table; answered by secondary index" in " ".join(out.split())
+    code, out, _ = run("explain", "--table", root, "rider = 'rider-I'", "--json", "--listing", "folders",
+                       "--stats-source", "footers")
+    doc2 = json.loads(out)
+    assert doc2["listing_source"] == "folders"
+    assert doc2["stats_sources"] in ({"parquet footers": 3, "log blocks": 1}, {"hive-bridge index": 4})
+    assert doc2["files_kept"] == doc["files_kept"] == 1
+
+
+def test_index_sources_and_replay_json(shared_tables: dict[str, Path], tmp_path: Path) -> None:
+    import shutil
+
+    root = tmp_path / "trips"
+    shutil.copytree(shared_tables[TRIPS_MDT], root)
+    shutil.rmtree(root / ".hoodie" / ".hive_bridge", ignore_errors=True)  # an index other tests persisted
+    code, out, err = run("index", "--table", str(root), "--source", "mdt")
+    assert code == 0 and "0 footers read, 3 base files from the metadata table" in " ".join(out.split())
+    assert "(mdt listing)" in out
+    code, out, err = run("index", "--table", str(root), "--source", "footers", "--listing", "folders")
+    assert code == 0 and "3 footers read" in " ".join(out.split())
+    log = tmp_path / "filters.txt"
+    log.write_text("leaf-(EQUALS uuid 3eeb61f7-c2b0-4636-99bd-5d7a5a1d2c04)\n", encoding="utf-8")
+    code, out, _ = run("replay", "--json", "--table", str(root), str(log))
+    row = json.loads(out.splitlines()[0])
+    assert code == 0 and row["listing_source"] == "mdt" and row["index_sources"] == ["record index"]
+    assert row["files_kept"] == 1 and row["stats_sources"]
