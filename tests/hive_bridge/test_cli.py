@@ -369,10 +369,10 @@ def test_index_sources_and_replay_json(shared_tables: dict[str, Path], tmp_path:
     root = tmp_path / "trips"
     shutil.copytree(shared_tables[TRIPS_MDT], root)
     shutil.rmtree(root / ".hoodie" / ".hive_bridge", ignore_errors=True)  # an index other tests persisted
-    code, out, err = run("index", "--table", str(root), "--source", "mdt")
+    code, out, _ = run("index", "--table", str(root), "--source", "mdt")
     assert code == 0 and "0 footers read, 3 base files from the metadata table" in " ".join(out.split())
     assert "(mdt listing)" in out
-    code, out, err = run("index", "--table", str(root), "--source", "footers", "--listing", "folders")
+    code, out, _ = run("index", "--table", str(root), "--source", "footers", "--listing", "folders")
     assert code == 0 and "3 footers read" in " ".join(out.split())
     log = tmp_path / "filters.txt"
     log.write_text("leaf-(EQUALS uuid 3eeb61f7-c2b0-4636-99bd-5d7a5a1d2c04)\n", encoding="utf-8")

@@ -10,13 +10,23 @@ many `.where()` on one unpruned read, `read_table` by catalog name, and the `hiv
 hazards run through every pattern (test_known_hazards), and literal spellings Spark rounds through read_hudi
 (test_read_hudi_literal_edge_cases: regression cases for the spellings that lost rows).
 
+Merge-on-read tables (table version 8 partitioned, version 6 not; `_build_mor`) run every pattern too (the
+property tests' "mor" group, fewer examples): a first insert into base files, then deltacommits to log files (Avro
+and parquet blocks) that move values out of the base files' ranges (NaN, -0.0, nulls, far larger and smaller
+values), add the column `extra` in log records over base files without it, insert keys into log-only file groups
+and into new base files, delete keys, and a deltacommit rolled back and one left inflight. Their truth is the
+merged rows as hudi-rs's snapshot read returns them, checked against a model of the writes (key -> the row
+last written) and the writer's own merge; hudi-rs and hive-bridge list the same latest slices. Read-optimized
+queries (`query_type="read_optimized"`, the data source option, a `_ro` catalog name) are checked against the
+copy-on-write truth over the same tables' latest base files.
+
 The truth is Spark SQL's own row semantics over the latest base files as hudi-rs lists them (for tables with a
 naive timestamp, which hudi-rs 0.5 cannot open, as the writer's own commits name them), read by Spark's parquet
 reader with its parquet filter pushdown OFF (it drops NaN and -0.0 rows), then filtered by Spark: independent of
 hive-bridge's listing, statistics, pruning and reading code. Rows are compared as multisets of
 ``to_json(struct(...))`` strings, which print NaN and -0.0 as such (both sides read the same file values).
 
-Budget: ~2.5-4 minutes on a 2-core machine by default; HYPOTHESIS_PROFILE=long runs 10× the examples.
+Budget: ~3.5-5 minutes on a 2-core machine by default; HYPOTHESIS_PROFILE=long runs 10× the examples.
 """
 
 from __future__ import annotations
@@ -27,8 +37,9 @@ import itertools
 import json
 import math
 import os
+import zlib
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -38,7 +49,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
 from hive_bridge.spark import read_hudi, read_table, register
@@ -127,11 +138,17 @@ BASE_TSN = dt.datetime(2024, 1, 1)
 BASE_DATE = dt.date(2024, 1, 1)
 
 
+MOVED = "moved"  # the string of commit 4's rows
+
+
 def _rows(columns: Sequence[str], keys: Sequence[int], block_size: int, commit: int = 1) -> pa.Table:
-    """Rows for ``keys``; ``commit`` 2 and 3 change the values of keys that already exist (upserts)."""
+    """Rows for ``keys``; ``commit`` 2 and 3 change the values of keys that already exist (upserts); commit 4
+    moves every value out of the ranges the first commits wrote (far larger or smaller values, NaN, -0.0 and
+    nulls among them): merge-on-read log records that no base file's statistics cover."""
     out: dict[str, list[Any]] = {c: [] for c in columns}
     specials2 = [math.nan, -0.0, math.inf, None, 1000.0, 0.0]
     specials3 = [-math.inf, math.nan, -0.0, 42.0]
+    specials4 = [1e6, math.nan, -1e6, -0.0, None]
     for j, k in enumerate(keys):
         b, i = k // block_size, k % block_size
         values: dict[str, Any] = {
@@ -157,6 +174,15 @@ def _rows(columns: Sequence[str], keys: Sequence[int], block_size: int, commit: 
         elif commit == 3:
             values.update(v=specials3[j % len(specials3)], f=specials3[(j + 1) % len(specials3)], s="upd2")
             values["amt"] = None if values["amt"] is None else values["amt"] + Decimal("0.01")
+        elif commit == 4:
+            sign = 1 if j % 2 else -1
+            values.update(v=specials4[j % len(specials4)], f=specials4[(j + 3) % len(specials4)],
+                          s=None if j % 4 == 3 else MOVED, n=None if j % 3 == 2 else -50 * sign,
+                          big=2**53 + 50 * sign, amt=Decimal(sign * 7777777).scaleb(-2),
+                          extra=None if j % 5 == 4 else 50 + j)
+            values["flag"] = None if values["flag"] is None else not values["flag"]
+            values["ts"] = None if j % 6 == 5 else BASE_TS + dt.timedelta(days=400 * sign, hours=k)
+            values["d"] = BASE_DATE + dt.timedelta(days=sign * 500 + k)
         for c in columns:
             out[c].append(values[c])
     return pa.table({c: pa.array(vals, ARROW[c]) for c, vals in out.items()})
@@ -173,9 +199,23 @@ class Gen:
     base_files: tuple[str, ...] = field(repr=False)  # absolute paths (hudi-rs's listing, or the writer's commits)
     compare: tuple[str, ...] = field(default=(), repr=False)
     memo: dict[tuple[str, tuple[str, ...]], list[str]] = field(default_factory=dict, repr=False)
+    #: the latest file slices (a read's files_total): one per base file on a copy-on-write table
+    slices: int = 0
+    #: merge-on-read: the merged rows (hudi-rs's snapshot, checked against the writer and a model), the truth
+    rows: pa.Table | None = field(default=None, repr=False)
+    #: merge-on-read: the table's keys as the writes left them, and the read-optimized twin (its base files)
+    keys: frozenset[int] = field(default=frozenset(), repr=False)
+    read_optimized: Gen | None = field(default=None, repr=False)
+    #: how the patterns read it: "read_optimized" for a merge-on-read table's twin (its base files alone)
+    query_type: str = "snapshot"
 
     def __post_init__(self) -> None:
         self.compare = META + self.columns
+        self.slices = self.slices or len(self.base_files)
+
+    @property
+    def mor(self) -> bool:
+        return self.rows is not None
 
 
 @dataclass(frozen=True)
@@ -192,6 +232,19 @@ class Spec:
     new3: int
     added_column: bool
     hudi_rs: bool  # hudi-rs 0.5 lists it (it panics on a naive timestamp: `local-timestamp-micros`)
+    mor: MorOps | None = None  # a MERGE_ON_READ table: the deltacommits after the first insert
+
+
+@dataclass(frozen=True)
+class MorOps:
+    """A merge-on-read table's writes (`_build_mor`): the first insert (base files); `updates2` (an Avro log
+    block); `new2` keys into log-only file groups (parquet blocks); `updates3` (parquet blocks, the column `extra`
+    added: log records holding a column their base file lacks) and `new3` keys into new base files; then:"""
+
+    moved: tuple[int, ...]  # commit 4's values, out of every base file's ranges (an Avro block)
+    deleted: tuple[int, ...]  # a delete deltacommit (keys of base files, of log records, of log-only groups)
+    rolled_back: tuple[int, ...]  # an upsert (updates, new keys into log-only groups), completed, rolled back
+    inflight: tuple[int, ...]  # an upsert left inflight (a failed write: its log files stay, unread)
 
 
 DATA = ("k", "n", "big", "v", "f", "s", "flag", "ts", "amt", "d", "part", "pn")
@@ -204,8 +257,26 @@ SPECS = {
                  (5, 26, 90, 130, 222, 333), 40, True, True),
     # a naive timestamp (timestamp_ntz); 7 base files
     "ntz": Spec("ntz", ("k", "tsn", "v", "s", "d"), (), 6, 20, 120, (3, 44, 65, 101), 20, (), 0, False, False),
+    # merge-on-read (no naive timestamp: hudi-rs, which reads the merged slices, panics on one). Partitioned like
+    # "part", table version 8 (log files named after their deltacommit; a rollback deletes them): 22 slices, 16
+    # of them a base file with log files, 2 a base file (holding `extra`) alone, 4 log-only file groups
+    "mor_part": Spec("mor_part", DATA, ("part", "pn"), 8, 20, 320, (3, 25, 41, 62, 100, 121, 170, 201, 260, 301), 40,
+                     (5, 26, 90, 130, 222, 333, 341), 40, True, True,
+                     MorOps(moved=(0, 9, 44, 87, 123, 164, 208, 255, 290, 318, 325, 352, 365),
+                            deleted=(7, 25, 100, 209, 321, 399), rolled_back=(1, 2, 26, 330, 410),
+                            inflight=(4, 6, 40, 340, 415))),
+    # not partitioned like "flat", table version 6 (log files versioned per slice; a rollback appends a command
+    # block): 11 slices, 9 of them a base file (one holding `extra`) with log files, 2 log-only file groups
+    "mor_flat": Spec("mor_flat", DATA, (), 6, 40, 320, (3, 25, 41, 62, 100, 121, 170, 201, 260, 301), 40,
+                     (5, 26, 90, 130, 222, 333, 341), 40, True, True,
+                     MorOps(moved=(0, 9, 44, 87, 123, 164, 208, 255, 290, 318, 325, 352, 365),
+                            deleted=(7, 25, 100, 209, 321, 399), rolled_back=(1, 2, 26, 330, 410),
+                            inflight=(4, 6, 40, 340, 415))),
 }
 TABLE_NAMES = tuple(SPECS)
+COW_NAMES = tuple(name for name, spec in SPECS.items() if spec.mor is None)
+MOR_NAMES = tuple(name for name, spec in SPECS.items() if spec.mor is not None)
+GROUPS = {"cow": COW_NAMES, "mor": MOR_NAMES}
 
 
 def _columns_of(name: str) -> tuple[str, ...]:
@@ -247,6 +318,8 @@ def _latest_from_hudi_rs(root: Path) -> list[str]:
 
 
 def _build(root: Path, spec: Spec) -> Gen:
+    if spec.mor is not None:
+        return _build_mor(root, spec, spec.mor)
     writer = HudiWriter(root, partition_fields=spec.partition_fields, hive_style=True, record_key_fields=("k",),
                         rows_per_file=spec.rows_per_file, version=spec.version)
     results = [writer.insert(_rows(spec.columns, range(spec.inserted), spec.rows_per_file))]
@@ -272,6 +345,91 @@ def _build(root: Path, spec: Spec) -> Gen:
     return Gen(spec.name, root, columns, spec.partition_fields, tuple(by_commits))
 
 
+def _slices_agree(root: Path) -> list[tuple[str, str, str, str, tuple[str, ...]]]:
+    """The latest file slices (partition, file id, base instant, base file, log files) as hudi-rs lists them,
+    asserted equal to hive-bridge's own file-system view (which the pruner and the reads use)."""
+    import hudi
+
+    from hive_bridge.table import HudiTable
+
+    theirs = sorted((s.partition_path, s.file_id, s.creation_instant_time,
+                     s.base_file_relative_path() if s.base_file_name else "",  # log-only: hudi-rs gives "<part>/"
+                     tuple(sorted(s.log_file_names)))
+                    for s in hudi.HudiTableBuilder.from_base_uri(str(root)).build().get_file_slices())
+    ours = sorted((s.partition_path, s.file_id, s.base_instant, s.base_file.path if s.base_file is not None else "",
+                   tuple(sorted(lf.name for lf in s.log_files)))
+                  for s in HudiTable.open(root).latest_file_slices())
+    assert theirs == ours, f"{root}: hudi-rs and hive-bridge list different latest slices"
+    return theirs
+
+
+def _row_values(rows: Iterable[dict[str, Any]], columns: Sequence[str]) -> list[str]:
+    """Rows as sorted strings of their values' reprs (NaN and -0.0 distinct, as in the JSON the checks compare)."""
+    return sorted(repr(tuple(row.get(c) for c in columns)) for row in rows)
+
+
+def _build_mor(root: Path, spec: Spec, ops: MorOps) -> Gen:
+    """A merge-on-read table (see MorOps), its merged rows read by hudi-rs and checked against the writes (a
+    model: key -> the row last written) and the writer's own merge; the precombine field is the key `k` (equal
+    in every version of a row, so the later write wins in both mergers; hudi-rs merges only with one)."""
+    import hudi
+
+    rpf = spec.rows_per_file
+    writer = HudiWriter(root, table_type="MERGE_ON_READ", precombine_field="k",
+                        partition_fields=spec.partition_fields, hive_style=True, record_key_fields=("k",),
+                        rows_per_file=rpf, version=spec.version)
+    model: dict[int, dict[str, Any]] = {}
+    kept: list[WriteResult] = []  # completed and not rolled back
+
+    def write(result: WriteResult, data: pa.Table | None = None, deleted: Sequence[int] = ()) -> None:
+        assert result.completed and result.action == "deltacommit"
+        kept.append(result)
+        model.update({row["k"]: row for row in (data.to_pylist() if data is not None else [])})
+        for k in deleted:
+            del model[k]
+
+    first, columns = spec.columns, _columns_of(spec.name)
+    rows = _rows(first, range(spec.inserted), rpf)
+    write(writer.insert(rows), rows)
+    rows = _rows(first, spec.updates2, rpf, commit=2)
+    write(writer.upsert(rows), rows)
+    start = spec.inserted
+    rows = _rows(first, range(start, start + spec.new2), rpf)
+    write(writer.upsert(rows, block_format="parquet", inserts_to_logs=True, rows_per_file=rpf // 2), rows)
+    start += spec.new2
+    rows = pa.concat_tables([_rows(columns, spec.updates3, rpf, commit=3),
+                             _rows(columns, range(start, start + spec.new3), rpf)])
+    write(writer.upsert(rows, block_format="parquet"), rows)
+    rows = _rows(columns, ops.moved, rpf, commit=4)
+    write(writer.upsert(rows), rows)
+    write(writer.delete(_rows(("k", *spec.partition_fields), ops.deleted, rpf)), deleted=ops.deleted)
+    undone = writer.upsert(_rows(columns, ops.rolled_back, rpf, commit=2), inserts_to_logs=True)
+    assert undone.completed
+    writer.rollback(undone)
+    failed = writer.upsert(_rows(columns, ops.inflight, rpf, commit=3), block_format="parquet",
+                           inserts_to_logs=True, inflight=True)
+    assert not failed.completed and failed.files
+
+    slices = _slices_agree(root)
+    base_files = sorted(str(root / base) for *_, base, _ in slices if base)
+    # no compaction: every base file is its file group's only one, written by a kept write
+    assert base_files == sorted(str(root / f) for r in kept for f in r.files if f.endswith(".parquet"))
+    batches = hudi.HudiTableBuilder.from_base_uri(str(root)).build().read()
+    merged = pa.Table.from_batches(batches)
+    assert merged.column_names == [*META, *columns], merged.column_names
+    assert _row_values(merged.to_pylist(), columns) == _row_values(model.values(), columns)
+    # the writer's merge conforms a slice's rows to its base file's schema: it drops `extra` from the log
+    # records of base files without it (hudi-rs, like Hudi, reads them with the table's schema)
+    by_writer = writer.merged_rows()
+    assert by_writer is not None
+    same = [c for c in merged.column_names if c != "extra"]
+    assert _row_values(merged.to_pylist(), same) == _row_values(by_writer.to_pylist(), same)
+    ro = Gen(f"{spec.name}_ro", root, columns, spec.partition_fields, tuple(base_files),
+             query_type="read_optimized")
+    return Gen(spec.name, root, columns, spec.partition_fields, tuple(base_files), slices=len(slices), rows=merged,
+               keys=frozenset(model), read_optimized=ro)
+
+
 @pytest.fixture(scope="module")
 def tables(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Gen]:
     base = tmp_path_factory.mktemp("usage")
@@ -281,6 +439,18 @@ def tables(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Gen]:
     assert any(pq.read_metadata(p).num_rows == 0 for p in part.base_files), "no empty base file"
     assert any("extra" in pq.read_schema(p).names for p in part.base_files)
     assert any("extra" not in pq.read_schema(p).names for p in part.base_files)
+    for name in MOR_NAMES:  # what the merge-on-read specs promise
+        gen = built[name]
+        ops = SPECS[name].mor
+        assert ops is not None
+        slices = _slices_agree(gen.root)
+        assert any(base and logs for *_, base, logs in slices), name
+        assert any(not base and logs for *_, base, logs in slices), name  # log-only file groups
+        assert any("extra" in pq.read_schema(p).names for p in gen.base_files), name
+        spec = SPECS[name]
+        written = set(range(spec.inserted + spec.new2 + spec.new3))
+        assert gen.keys == written - set(ops.deleted), name  # the rolled-back and inflight writes' keys absent
+        assert not written.issuperset(ops.rolled_back) and not written.issuperset(ops.inflight), name
     return built
 
 
@@ -310,13 +480,18 @@ _TRUTH_DF: dict[str, Any] = {}
 
 def truth_df(spark: Any, gen: Gen) -> Any:
     """The latest base files read by Spark's parquet reader, pushdown off, files grouped by the columns they hold
-    (the added column) and unioned by name, partition columns from the path where the files lack them."""
+    (the added column) and unioned by name, partition columns from the path where the files lack them. For a
+    merge-on-read table, its merged rows (`Gen.rows`), typed as the copy-on-write truth is."""
     from pyspark.sql import functions as F
 
     spark.conf.set(PUSHDOWN, "false")
-    key = str(gen.root)
+    key = gen.name
     if key in _TRUTH_DF:
         return _TRUTH_DF[key]
+    if gen.rows is not None:
+        out = spark.createDataFrame(gen.rows).select(*[F.col(c).cast(TYPES[c]).alias(c) for c in gen.compare])
+        _TRUTH_DF[key] = out
+        return out
     groups: dict[tuple[tuple[str, ...], str], list[str]] = {}
     for path in gen.base_files:
         names = tuple(pq.read_schema(path).names)
@@ -478,7 +653,7 @@ FLIPPED = {"=": "=", "<>": "<>", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=
 
 
 @st.composite
-def _leaf(draw: Any, table: str, hiveql: bool) -> str:
+def _leaf(draw: st.DrawFn, table: str, hiveql: bool) -> str:
     columns = _columns_of(table)
     if draw(st.integers(0, 9)) == 0:
         return draw(_opaque(table, hiveql))
@@ -508,7 +683,7 @@ def _leaf(draw: Any, table: str, hiveql: bool) -> str:
 
 
 @st.composite
-def _opaque(draw: Any, table: str, hiveql: bool) -> str:
+def _opaque(draw: st.DrawFn, table: str, hiveql: bool) -> str:
     """Filters Spark cannot push to a data source: arithmetic, functions, LIKE."""
     columns = set(_columns_of(table))
     ints = st.integers(-3, 400)
@@ -542,7 +717,7 @@ def _opaque(draw: Any, table: str, hiveql: bool) -> str:
 
 
 @st.composite
-def spark_filter(draw: Any, table: str, hiveql: bool = False, depth: int = 0) -> str:
+def spark_filter(draw: st.DrawFn, table: str, hiveql: bool = False, depth: int = 0) -> str:
     """A random Spark SQL filter over ``table``'s columns (``hiveql``: also readable as HiveQL filter text)."""
     roll = draw(st.integers(0, 19))
     if depth == 0 and roll == 0:
@@ -556,16 +731,20 @@ def spark_filter(draw: Any, table: str, hiveql: bool = False, depth: int = 0) ->
     return op.join(f"({k})" for k in kids)
 
 
-def cases(min_queries: int, max_queries: int, hiveql: bool = False) -> st.SearchStrategy[tuple[str, list[str]]]:
-    """(table, queries in the order they run)."""
-    return st.sampled_from(TABLE_NAMES).flatmap(lambda t: st.tuples(
+def cases(names: Sequence[str], min_queries: int, max_queries: int,
+          hiveql: bool = False) -> st.SearchStrategy[tuple[str, list[str]]]:
+    """(one of the tables ``names``, queries in the order they run)."""
+    return st.sampled_from(names).flatmap(lambda t: st.tuples(
         st.just(t), st.lists(spark_filter(t, hiveql), min_size=min_queries, max_size=max_queries)))
 
 
 # -- the usage patterns: each runs a list of queries, in order, on ONE DataFrame (or session) ---------------------
 
 def _load(spark: Any, gen: Gen) -> Any:
-    return spark.read.format("hudi-hive").load(str(gen.root))
+    reader = spark.read.format("hudi-hive")
+    if gen.query_type != "snapshot":
+        reader = reader.option("hoodie.datasource.query.type", gen.query_type)
+    return reader.load(str(gen.root))
 
 
 def _where_each(spark: Any, gen: Gen, df: Any, queries: Sequence[str], what: str) -> None:
@@ -662,7 +841,7 @@ def _in_threads(spark: Any, gen: Gen, lists: Sequence[Sequence[str]], rows_of: C
     """Two threads at once, each running its own queries in order; every result checked afterwards."""
     want = truth(spark, gen, [(q, gen.compare) for qs in lists for q in qs])
     with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = [pool.submit(lambda qs=qs: [rows_of(q) for q in qs]) for qs in lists]
+        futures = [pool.submit(lambda qs: [rows_of(q) for q in qs], qs) for qs in lists]
         results = [f.result() for f in futures]
     for t, (queries, got) in enumerate(zip(lists, results, strict=True)):
         for i, q in enumerate(queries):
@@ -682,8 +861,8 @@ def run_read_hudi(spark: Any, gen: Gen, queries: Sequence[str]) -> None:
     both = [f"({q}) and ({q2})" for q, q2 in itertools.pairwise(queries)]
     want = truth(spark, gen, [(q, gen.compare) for q in [*queries, *both]])
     for i, q in enumerate(queries):
-        read = read_hudi(spark, str(gen.root), q)
-        assert read.listing.files_total == len(gen.base_files)
+        read = read_hudi(spark, str(gen.root), q, query_type=gen.query_type)
+        assert read.listing.files_total == gen.slices and read.listing.query_type == gen.query_type
         what = (f"[{gen.name}] read_hudi(spark, path, {q!r}) (query {i}; kept {read.listing.files_kept} of "
                 f"{read.listing.files_total} files; pruned with {read.listing.sarg})")
         check(json_rows(read.df, gen.compare), want[(q, gen.compare)], what)
@@ -694,125 +873,182 @@ def run_read_hudi(spark: Any, gen: Gen, queries: Sequence[str]) -> None:
 
 def run_read_hudi_reused(spark: Any, gen: Gen, queries: Sequence[str]) -> None:
     """(h) one ``read_hudi(spark, path, None).df``, ``.where(q)`` for each query."""
-    _where_each(spark, gen, read_hudi(spark, str(gen.root), None).df, queries, "read_hudi(None).df reused")
+    _where_each(spark, gen, read_hudi(spark, str(gen.root), None, query_type=gen.query_type).df, queries,
+                "read_hudi(None).df reused")
 
 
 def run_read_hudi_threads(spark: Any, gen: Gen, lists: Sequence[Sequence[str]]) -> None:
     """(h) two threads calling ``read_hudi(spark, path, q)`` at once (planning and the statistics index too)."""
-    _in_threads(spark, gen, lists, lambda q: json_rows(read_hudi(spark, str(gen.root), q).df, gen.compare),
+    _in_threads(spark, gen, lists,
+                lambda q: json_rows(read_hudi(spark, str(gen.root), q, query_type=gen.query_type).df, gen.compare),
                 "read_hudi from two threads")
 
 
 def run_read_table(spark: Any, gen: Gen, name: str, queries: Sequence[str]) -> None:
-    """(i) ``read_table(spark, catalog name, q)``."""
+    """(i) ``read_table(spark, catalog name, q)`` (a name ending in ``_ro``: a read-optimized query)."""
     want = truth(spark, gen, [(q, gen.compare) for q in queries])
     for i, q in enumerate(queries):
         read = read_table(spark, name, q)
+        assert read.listing.query_type == gen.query_type
         check(json_rows(read.df, gen.compare), want[(q, gen.compare)],
               f"[{gen.name}] read_table({name!r}, {q!r}) (query {i})")
 
 
 # -- property tests: random tables, random queries, random order --------------------------------------------------
+# Each runs on the copy-on-write tables ("cow") and on the merge-on-read ones ("mor"), which get MOR_SHARE of the
+# examples (at least one): every read of them merges slices with hudi-rs, and the budget is the copy-on-write one.
 
-@_settings(5)
-@given(case=cases(3, 6))
-def test_data_source_dataframe_reused(spark, hudi_hive, tables, case) -> None:  # type: ignore[no-untyped-def]
-    name, queries = case
-    run_reuse(spark, tables[name], queries)
+MOR_SHARE = 1 / 3
 
 
-@_settings(4)
-@given(data=st.data())
-def test_temp_view_sql(spark, hudi_hive, tables, data) -> None:  # type: ignore[no-untyped-def]
-    name = data.draw(st.sampled_from(TABLE_NAMES), label="table")
-    steps = data.draw(st.lists(st.tuples(st.sampled_from(sorted(SQL_FORMS)), spark_filter(name),
-                                         spark_filter(name)), min_size=3, max_size=4), label="steps")
-    run_view(spark, tables[name], steps)
+def _property(group: str, base: int, strategy: st.SearchStrategy[Any], body: Callable[[Any], None]) -> None:
+    """``body`` on examples of ``strategy``: ``_settings(base)`` on the copy-on-write tables, MOR_SHARE of that on
+    the merge-on-read ones (a @given inside the parametrized test, as the count depends on the parameter),
+    derandomized with a seed of its own per test and group."""
+    count = base if group == "cow" else max(1, round(base * MOR_SHARE))
+
+    @seed(zlib.crc32(f"{body.__qualname__}[{group}]".encode()))
+    @_settings(count)
+    @given(strategy)
+    def examples(value: Any) -> None:
+        body(value)
+
+    examples()
 
 
-@_settings(3)
-@given(case=cases(4, 6))
-def test_cached_dataframe(spark, hudi_hive, tables, case) -> None:  # type: ignore[no-untyped-def]
-    name, queries = case
-    run_cache(spark, tables[name], queries)
+@pytest.mark.parametrize("group", GROUPS)
+def test_data_source_dataframe_reused(spark, hudi_hive, tables, group: str) -> None:  # type: ignore[no-untyped-def]
+    def body(case: tuple[str, list[str]]) -> None:
+        name, queries = case
+        run_reuse(spark, tables[name], queries)
+
+    _property(group, 5, cases(GROUPS[group], 3, 6), body)
 
 
-@_settings(3)
-@given(data=st.data())
-def test_self_join(spark, hudi_hive, tables, data) -> None:  # type: ignore[no-untyped-def]
-    name = data.draw(st.sampled_from(TABLE_NAMES), label="table")
-    steps = data.draw(st.lists(st.tuples(spark_filter(name), spark_filter(name), st.sampled_from(["k", "s", "d"]),
-                                         st.sampled_from(["inner", "left", "full"])), min_size=2, max_size=2),
-                      label="steps")
-    run_join(spark, tables[name], steps)
+@pytest.mark.parametrize("group", GROUPS)
+def test_temp_view_sql(spark, hudi_hive, tables, group: str) -> None:  # type: ignore[no-untyped-def]
+    def body(data: Any) -> None:
+        name = data.draw(st.sampled_from(GROUPS[group]), label="table")
+        steps = data.draw(st.lists(st.tuples(st.sampled_from(sorted(SQL_FORMS)), spark_filter(name),
+                                             spark_filter(name)), min_size=3, max_size=4), label="steps")
+        run_view(spark, tables[name], steps)
+
+    _property(group, 4, st.data(), body)
 
 
-@_settings(4)
-@given(data=st.data())
-def test_limit_and_projection(spark, hudi_hive, tables, data) -> None:  # type: ignore[no-untyped-def]
-    name = data.draw(st.sampled_from(TABLE_NAMES), label="table")
-    compare = tables[name].compare
-    steps = data.draw(st.lists(st.tuples(spark_filter(name), st.integers(0, 25),
-                                         st.lists(st.sampled_from(compare), min_size=1, max_size=4, unique=True)
-                                         .map(tuple)), min_size=3, max_size=5), label="steps")
-    run_limit(spark, tables[name], steps)
+@pytest.mark.parametrize("group", GROUPS)
+def test_cached_dataframe(spark, hudi_hive, tables, group: str) -> None:  # type: ignore[no-untyped-def]
+    def body(case: tuple[str, list[str]]) -> None:
+        name, queries = case
+        run_cache(spark, tables[name], queries)
+
+    _property(group, 3, cases(GROUPS[group], 4, 6), body)
 
 
-@_settings(3)
-@given(data=st.data())
-def test_union_of_two_loads(spark, hudi_hive, tables, data) -> None:  # type: ignore[no-untyped-def]
-    name = data.draw(st.sampled_from(TABLE_NAMES), label="table")
-    pairs = data.draw(st.lists(st.tuples(spark_filter(name), spark_filter(name)), min_size=2, max_size=3),
-                      label="pairs")
-    run_union(spark, tables[name], pairs)
+@pytest.mark.parametrize("group", GROUPS)
+def test_self_join(spark, hudi_hive, tables, group: str) -> None:  # type: ignore[no-untyped-def]
+    def body(data: Any) -> None:
+        name = data.draw(st.sampled_from(GROUPS[group]), label="table")
+        steps = data.draw(st.lists(st.tuples(spark_filter(name), spark_filter(name), st.sampled_from(["k", "s", "d"]),
+                                             st.sampled_from(["inner", "left", "full"])), min_size=2, max_size=2),
+                          label="steps")
+        run_join(spark, tables[name], steps)
+
+    _property(group, 3, st.data(), body)
 
 
-@_settings(3)
-@given(data=st.data())
-def test_two_threads_one_dataframe(spark, hudi_hive, tables, data) -> None:  # type: ignore[no-untyped-def]
-    name = data.draw(st.sampled_from(TABLE_NAMES), label="table")
-    lists = [data.draw(st.lists(spark_filter(name), min_size=2, max_size=4), label=f"thread {t}") for t in range(2)]
-    run_threads(spark, tables[name], lists)
+@pytest.mark.parametrize("group", GROUPS)
+def test_limit_and_projection(spark, hudi_hive, tables, group: str) -> None:  # type: ignore[no-untyped-def]
+    def body(data: Any) -> None:
+        name = data.draw(st.sampled_from(GROUPS[group]), label="table")
+        compare = tables[name].compare
+        steps = data.draw(st.lists(st.tuples(spark_filter(name), st.integers(0, 25),
+                                             st.lists(st.sampled_from(compare), min_size=1, max_size=4, unique=True)
+                                             .map(tuple)), min_size=3, max_size=5), label="steps")
+        run_limit(spark, tables[name], steps)
+
+    _property(group, 4, st.data(), body)
 
 
-@_settings(8)
-@given(case=cases(3, 6, hiveql=True))
-def test_read_hudi_with_hiveql_filters(spark, tables, case) -> None:  # type: ignore[no-untyped-def]
-    name, queries = case
-    run_read_hudi(spark, tables[name], queries)
+@pytest.mark.parametrize("group", GROUPS)
+def test_union_of_two_loads(spark, hudi_hive, tables, group: str) -> None:  # type: ignore[no-untyped-def]
+    def body(data: Any) -> None:
+        name = data.draw(st.sampled_from(GROUPS[group]), label="table")
+        pairs = data.draw(st.lists(st.tuples(spark_filter(name), spark_filter(name)), min_size=2, max_size=3),
+                          label="pairs")
+        run_union(spark, tables[name], pairs)
+
+    _property(group, 3, st.data(), body)
 
 
-@_settings(4)
-@given(case=cases(4, 7))
-def test_read_hudi_unpruned_dataframe_reused(spark, tables, case) -> None:  # type: ignore[no-untyped-def]
-    name, queries = case
-    run_read_hudi_reused(spark, tables[name], queries)
+@pytest.mark.parametrize("group", GROUPS)
+def test_two_threads_one_dataframe(spark, hudi_hive, tables, group: str) -> None:  # type: ignore[no-untyped-def]
+    def body(data: Any) -> None:
+        name = data.draw(st.sampled_from(GROUPS[group]), label="table")
+        lists = [data.draw(st.lists(spark_filter(name), min_size=2, max_size=4), label=f"thread {t}")
+                 for t in range(2)]
+        run_threads(spark, tables[name], lists)
+
+    _property(group, 3, st.data(), body)
 
 
-@_settings(2)
-@given(data=st.data())
-def test_read_hudi_from_two_threads(spark, tables, data) -> None:  # type: ignore[no-untyped-def]
-    name = data.draw(st.sampled_from(TABLE_NAMES), label="table")
-    lists = [data.draw(st.lists(spark_filter(name, hiveql=True), min_size=2, max_size=3), label=f"thread {t}")
-             for t in range(2)]
-    run_read_hudi_threads(spark, tables[name], lists)
+@pytest.mark.parametrize("group", GROUPS)
+def test_read_hudi_with_hiveql_filters(spark, tables, group: str) -> None:  # type: ignore[no-untyped-def]
+    def body(case: tuple[str, list[str]]) -> None:
+        name, queries = case
+        run_read_hudi(spark, tables[name], queries)
+
+    _property(group, 8, cases(GROUPS[group], 3, 6, hiveql=True), body)
 
 
-@_settings(6)
-@given(case=cases(25, 35, hiveql=True))
-def test_read_hudi_keeps_every_file_holding_a_match(spark, tables, case) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("group", GROUPS)
+def test_read_hudi_unpruned_dataframe_reused(spark, tables, group: str) -> None:  # type: ignore[no-untyped-def]
+    def body(case: tuple[str, list[str]]) -> None:
+        name, queries = case
+        run_read_hudi_reused(spark, tables[name], queries)
+
+    _property(group, 4, cases(GROUPS[group], 4, 7), body)
+
+
+@pytest.mark.parametrize("group", GROUPS)
+def test_read_hudi_from_two_threads(spark, tables, group: str) -> None:  # type: ignore[no-untyped-def]
+    def body(data: Any) -> None:
+        name = data.draw(st.sampled_from(GROUPS[group]), label="table")
+        lists = [data.draw(st.lists(spark_filter(name, hiveql=True), min_size=2, max_size=3), label=f"thread {t}")
+                 for t in range(2)]
+        run_read_hudi_threads(spark, tables[name], lists)
+
+    _property(group, 2, st.data(), body)
+
+
+def _file_group(name: str) -> str:
+    """The file id in a `_hoodie_file_name`: a base file's name (`<fileId>_<token>_<instant>.parquet`), or a log
+    record's, which is the file id itself."""
+    return name.split("_", 1)[0]
+
+
+@pytest.mark.parametrize("group", GROUPS)
+def test_read_hudi_keeps_every_file_holding_a_match(spark, tables, group: str) -> None:  # type: ignore[no-untyped-def]
     """Many filters per example, checked at the file level (cheap): every base file holding a row the filter
-    matches is among the files read_hudi keeps."""
-    name, queries = case
-    gen = tables[name]
-    spec = ("_hoodie_file_name",)
-    want = truth(spark, gen, [(q, spec) for q in queries])
-    for q in queries:
-        holding = {json.loads(r)["_hoodie_file_name"] for r in want[(q, spec)]}
-        listing = read_hudi(spark, str(gen.root), q).listing
-        kept = {s.base_file.name for s in listing.slices if s.base_file is not None}
-        assert holding <= kept, (f"[{name}] read_hudi(spark, path, {q!r}) pruned {sorted(holding - kept)}, "
-                                 f"which hold matching rows (pruned with {listing.sarg})")
+    matches is among the files read_hudi keeps; on a merge-on-read table, every file group whose merged rows
+    hold one (a log record's `_hoodie_file_name` is its file id)."""
+    def body(case: tuple[str, list[str]]) -> None:
+        name, queries = case
+        gen = tables[name]
+        spec = ("_hoodie_file_name",)
+        want = truth(spark, gen, [(q, spec) for q in queries])
+        for q in queries:
+            holding = {json.loads(r)["_hoodie_file_name"] for r in want[(q, spec)]}
+            listing = read_hudi(spark, str(gen.root), q).listing
+            if gen.mor:
+                holding = {_file_group(f) for f in holding}
+                kept = {s.file_id for s in listing.slices}
+            else:
+                kept = {s.base_file.name for s in listing.slices if s.base_file is not None}
+            assert holding <= kept, (f"[{name}] read_hudi(spark, path, {q!r}) pruned {sorted(holding - kept)}, "
+                                     f"which hold matching rows (pruned with {listing.sarg})")
+
+    _property(group, 6, cases(GROUPS[group], 25, 35, hiveql=True), body)
 
 
 # -- literal spellings Spark rounds, through read_hudi -------------------------------------------------------------
@@ -878,26 +1114,33 @@ HANDLER = "org.apache.hudi.hadoop.hive.HoodieStorageHandler"
 
 @pytest.fixture(scope="module")
 def catalog(spark: Any, tables: dict[str, Gen]) -> dict[str, str]:
+    """Catalog names of the tables; a merge-on-read table also as ``<name>_ro`` (Hive sync's read-optimized
+    table: read_table reads its base files alone)."""
     names = {}
-    for name, gen in tables.items():
-        table = f"usage_catalog_{name}"
+    gens = [*tables.values(), *[g.read_optimized for g in tables.values() if g.read_optimized is not None]]
+    for gen in gens:
+        table = f"usage_catalog_{gen.name}"
         # a declared schema: Spark need not infer one from the folder (the catalog gives read_table the location)
         spark.sql(f"CREATE TABLE IF NOT EXISTS {table} (k bigint) USING parquet LOCATION '{gen.root}' "
                   f"TBLPROPERTIES ('storage_handler'='{HANDLER}')")
-        names[name] = table
+        names[gen.name] = table
     return names
 
 
-@_settings(3)
-@given(case=cases(2, 4, hiveql=True))
-def test_read_table_by_catalog_name(spark, tables, catalog, case) -> None:  # type: ignore[no-untyped-def]
-    name, queries = case
-    run_read_table(spark, tables[name], catalog[name], queries)
+@pytest.mark.parametrize("group", GROUPS)
+def test_read_table_by_catalog_name(spark, tables, catalog, group: str) -> None:  # type: ignore[no-untyped-def]
+    def body(case: tuple[str, list[str]]) -> None:
+        name, queries = case
+        run_read_table(spark, tables[name], catalog[name], queries)
+
+    _property(group, 3, cases(GROUPS[group], 2, 4, hiveql=True), body)
 
 
 @pytest.mark.parametrize(("table", "by_name", "query"), [
     ("part", False, "(v = 0.0 or part is null) and not (f > 5)"),
     ("flat", True, "v = double('NaN') or (amt between 10 and 20.5 and s is not null) or extra <=> 3"),
+    ("mor_part", False, "s = 'moved' or (v > 1000 and part is null) or k between 320 and 330"),
+    ("mor_flat", True, "(extra is not null and k < 320) or v = double('NaN') or amt < -70000"),
 ])
 def test_cli_read_output(spark, tables, catalog, tmp_path, table: str, by_name: bool, query: str) -> None:  # type: ignore[no-untyped-def]
     from hive_bridge.cli import main
@@ -927,25 +1170,37 @@ HAZARDS = {
              "f = cast(0.1 as float)", "v = -0.0 and k > 20"],
     "ntz": ["v = double('NaN')", "v > 5", "v = 0.0", f"tsn = timestamp'{_ntz(370)}.01001'",
             "tsn > '2024-01-02 00:00:00'", "d = '2024-01-05' or tsn is null"],
+    # merge-on-read: values only log records hold (commit 4's, far out of the base files' ranges; `extra` in log
+    # records over base files without the column), NaN and zeros updated in logs, log-only file groups
+    "mor_part": ["v = double('NaN')", "v > 1000", "v = 0.0", "big > 9007199254740993 or n < -10",
+                 "s = 'moved' or extra >= 50", "part is null or extra is null",
+                 "d > date'2025-01-01' or ts < timestamp'2023-01-01 00:00:00'"],
+    "mor_flat": ["not (v <= 1000)", "v <=> double('NaN')", "f = 0.1 or f > 1e5", "amt > 70000 or amt < -70000",
+                 "s = 'upd2' and extra is not null", "v = -0.0 and k > 20"],
 }
 EXTRA_HIVEQL_HAZARDS = {
     "part": ["ts >= '2024-01-05 03:00:00+01:00'", "amt = 12.505 or amt = 12.5D", "s = 'it\\'s' or s = ''",
              "pn = 1.0 and part <> 'p0'", "extra = 1", "k + 1 > 300 or v >= 1e308",
              "f = 16777216 or f = 16777217", "f >= 3.4e38 or f <= -3.4e38", "ts = '2024-01-05T03:00:00'",
              "big = 9007199254740993.0 or big <= 9007199254740990D", "big in (9.007199254740992E15, 1)"],
+    "mor_part": ["k between 320 and 359", "amt > 70000 or amt < -70000", "extra is not null and k < 320",
+                 "f = 0.1 or f > 1e5", "ts >= '2024-01-05 03:00:00+01:00'", "extra = 1"],
 }
 # only for the data source paths (the HiveQL grammar reads no zone in a TIMESTAMP literal)
-DATA_SOURCE_HAZARDS = {"part": ["big = 9.007199254740992E15", "ts < timestamp'2024-01-05 03:00:00Z'"]}
+DATA_SOURCE_HAZARDS = {"part": ["big = 9.007199254740992E15", "ts < timestamp'2024-01-05 03:00:00Z'"],
+                       "mor_part": ["big = 9.007199254740992E15", "ts < timestamp'2024-01-05 03:00:00Z'"]}
 
 
+@pytest.mark.parametrize("table", ["part", "mor_part"])
 @pytest.mark.parametrize("entry", ["hudi-hive", "read_hudi"])
-def test_cache_keeps_nan_rows_with_spark_defaults(spark, hudi_hive, tables, entry: str) -> None:  # type: ignore[no-untyped-def]
+def test_cache_keeps_nan_rows_with_spark_defaults(spark, hudi_hive, tables, entry: str, table: str) -> None:  # type: ignore[no-untyped-def]
     """A cached DataFrame from hive-bridge's entry points, starting from Spark's default cache settings: Spark
     4.3's cached-batch pruning (spark.sql.inMemoryColumnarStorage.partitionPruning, on by default) judges min/max
     that ignore NaN, and returned no row for `v = double('NaN')` and lost NaN rows for `v > 100` (pure Spark:
     ``spark.createDataFrame([(float('nan'),), (1.0,)], 'v double').cache().where("v = double('NaN')").count()``
-    is 0), so register() and read_hudi() turn it off."""
-    gen = tables["part"]
+    is 0), so register() and read_hudi() turn it off. On a merge-on-read table too (its merged slices come from
+    Arrow data)."""
+    gen = tables[table]
     spark.conf.unset(CACHE_PRUNING)
     if entry == "hudi-hive":
         register(spark)
@@ -956,8 +1211,11 @@ def test_cache_keeps_nan_rows_with_spark_defaults(spark, hudi_hive, tables, entr
 
 
 def _hazard_cases() -> list[Any]:
-    out = [pytest.param(p, "part", id=f"{p}-part")  # the data source patterns: on the partitioned table
+    # the data source patterns: on the partitioned table; on the merge-on-read one, three of them (the property
+    # tests run all of them there)
+    out = [pytest.param(p, "part", id=f"{p}-part")
            for p in ["reuse", "view", "cache", "join", "limit", "union", "threads"]]
+    out += [pytest.param(p, "mor_part", id=f"{p}-mor_part") for p in ["reuse", "cache", "join"]]
     for p in ["read_hudi", "read_hudi_reused", "read_hudi_threads", "read_table"]:
         out += [pytest.param(p, t, id=f"{p}-{t}") for t in TABLE_NAMES]
     return out
@@ -1006,12 +1264,67 @@ def test_truth_sees_every_written_row(spark, tables) -> None:  # type: ignore[no
     queries match rows."""
     for name, gen in tables.items():
         spec = SPECS[name]
-        keys = spec.inserted + spec.new2 + spec.new3
+        keys = len(gen.keys) if gen.mor else spec.inserted + spec.new2 + spec.new3
         df = truth_df(spark, gen)
         assert df.count() == keys == df.select("k").distinct().count(), name
         probes = ["isnan(v)", "v = 0.0 and cast(v as string) = '-0.0'", "s = 'upd'",
                   *HAZARDS[name], *EXTRA_HIVEQL_HAZARDS.get(name, []), *DATA_SOURCE_HAZARDS.get(name, [])]
         if spec.added_column:
             probes.append("extra is not null")
+        if gen.mor:  # the merged rows are the writes' (deleted, rolled-back and inflight keys absent)
+            assert {r[0] for r in df.select("k").collect()} == gen.keys, name
+            probes += [f"s = '{MOVED}'", "k >= 320 and _hoodie_file_name not like '%.parquet'"]
         counts = truth(spark, gen, [(q, ("k",)) for q in probes])
         assert all(counts.values()), (name, {q: len(rows) for (q, _), rows in counts.items()})
+
+
+# -- read-optimized queries of the merge-on-read tables: their latest base files alone ----------------------------
+
+# rows the base files hold and the merged rows do not (deleted, or updated in logs), and rows only the logs hold
+# (updated values, log-only file groups): a read-optimized query returns the former, never the latter
+RO_QUERIES = ["k in (7, 25, 100, 209)", "s = 'moved' or s = 'upd'", "k >= 320 and k < 360", "v > 1000",
+              "extra is not null", "s = 'upd2' and extra is not null"]
+
+
+@pytest.mark.parametrize("name", MOR_NAMES)
+def test_read_optimized_known_cases(spark, hudi_hive, tables, catalog, name: str) -> None:  # type: ignore[no-untyped-def]
+    """read_hudi(..., query_type="read_optimized"), the data source's ``hoodie.datasource.query.type`` option and
+    read_table of the ``_ro`` catalog name return exactly the rows of the latest base files (the copy-on-write
+    truth over the merge-on-read table's base files), for queries whose rows differ from the snapshot's."""
+    gen = tables[name]
+    ro = gen.read_optimized
+    assert ro is not None and ro.query_type == "read_optimized"
+    specs = [(q, ("k",)) for q in RO_QUERIES]
+    base_rows, merged_rows = truth(spark, ro, specs), truth(spark, gen, specs)
+    assert all(base_rows[s] != merged_rows[s] for s in specs), "the queries should tell the query types apart"
+    run_read_hudi(spark, ro, RO_QUERIES)
+    run_reuse(spark, ro, RO_QUERIES[1::2])
+    run_read_table(spark, ro, catalog[ro.name], RO_QUERIES[::2])
+
+
+@pytest.mark.parametrize("group", ["mor"])
+def test_read_optimized_random_filters(spark, tables, group: str) -> None:  # type: ignore[no-untyped-def]
+    """Random HiveQL filters through ``read_hudi(..., query_type="read_optimized")``, each read narrowed by the
+    next filter, against the base files' truth."""
+    def body(case: tuple[str, list[str]]) -> None:
+        name, queries = case
+        ro = tables[name].read_optimized
+        assert ro is not None
+        run_read_hudi(spark, ro, queries)
+
+    _property(group, 9, cases(MOR_NAMES, 3, 6, hiveql=True), body)
+
+
+def test_merge_on_read_slices_are_pruned(tables) -> None:  # type: ignore[no-untyped-def]
+    """The merge-on-read tables exercise pruning, not only merged reads: merged slices are dropped by their parts'
+    statistics in both query types (kept ones are what the tests above check row by row)."""
+    from hive_bridge.spark import list_files
+
+    for name in MOR_NAMES:
+        root = str(tables[name].root)
+        for query_type in ("snapshot", "read_optimized"):
+            _, listing, _ = list_files(root, "k = 5", query_type=query_type)  # a key of the first base file
+            assert len(listing.slices) == 1 and listing.slices[0].base_file is not None, (name, query_type)
+        _, listing, _ = list_files(root, "d > date'2025-01-01'")  # commit 4's dates, in log records alone
+        assert 0 < len(listing.slices) < tables[name].slices, name
+        assert any(s.log_files for s in listing.slices) and any(s.base_file is None for s in listing.slices), name
