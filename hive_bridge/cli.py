@@ -265,7 +265,7 @@ def cmd_read(args: argparse.Namespace, out: Console, err: Console) -> int:
     location = _check_read_filter(args)
     spark = spark_start.start_session("hive-bridge-read", verbose=args.verbose)
     if location is not None:
-        read = read_hudi(spark, location, args.filter, query_type=args.query_type)
+        read = read_hudi(spark, location, args.filter, query_type=args.query_type, listing=args.listing)
     else:
         read = read_table(spark, args.table, args.filter, query_type=args.query_type)
     listing = read.listing
@@ -388,6 +388,8 @@ def build_parser() -> argparse.ArgumentParser:
     g = p.add_mutually_exclusive_group()
     g.add_argument("--limit", type=int, default=20)
     g.add_argument("--output", default=None, help="write the rows as parquet to this folder")
+    p.add_argument("--listing", choices=("auto", "mdt", "folders"), default="auto",
+                   help="where the file listing comes from (default auto: the metadata table when usable)")
     p.add_argument("--query-type", type=_query_type_arg, default="snapshot", metavar="snapshot|read_optimized",
                    help="snapshot (default): base files merged with log files, judged by both; read_optimized: base "
                         "files only (Hive sync's <t>_ro)")

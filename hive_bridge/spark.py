@@ -150,39 +150,48 @@ def _filter_of(table: HudiTable, filt: str | sarg.SearchArgument | None) -> tupl
 
 def list_files(path: str, filt: str | sarg.SearchArgument | None = None, *, prune: bool = True,
                session_time_zone: str = "UTC", explain: bool = False,
-               query_type: str = SNAPSHOT) -> tuple[HudiTable, ListStatusResult, str | None]:
+               query_type: str = SNAPSHOT, listing: str = "folders",
+               stats_source: str = "auto") -> tuple[HudiTable, ListStatusResult, str | None]:
     try:
-        table = HudiTable.open(path)
+        table = HudiTable.open(path, listing=listing)
     except HudiTableError as exc:
         raise SparkReadError(str(exc)) from None
     parsed, residual = _filter_of(table, filt)
-    index = ColumnStatsIndex(table)
+    try:
+        index = ColumnStatsIndex(table, source=stats_source)
+    except HudiTableError as exc:
+        raise SparkReadError(str(exc)) from None
     try:
         query_type = check_query_type(query_type)
     except ValueError as exc:
         raise SparkReadError(str(exc)) from None
-    listing = prune_slices(table, index, table.latest_file_slices(), parsed if prune else None, None,
-                           session_time_zone, explain, query_type=query_type)
+    result = prune_slices(table, index, table.latest_file_slices(), parsed if prune else None, None,
+                          session_time_zone, explain, query_type=query_type)
     if not prune:
-        listing.sarg = parsed
-    return table, listing, residual
+        result.sarg = parsed
+    return table, result, residual
 
 
 def read_hudi(spark: SparkSession, path: str, filt: str | sarg.SearchArgument | None = None, *,
-              prune: bool = True, session_time_zone: str | None = None, query_type: str = SNAPSHOT) -> HiveRead:
+              prune: bool = True, session_time_zone: str | None = None, query_type: str = SNAPSHOT,
+              listing: str = "folders", stats_source: str = "auto") -> HiveRead:
     """Read a Hudi table's latest slices through the storage handler's listStatus, with Spark.
 
     ``filt``: SearchArgument text (any printed form), a SearchArgument, or HiveQL filter text.
     ``prune=False`` reads every latest file (the reference a pruned read must equal).
     ``query_type``: ``snapshot`` (default: base files merged with their log files, as Hudi's realtime input
     format) or ``read_optimized`` (base files only, as Hive sync's ``<t>_ro`` table).
+    ``listing``: ``folders`` (default), ``auto`` or ``mdt`` (the metadata table's files partition where it can
+    be trusted); ``stats_source``: ``auto`` (default: the metadata table's column_stats where it has entries,
+    footers for the rest), ``mdt`` or ``footers``.
     """
     tz = session_time_zone or spark.conf.get("spark.sql.session.timeZone") or "UTC"
-    table, listing, residual = list_files(path, filt, prune=prune, session_time_zone=tz, query_type=query_type)
-    df = read_slices(spark, table, listing.slices)
+    table, result, residual = list_files(path, filt, prune=prune, session_time_zone=tz, query_type=query_type,
+                                         listing=listing, stats_source=stats_source)
+    df = read_slices(spark, table, result.slices)
     if residual:
         df = df.where(residual)
-    return HiveRead(df, listing, residual)
+    return HiveRead(df, result, residual)
 
 
 def read_slices(spark: SparkSession, table: HudiTable, slices: Sequence[FileSlice]) -> DataFrame:
@@ -564,7 +573,9 @@ class HudiHiveReader(DataSourceReader):
             raise SparkReadError(f"hudi-hive: {exc}") from None
 
     def partitions(self) -> Sequence[InputPartition]:
-        table = HudiTable.open(self.path)
+        # Hudi's own data source option: hoodie.metadata.enable=true lists from the metadata table
+        use_mdt = str(self.options.get("hoodie.metadata.enable", "false")).lower() == "true"
+        table = HudiTable.open(self.path, listing="auto" if use_mdt else "folders")
         filt = None
         if self.pruning:
             from hive_bridge.hive_types import table_sarg_schema
@@ -581,7 +592,7 @@ class HudiHiveReader(DataSourceReader):
         _record_scan({"path": self.path, "filter": str(filt) if filt else None, "pruning": self.pruning,
                       "why_not": None if self.pruning else _WHY_NOT,
                       "files_total": listing.files_total, "files_read": listing.files_kept,
-                      "query_type": listing.query_type,
+                      "query_type": listing.query_type, "listing_source": table.listing_source,
                       "slices_read": len(listing.slices)})
         parts = []
         for s in listing.slices:

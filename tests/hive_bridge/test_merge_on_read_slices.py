@@ -281,3 +281,20 @@ def test_pruned_reads_equal_full_merged_reads_on_every_mor_fixture(spark, shared
             assert p, (name, text)
         judged += pruned.listing.files_total - pruned.listing.files_kept
     assert judged > 0  # something was skipped (at least by the filter no commit matches)
+
+
+@pytest.mark.spark
+def test_data_source_lists_from_the_metadata_table_on_request(spark, shared_tables: dict[str, Path]) -> None:  # type: ignore[no-untyped-def]
+    """Option hoodie.metadata.enable=true (Hudi's own name) lists from the metadata table's files partition; the
+    rows are the folder listing's; read_hudi takes listing= too."""
+    from hive_bridge.spark import last_scan_report, read_hudi, register
+
+    root = str(shared_tables["quickstart_trips_table.mor.avro.v8_trips_8i3u1d"])
+    register(spark)
+    plain = sorted(map(str, spark.read.format("hudi-hive").load(root).collect()))
+    assert last_scan_report(root)["listing_source"] == "folders"
+    with_mdt = sorted(map(str, spark.read.format("hudi-hive").option("hoodie.metadata.enable", "true")
+                          .load(root).collect()))
+    assert last_scan_report(root)["listing_source"] == "mdt"
+    assert with_mdt == plain
+    assert sorted(map(str, read_hudi(spark, root, None, listing="auto").df.collect())) == plain
