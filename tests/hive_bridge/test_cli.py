@@ -164,7 +164,7 @@ def test_explain_json_is_one_document(table: Path) -> None:
     files = doc["files"]  # --json: every file unless --files says otherwise
     assert len(files) == 20 and doc["files_omitted"] == 0
     assert [f["kept"] for f in files] == [True] * 3 + [False] * 17
-    assert set(files[0]) == {"path", "partition", "kept", "unknown", "stage", "truth", "reason"}
+    assert set(files[0]) == {"path", "partition", "kept", "unknown", "stage", "truth", "reason", "sources"}
     assert files[-1]["truth"] == "NO" and "min=" in files[-1]["reason"]
     assert files[-1]["path"].startswith(files[-1]["partition"] + "/")
     code, out, _ = run("explain", "--table", str(table), "--json", "--files", "2", "id < 15")
