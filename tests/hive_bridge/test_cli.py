@@ -325,9 +325,9 @@ def test_plain_strips_rst_markup() -> None:
 
 def test_index_builds_then_reads_from_index(table: Path) -> None:
     code, out, _ = run("index", "--table", str(table))
-    assert code == 0 and "20 files" in out
+    assert code == 0 and "20 file slices (folders listing)" in " ".join(out.split())
     code, out, _ = run("index", "--table", str(table))
-    assert "0 footers read, 20 from the index" in out
+    assert "0 footers read, 0 base files from the metadata table, 20 from the index" in " ".join(out.split())
 
 
 def test_console_script_and_module_entry_points(table: Path) -> None:
