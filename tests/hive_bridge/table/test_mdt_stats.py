@@ -139,11 +139,14 @@ def _literal(value: Any) -> str | None:
     return None
 
 
-def _filters(rows: pa.Table, table: HudiTable) -> list[tuple[str, Callable[[pa.Table], pa.Array]]]:
-    """Filters built from values the table really holds (and just outside them), with their row truth."""
+def _filters(rows: pa.Table, table: HudiTable, mixed: set[str]) -> list[tuple[str, Callable[[pa.Table], pa.Array]]]:
+    """Filters built from values the table really holds, with their row truth (columns whose type differs
+    between files, `mixed`, are left out: their row truth needs Spark's casts)."""
     out: list[tuple[str, Callable[[pa.Table], pa.Array]]] = []
     schema = table.arrow_schema()
     for f in schema:
+        if f.name in mixed:
+            continue
         t = f.type
         if not (pa.types.is_integer(t) or pa.types.is_string(t) or pa.types.is_date32(t) or pa.types.is_boolean(t)):
             continue
@@ -168,7 +171,28 @@ def _filters(rows: pa.Table, table: HudiTable) -> list[tuple[str, Callable[[pa.T
             def gt(r: pa.Table, name: str = name, v: Any = v) -> pa.Array:
                 return pc.greater(r.column(name), pa.scalar(v, r.column(name).type))
 
-            out += [(f"`{name}` = {lit}", eq), (f"`{name}` < {lit}", lt), (f"`{name}` > {lit}", gt)]
+            def ne(r: pa.Table, name: str = name, v: Any = v) -> pa.Array:
+                return pc.not_equal(r.column(name), pa.scalar(v, r.column(name).type))
+
+            out += [(f"`{name}` = {lit}", eq), (f"`{name}` < {lit}", lt), (f"`{name}` > {lit}", gt),
+                    (f"NOT (`{name}` = {lit})", ne)]
+        lo, hi = _literal(picks[0]), _literal(picks[-1])
+        if lo is not None and hi is not None and not pa.types.is_boolean(t):
+            name = f.name
+            a, b = picks[0], picks[len(picks) // 2]
+
+            def between(r: pa.Table, name: str = name, a: Any = a, b: Any = b) -> pa.Array:
+                col = r.column(name)
+                return pc.and_(pc.greater_equal(col, pa.scalar(a, col.type)), pc.less_equal(col, pa.scalar(b, col.type)))
+
+            def in_(r: pa.Table, name: str = name, a: Any = a, b: Any = picks[-1]) -> pa.Array:
+                return pc.is_in(r.column(name), value_set=pa.array([a, b], r.column(name).type))
+
+            def is_null(r: pa.Table, name: str = name) -> pa.Array:
+                return pc.is_null(r.column(name))
+
+            out += [(f"`{name}` BETWEEN {_literal(a)} AND {_literal(b)}", between),
+                    (f"`{name}` IN ({lo}, {hi})", in_), (f"`{name}` IS NULL", is_null)]
     return out
 
 
@@ -199,18 +223,25 @@ def test_pruning_with_mdt_statistics_keeps_every_matching_slice(fixture_tables: 
     rows = pa.concat_tables(known, promote_options="permissive")
     schema = {f.name: t for f, t in zip(table.arrow_schema(), _hive_types(table), strict=True)}
     dropped = 0
-    filters = _filters(rows, table)
+    base_rows = {s.file_id: pq.read_table(s.base_file.full_path) for s in slices
+                 if s.base_file is not None and s.base_file.path.endswith(".parquet")}
+    types: dict[str, set[str]] = {}
+    for m in [*known, *base_rows.values()]:
+        for fld in m.schema:
+            types.setdefault(fld.name, set()).add(str(fld.type))
+    filters = _filters(rows, table, {c for c, ts in types.items() if len(ts) > 1})
     assert filters
-    pruners = {source: Pruner(table, ColumnStatsIndex(table, persist=False, source=source), slices)
-               for source in ("mdt", "auto")}
+    pruners = {(source, qt): Pruner(table, ColumnStatsIndex(table, persist=False, source=source), slices, qt)
+               for source in ("mdt", "auto") for qt in ("snapshot", "read_optimized")}
     for text, truth in filters:
         s = hiveql.parse_hiveql(text, schema)
-        for source, pruner in pruners.items():
+        for (source, qt), pruner in pruners.items():
             listing = pruner.run(s)
             kept = {x.file_id for x in listing.slices}
-            for fid, m in merged.items():
+            rows_of = merged if qt == "snapshot" else base_rows
+            for fid, m in rows_of.items():
                 if m is not None and m.num_rows and pc.any(pc.fill_null(truth(m), False)).as_py():
-                    assert fid in kept, (name, source, text, fid)
+                    assert fid in kept, (name, source, qt, text, fid)
             dropped += len(slices) - len(kept)
     assert dropped > 0
 
