@@ -889,6 +889,14 @@ class HudiWriter:
                 else:
                     merged.inserted += 1
         target = base.schema if base is not None else self._log_only_schema(table, parts)
+        # a column added by a later write lives only in its log records: keep it (null in older records)
+        added: dict[str, pa.Field] = {}
+        for part_table in parts:
+            for fld in part_table.schema:
+                if target.get_field_index(fld.name) < 0:
+                    added.setdefault(fld.name, fld.with_nullable(True))
+        if added:
+            target = pa.schema(list(target) + list(added.values()))
         pieces = [_conform(parts[i].take(pa.array(sorted(rows), pa.int64())), target)
                   for i, rows in sorted(take.items())]
         merged.table = pa.concat_tables(pieces) if pieces else target.empty_table()
