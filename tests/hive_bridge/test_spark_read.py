@@ -293,5 +293,6 @@ def test_lance_base_files_are_read_not_dropped(spark, shared_tables, table_name:
     text = f"leaf-(EQUALS {key} {one})"
     read = read_hudi(spark, root, text)
     assert read.listing.files_kept == read.listing.files_total  # no statistics: nothing is skipped
-    assert read.listing.kept_unknown == read.listing.files_total  # merged slices too: their base is unknown
+    # plain slices are kept as unknown; a merged slice's Lance base part is unknown (its logs may keep it too)
+    assert read.listing.kept_unknown >= read.listing.files_total - read.listing.kept_log_files
     assert [r[0] for r in read.df.select(key).collect()] == [one]
