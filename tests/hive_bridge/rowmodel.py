@@ -13,7 +13,7 @@ import datetime as dt
 import math
 import struct
 import zoneinfo
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
@@ -315,12 +315,14 @@ def random_file(draw: Callable[[st.SearchStrategy[Any]], Any], columns: Sequence
 
 @st.composite
 def random_sarg(draw: Callable[[st.SearchStrategy[Any]], Any], columns: Sequence[str],
-                max_depth: int = 3) -> sarg.SearchArgument:
+                max_depth: int = 3, kinds: Mapping[str, ColumnKind] | None = None) -> sarg.SearchArgument:
+    """A random SearchArgument over `columns`, whose kinds are looked up in `kinds` (default: KINDS)."""
     b = sarg.builder()
+    all_kinds = KINDS if kinds is None else kinds
 
     def leaf() -> None:
         name = draw(st.sampled_from(list(columns)))
-        kind = KINDS[name]
+        kind = all_kinds[name]
         type_ = draw(st.sampled_from(list(kind.literals)))
         lits = kind.literals[type_]
         op = draw(st.sampled_from(list(Operator)))

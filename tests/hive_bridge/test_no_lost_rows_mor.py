@@ -40,8 +40,8 @@ from hive_bridge.pruning import ListStatusResult, Pruner
 from hive_bridge.table import FileSlice, HudiTable
 from hive_bridge.table.stats import ColumnStatsIndex
 from hive_bridge.testing.writer import HudiWriter, WriteResult
-from sarg import Operator, TruthValue, Type
-from tests.hive_bridge.rowmodel import KINDS, ColumnKind, arrow_column, modes, row_truth
+from sarg import Type
+from tests.hive_bridge.rowmodel import KINDS, ColumnKind, arrow_column, modes, random_sarg, row_truth
 
 KEY, PART, ORD = "id", "part", "ord"  # ORD: the ordering (precombine) field, one value per write
 #: rowmodel kinds that round-trip through the writer (base files, Avro and parquet log blocks) and hudi-rs
@@ -67,51 +67,9 @@ def _examples(base: int) -> int:
     return max(1, round(base * math.sqrt(factor))) if factor > 1 else max(1, round(base * factor))
 
 
-# -- random filters over any of ALL_KINDS (rowmodel's random_sarg knows its own KINDS only) --------------------
-
-@st.composite
-def _sarg(draw: Callable[[st.SearchStrategy[Any]], Any], columns: Sequence[str],
-          max_depth: int = 3) -> sarg.SearchArgument:
-    b = sarg.builder()
-
-    def leaf() -> None:
-        name = draw(st.sampled_from(list(columns)))
-        kind = ALL_KINDS[name]
-        type_ = draw(st.sampled_from(list(kind.literals)))
-        lits = kind.literals[type_]
-        op = draw(st.sampled_from(list(Operator)))
-        if op is Operator.IS_NULL:
-            b.is_null(name, type_)
-        elif op is Operator.IN:
-            b.in_(name, type_, *draw(st.lists(lits | st.none(), min_size=1, max_size=4)))
-        elif op is Operator.BETWEEN:
-            b.between(name, type_, draw(lits), draw(lits))
-        else:
-            value = draw(lits | st.none()) if draw(st.integers(0, 15)) == 0 else draw(lits)
-            {Operator.EQUALS: b.equals, Operator.NULL_SAFE_EQUALS: b.null_safe_equals,
-             Operator.LESS_THAN: b.less_than, Operator.LESS_THAN_EQUALS: b.less_than_equals}[op](
-                name, type_, value)
-
-    def node(depth: int) -> None:
-        choice = draw(st.integers(0, 9)) if depth < max_depth else 0
-        if choice <= 4:
-            leaf()
-        elif choice == 5:
-            b.literal(draw(st.sampled_from(list(TruthValue))))
-        elif choice == 6:
-            b.start_not()
-            node(depth + 1)
-            b.end()
-        else:
-            (b.start_and if choice <= 7 else b.start_or)()
-            for _ in range(draw(st.integers(1, 3))):
-                node(depth + 1)
-            b.end()
-
-    node(0)
-    if draw(st.booleans()):
-        node(0)
-    return b.build()
+def _sarg(columns: Sequence[str]) -> st.SearchStrategy[sarg.SearchArgument]:
+    """Random filters over any of ALL_KINDS (the key, partition and ordering columns included)."""
+    return random_sarg(columns, kinds=ALL_KINDS)
 
 
 # -- random tables and operations --------------------------------------------------------------------------
