@@ -326,6 +326,24 @@ def _doc_paragraphs() -> tuple[str | None, str | None]:
     return _plain(first), (_plain(rest.strip()) or None)
 
 
+def _source_args(p: argparse.ArgumentParser, stats: bool = False) -> None:
+    """--listing (and --stats-source): where the listing and the statistics come from."""
+    p.add_argument("--listing", choices=("auto", "mdt", "folders"), default="auto",
+                   help="where the file listing comes from: the metadata table's files partition when it is usable "
+                        "(auto, the default), or the partition folders")
+    if stats:
+        p.add_argument("--stats-source", choices=("auto", "mdt", "footers"), default="auto",
+                       help="statistics of files the index lacks: the metadata table's column_stats where it has an "
+                            "entry and footers/log blocks for the rest (auto), the metadata table only, or footers "
+                            "only")
+
+
+def _query_type_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--query-type", type=_query_type_arg, default="snapshot", metavar="snapshot|read_optimized",
+                   help="snapshot (default): base files merged with log files, judged by both; read_optimized: base "
+                        "files only (Hive sync's <t>_ro)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     description, epilog = _doc_paragraphs()
     ap = argparse.ArgumentParser(prog="hive-bridge", description=description, epilog=epilog)
@@ -348,15 +366,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="JSON Lines: one object per distinct filter")
     p.add_argument("--verify", action="store_true", help="read each filter pruned and unpruned with Spark")
     p.add_argument("--time-zone", default="UTC", help="session time zone for timestamp literals (default UTC)")
-    p.add_argument("--query-type", type=_query_type_arg, default="snapshot", metavar="snapshot|read_optimized",
-                   help="snapshot (default): base files merged with log files, judged by both; read_optimized: base "
-                        "files only (Hive sync's <t>_ro)")
-    p.add_argument("--listing", choices=("auto", "mdt", "folders"), default="auto",
-                   help="where the file listing comes from: the metadata table's files partition when it is usable "
-                        "(auto, the default), or the partition folders")
-    p.add_argument("--stats-source", choices=("auto", "mdt", "footers"), default="auto",
-                   help="statistics of files the index lacks: the metadata table's column_stats where it has an "
-                        "entry and footers/log blocks for the rest (auto), the metadata table only, or footers only")
+    _query_type_args(p)
+    _source_args(p, stats=True)
     p.set_defaults(func=cmd_replay)
 
     p = command("explain", "a filter's SearchArgument, HudiExpression, a summary of the files' verdicts by reason, "
@@ -369,15 +380,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "with --json all)")
     p.add_argument("--json", action="store_true",
                    help="one JSON document: the filter's forms, the counts, the summary and the per-file verdicts")
-    p.add_argument("--query-type", type=_query_type_arg, default="snapshot", metavar="snapshot|read_optimized",
-                   help="snapshot (default): base files merged with log files, judged by both; read_optimized: base "
-                        "files only (Hive sync's <t>_ro)")
-    p.add_argument("--listing", choices=("auto", "mdt", "folders"), default="auto",
-                   help="where the file listing comes from: the metadata table's files partition when it is usable "
-                        "(auto, the default), or the partition folders")
-    p.add_argument("--stats-source", choices=("auto", "mdt", "footers"), default="auto",
-                   help="statistics of files the index lacks: the metadata table's column_stats where it has an "
-                        "entry and footers/log blocks for the rest (auto), the metadata table only, or footers only")
+    _query_type_args(p)
+    _source_args(p, stats=True)
     p.set_defaults(func=cmd_explain)
 
     p = command("read", "read a Hudi table through the pruned Hive-on-Spark path", spark=True)
@@ -388,11 +392,8 @@ def build_parser() -> argparse.ArgumentParser:
     g = p.add_mutually_exclusive_group()
     g.add_argument("--limit", type=int, default=20)
     g.add_argument("--output", default=None, help="write the rows as parquet to this folder")
-    p.add_argument("--listing", choices=("auto", "mdt", "folders"), default="auto",
-                   help="where the file listing comes from (default auto: the metadata table when usable)")
-    p.add_argument("--query-type", type=_query_type_arg, default="snapshot", metavar="snapshot|read_optimized",
-                   help="snapshot (default): base files merged with log files, judged by both; read_optimized: base "
-                        "files only (Hive sync's <t>_ro)")
+    _source_args(p)
+    _query_type_args(p)
     p.set_defaults(func=cmd_read)
 
     p = command("index", "build or refresh the column-statistics index")
@@ -400,9 +401,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--source", choices=("auto", "mdt", "footers"), default="auto",
                    help="auto: the metadata table's column_stats where it has an entry, footers and log blocks for "
                         "the rest; mdt: the metadata table only; footers: read every file here")
-    p.add_argument("--listing", choices=("auto", "mdt", "folders"), default="auto",
-                   help="where the file listing comes from: the metadata table's files partition when it is usable "
-                        "(auto, the default), or the partition folders")
+    _source_args(p)
     p.set_defaults(func=cmd_index)
 
     p = command("demo", "build a sample table, replay a sample log, compare pruned and full reads", spark=True)
