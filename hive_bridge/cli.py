@@ -27,6 +27,7 @@ import sarg
 from hive_bridge.errors import HiveBridgeError
 from hive_bridge.hive_types import table_sarg_schema
 from hive_bridge.pruning import FileVerdict, prune_slices
+from hive_bridge.pruning.pruner import filter_columns
 from hive_bridge.replay import ReplayInputError, human_bytes, input_lines, replay
 from hive_bridge.table import HudiTable
 from hive_bridge.table.stats import ColumnStatsIndex
@@ -150,8 +151,9 @@ def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
         err.print(f"error: {exc}", highlight=False)
         return 1
     expression = translate(parsed, schema)
-    listing = prune_slices(table, ColumnStatsIndex(table, source=args.stats_source), table.latest_file_slices(),
-                           parsed, None, args.time_zone, explain=True, query_type=args.query_type)
+    index = ColumnStatsIndex(table, source=args.stats_source, mdt_columns=filter_columns(table, parsed))
+    listing = prune_slices(table, index, table.latest_file_slices(), parsed, None, args.time_zone, explain=True,
+                           query_type=args.query_type)
     leaves, constants = _explain_leaves(expression)
     groups = _verdict_groups(listing.verdicts, leaves, constants)
     # kept files first (they are what a read reads), then the skipped ones, each in listing order

@@ -1,20 +1,39 @@
-"""A Hive Metastore client over thrift (hmsclient): look tables up, register Hudi tables as Hive sees them.
+"""A Hive Metastore client over thrift (hmsclient): look tables up, register Hudi tables as Hudi's Hive sync does.
 
 ::
 
     with MetastoreClient("thrift://127.0.0.1:9083") as hms:
-        hms.register_hudi_table("db", "events", "/data/events", [("id", "bigint"), ("name", "string")],
-                                partition_keys=[("day", "string")])
-        table = hms.get_table("db", "events")
-        assert is_hudi(table) and table.location == "/data/events"
+        hms.sync_hudi_table("/data/trips", database="db")     # trips_ro, trips_rt, trips for a merge-on-read table
+        ref = hms.resolve_hudi_table("db", "trips_ro")        # read-optimized: HoodieParquetInputFormat
+        assert ref.query_type == "read_optimized" and ref.table.location == "/data/trips"
 
-A Hudi table is registered the way Hive sees one stored by a Hudi storage handler: EXTERNAL_TABLE, Hudi's input
-format ``org.apache.hudi.hadoop.HoodieParquetInputFormat``, Hive's parquet output format and serde, and the table
-parameter ``storage_handler`` = ``org.apache.hudi.hadoop.hive.HoodieStorageHandler`` (``HUDI_STORAGE_HANDLER``),
-the handler ``hive_bridge`` emulates. Hudi itself ships no such class (Hive's own Hudi sync registers only the
-input format), so Spark and Hive can list such a table but cannot DESCRIBE or read it ("Error in loading storage
-handler"): ``hive_bridge`` reads it, by location and schema from here. ``is_hudi`` also accepts tables registered
-by Hudi's Hive sync (its input formats, or ``spark.sql.sources.provider=hudi``).
+Tables are registered the way Hudi's ``HiveSyncTool`` registers them in its HMS mode (apache/hudi
+``hudi-sync/hudi-hive-sync``: ``HiveSyncTool.doSync``/``syncFirstTime``, ``ddl/HMSDDLExecutor.createTable`` and
+``addPartitionsToTable``, ``HoodieHiveSyncClient.updateLastCommitTimeSynced``,
+``sync/common/util/SparkDataSourceTableUtils``), with its defaults:
+
+- copy-on-write: one table ``<t>`` with ``org.apache.hudi.hadoop.HoodieParquetInputFormat``;
+- merge-on-read (``hoodie.datasource.hive_sync.table.strategy=ALL``): ``<t>_ro`` with ``HoodieParquetInputFormat``
+  (read-optimized), ``<t>_rt`` and, since Hudi 0.14 (``hoodie.meta.sync.sync_snapshot_with_table_name=true``),
+  ``<t>`` itself with ``org.apache.hudi.hadoop.realtime.HoodieParquetRealtimeInputFormat`` (snapshot);
+  ``skip_ro_suffix`` names the read-optimized table ``<t>``; strategy ``RO`` / ``RT`` registers ``<t>`` alone;
+- output format ``MapredParquetOutputFormat``, serde ``ParquetHiveSerDe`` with serde properties
+  ``serialization.format=1``, ``path=<base path>`` and ``hoodie.query.as.ro.table``;
+- table parameters ``EXTERNAL=TRUE`` (table type ``EXTERNAL_TABLE``), ``last_commit_time_sync`` (the latest
+  completed commit; ``last_commit_completion_time_sync`` where completion times are known, table version 8+),
+  ``spark.sql.sources.provider=hudi`` and the Spark schema properties (``spark.sql.sources.schema.numParts`` /
+  ``part.N``, ``numPartCols`` / ``partCol.N``), which is how Spark reads the table as a Hudi data source table;
+- columns from the table's schema (meta columns included) without the partition columns, which are the
+  partition keys; one metastore partition per Hudi partition, located at ``<base path>/<partition path>``, its
+  values extracted as Hudi's default extractor for the table does (hive-style ``k=v``, single or multiple parts).
+
+No table parameter names a storage handler: Hudi ships none (``org.apache.hudi.hadoop.hive.HoodieStorageHandler``,
+which older hive-bridge versions registered, does not exist, so Hive and Spark failed on such tables with "Error
+in loading storage handler"). Such tables are still read by name, with a ``RuntimeWarning`` saying how to
+register them again. ``resolve_hudi_table`` maps a name to its query type (the input format class:
+``HoodieParquetInputFormat`` is read-optimized, ``HoodieParquetRealtimeInputFormat`` snapshot; the ``_ro`` /
+``_rt`` suffix where the class says nothing) and to its metastore partitions, which prune partitions by their
+values before files are judged by statistics (:meth:`RegisteredHudiTable.select_slices`).
 
 Every failure is a ``MetastoreError`` that says what failed (connection refused after ``retries`` attempts with
 backoff, database or table missing, not a Hudi table), never a raw thrift traceback.

@@ -28,7 +28,7 @@ import sarg
 from hive_bridge.errors import HiveBridgeError
 from hive_bridge.handler import HoodieParquetInputFormat, HudiStorageHandler
 from hive_bridge.pruning import ListStatusResult, prune_slices
-from hive_bridge.pruning.pruner import READ_OPTIMIZED, SNAPSHOT, check_query_type
+from hive_bridge.pruning.pruner import READ_OPTIMIZED, SNAPSHOT, check_query_type, filter_columns
 from hive_bridge.residual import to_sql
 from hive_bridge.table import FileSlice, HudiTable, HudiTableError
 from hive_bridge.table.fsview import HIVE_DEFAULT_PARTITION
@@ -158,7 +158,8 @@ def list_files(path: str, filt: str | sarg.SearchArgument | None = None, *, prun
         raise SparkReadError(str(exc)) from None
     parsed, residual = _filter_of(table, filt)
     try:
-        index = ColumnStatsIndex(table, source=stats_source)
+        index = ColumnStatsIndex(table, source=stats_source,
+                                 mdt_columns=filter_columns(table, parsed) if prune else None)
     except HudiTableError as exc:
         raise SparkReadError(str(exc)) from None
     try:

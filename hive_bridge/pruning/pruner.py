@@ -174,6 +174,22 @@ def read_optimized_view(slices: list[FileSlice]) -> list[FileSlice]:
     return [s if not s.log_files else s._replace(log_files=()) for s in slices if s.base_file is not None]
 
 
+def filter_columns(table: HudiTable, filt: sarg.SearchArgument | None) -> set[str] | None:
+    """The statistics columns a filter reads (for a one-shot query's ``ColumnStatsIndex(mdt_columns=...)``);
+    None when there is no filter."""
+    if filt is None:
+        return None
+    from hive_bridge.table.stats_table import resolve_column
+
+    types = {name: pa.null() for name in table.arrow_schema().names}
+    out: set[str] = set()
+    for leaf in filt.leaves:
+        name = resolve_column(types, leaf.column)
+        out.add(name if name is not None else leaf.column)
+        out.add(leaf.column)
+    return out
+
+
 def prune_slices(table: HudiTable, index: ColumnStatsIndex, slices: list[FileSlice],
                  filt: sarg.SearchArgument | None, schema: Mapping[str, str] | None,
                  session_time_zone: str = "UTC", explain: bool = False,

@@ -12,7 +12,8 @@ tell) is read from its blocks instead. Mapped into the pruning domains, distrust
 - a string or binary column that Hudi records as all null (nullCount = valueCount) may be a long-string column
   without parquet statistics (apache/hudi#18755): its null count is unknown;
 - absent counts are unknown, never zero; a column without an entry is unknown (not "all null": the writer may
-  index some columns only); timestamps are microseconds, converted to the column's unit (rounded outward);
+  index some columns only); timestamps are microseconds where the value type says so (converted to the
+  column's unit, rounded outward), a V1 long is the raw value in the column's unit, anything else unknown;
 - a log file whose entries say it holds no value (valueCount 0) is taken as unknown, never as empty: its
   statistics are then read from the log itself.
 """
@@ -47,8 +48,17 @@ def index_entries(entries: Iterable[ColumnStatsEntry]) -> dict[tuple[str, str], 
     return out
 
 
-def _bound(value: Any, typ: pa.DataType, upper: bool) -> Any:
-    """A bound as a value of the column's Arrow type (None when it cannot be one exactly or outward)."""
+#: value types whose timestamp bounds the metadata reader has put in microseconds (V2 stats, typed wrappers)
+_MICROS = frozenset({"TIMESTAMP_MICROS", "LOCAL_TIMESTAMP_MICROS", "TIMESTAMP_MILLIS", "LOCAL_TIMESTAMP_MILLIS",
+                     "TIMESTAMP_NANOS", "LOCAL_TIMESTAMP_NANOS"})
+_INT64_MAX = 2**63 - 1
+
+
+def _bound(value: Any, typ: pa.DataType, upper: bool, value_type: str | None = None) -> Any:
+    """A bound as a value of the column's Arrow type (None when it cannot be one exactly or outward).
+
+    A timestamp bound is microseconds when its value type says so (V2 statistics, a timestamp wrapper); a
+    plain long (Hudi 1.0's V1 LongWrapper) holds the raw value in the column's own unit, as parquet stores it."""
     if value is None:
         return None
     t = pa.types
@@ -76,19 +86,23 @@ def _bound(value: Any, typ: pa.DataType, upper: bool) -> Any:
         if not isinstance(value, int) or isinstance(value, bool):
             return None
         unit = typ.unit
+        if value_type not in _MICROS:
+            # the raw value in the column's unit (V1 LongWrapper); anything else: not known to be a timestamp
+            return value if value_type == "LONG" and -_INT64_MAX <= value <= _INT64_MAX else None
         if unit == "us":
             return value
         if unit == "ns":
-            return value * 1000
+            scaled = value * 1000
+            return scaled if -_INT64_MAX <= scaled <= _INT64_MAX else None
         per = 1000 if unit == "ms" else 1_000_000
         return -((-value) // per) if upper else value // per  # outward: floor the min, ceil the max
     return None
 
 
 def _typed(values: list[Any], typ: pa.DataType) -> pa.Array:
-    if pa.types.is_timestamp(typ):
-        return pa.array(values, pa.int64()).cast(typ)
     try:
+        if pa.types.is_timestamp(typ):
+            return pa.array(values, pa.int64()).cast(typ)
         return pa.array(values, typ)
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError):
         out = []
@@ -147,7 +161,7 @@ def mdt_rows(keys: Sequence[FileKey], by_file: dict[tuple[str, str], dict[str, C
                 or pa.types.is_large_binary(typ)
             if stringy and nc is not None and e.value_count is not None and nc >= e.value_count and e.value_count:
                 nc = None  # all null, or a long-string column Hudi had no statistics for (apache/hudi#18755)
-            a, b = _bound(e.min, typ, False), _bound(e.max, typ, True)
+            a, b = _bound(e.min, typ, False, e.value_type), _bound(e.max, typ, True, e.value_type)
             if a is None or b is None:
                 a = b = None
             lo.append(a)

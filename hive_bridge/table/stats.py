@@ -763,14 +763,17 @@ class ColumnStatsIndex:
     """Per-file column statistics of a Hudi table's latest base files, persisted inside the table."""
 
     def __init__(self, table: HudiTable, *, max_workers: int | None = None, persist: bool = True,
-                 source: str = "auto") -> None:
+                 source: str = "auto", mdt_columns: Iterable[str] | None = None) -> None:
         """``source``: where statistics of files the index lacks come from — ``footers`` (parquet footers and
         log blocks, read here), ``mdt`` (the metadata table's column_stats partition only; files it has no entry
         for stay unknown), ``auto`` (the metadata table where it has an entry, footers and log blocks for the
-        rest; the default)."""
+        rest; the default). ``mdt_columns``: read only these columns' entries from the metadata table (the
+        filter's columns, for a one-shot query: decoding every column's entries of a large table costs seconds);
+        the other columns of files it describes are then unknown."""
         if source not in STATS_SOURCES:
             raise HudiTableError(f"unknown statistics source {source!r}: use {', '.join(STATS_SOURCES)}")
         self.source = source
+        self.mdt_columns = None if mdt_columns is None else set(mdt_columns)
         #: where the statistics of files read by this object came from (path -> "metadata table",
         #: "parquet footer", "log blocks", "none"); a path not in it came from the persisted index
         self.read_sources: dict[str, str] = {}
@@ -955,7 +958,9 @@ class ColumnStatsIndex:
                 self.mdt_problems += list(mdt.status.problems)
                 if COLUMN_STATS in mdt.status.partitions:
                     try:
-                        entries = index_entries(mdt.column_stats([leaf.name for leaf in self.target_leaves()]))
+                        wanted = [leaf.name for leaf in self.target_leaves()
+                                  if self.mdt_columns is None or leaf.name in self.mdt_columns]
+                        entries = index_entries(mdt.column_stats(wanted)) if wanted else {}
                     except MetadataTableError as exc:
                         self.mdt_problems.append(str(exc))
             self._mdt_entries = entries

@@ -91,18 +91,20 @@ def test_mdt_rows_bound_the_files_real_values(fixture_tables: dict[str, Path], n
 
 
 def _entry(column: str, lo: Any, hi: Any, nulls: int | None = 0, values: int | None = 3,
-           file_name: str = "f1_0-1-1_1.parquet") -> ColumnStatsEntry:
-    return ColumnStatsEntry("", file_name, column, lo, hi, nulls, values, 10, False, False, None)
+           file_name: str = "f1_0-1-1_1.parquet", value_type: str | None = None) -> ColumnStatsEntry:
+    return ColumnStatsEntry("", file_name, column, lo, hi, nulls, values, 10, False, False, value_type)
 
 
 def test_mapping_distrusts_what_hudi_gets_wrong() -> None:
     keys = [("f1_0-1-1_1.parquet", "", 100, "1", "f1_0-1-1_1.parquet", False)]
     leaves = [("d", pa.float64()), ("s", pa.string()), ("t", pa.timestamp("ms", "UTC")), ("n", pa.int64()),
-              ("absent", pa.int64())]
+              ("absent", pa.int64()), ("raw", pa.timestamp("ms", "UTC")), ("other", pa.timestamp("us", "UTC"))]
     by_file = {("", "f1_0-1-1_1.parquet"): {
         "d": _entry("d", 0.0, 0.0),                 # apache/hudi#18754: a NaN made this 0.0..0.0
         "s": _entry("s", None, None, 3, 3),         # apache/hudi#18755: long strings "all null"
-        "t": _entry("t", 1_500, 2_500),             # micros: outward to milliseconds
+        "t": _entry("t", 1_500, 2_500, value_type="TIMESTAMP_MICROS"),  # micros: outward to milliseconds
+        "raw": _entry("raw", 1_500, 2_500, value_type="LONG"),  # Hudi 1.0's V1 long: the column's unit (ms)
+        "other": _entry("other", 1_500, 2_500, value_type="INT"),  # not a timestamp's type: unknown
         "n": _entry("n", 5, 7, None),               # no null count: unknown
     }}
     rows, found = mdt_rows(keys, by_file, leaves, appendable_logs=False)
@@ -114,6 +116,8 @@ def test_mapping_distrusts_what_hudi_gets_wrong() -> None:
     assert row["t::min"] == dt.datetime(1970, 1, 1, 0, 0, 0, 1000, tzinfo=dt.UTC)
     assert row["t::max"] == dt.datetime(1970, 1, 1, 0, 0, 0, 3000, tzinfo=dt.UTC)
     assert (row["n::min"], row["n::max"], row["n::null_count"]) == (5, 7, None)
+    assert row["raw::min"] == dt.datetime(1970, 1, 1, 0, 0, 1, 500_000, tzinfo=dt.UTC)
+    assert row["other::min"] is None and row["other::max"] is None
     assert row["absent::min"] is None and row["absent::null_count"] is None  # not indexed: unknown, not null
 
 

@@ -1,0 +1,436 @@
+"""Benchmark: planning a query from Hudi's metadata table (MDT) against the folder listing + hive-bridge's own index.
+
+A large synthetic copy-on-write table (table version 8, written by HudiWriter: ``--files`` base files of
+``--rows`` rows in ``--partitions`` partitions, keys clustered so a key range lives in a few files) gets the
+metadata table Hudi 1.0 initialises on an existing table (``hive_bridge.testing.mdt_writer``: ``files`` and
+``column_stats`` for every column Hudi indexes by default, HFiles with CRC32C checksums as Hudi writes them).
+Then, in one process, for one selective filter (a key range):
+
+1. **First query on a never-indexed table** -- no persisted index: the MDT path (open with the listing from the
+   MDT ``files`` partition, statistics from MDT ``column_stats``, prune; no footer is read) against building
+   the footer index (``ColumnStatsIndex(table, source="footers")``: every footer read and persisted, then
+   prune). Target: the MDT path >= 20x faster.
+2. **Planning, cold and repeated**: the MDT path against the folder listing + the persisted own index (built in
+   step 1), same prune; run 1 is the first in the process, then ``--runs`` more, alternating. Target: the MDT
+   path <= 0.5 s at 100,000 files and >= 2x faster than folders + own index.
+3. Peak memory of each path (tracemalloc's Python peak and pyarrow's pool peak, one extra run each).
+4. Every path keeps the same slices (asserted).
+5. Where the MDT path's time goes: per stage, and cProfile's top functions (``--profile``, or whenever the MDT
+   path misses its target).
+
+Run: ``.venv/bin/python benchmarks/bench_mdt.py [--files 100000] [--rows 10] [--partitions 100] [--runs 5]
+[--keep DIR] [--profile] [--hudi-rs]``. ``--keep DIR`` keeps the table in DIR and reuses it when it is there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import datetime as dt
+import gc
+import io
+import os
+import pstats
+import resource
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+import tracemalloc
+from collections.abc import Callable
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import sarg
+from hive_bridge.pruning import Pruner
+from hive_bridge.pruning.pruner import filter_columns
+from hive_bridge.table import ColumnStatsIndex, HudiTable
+from hive_bridge.testing.mdt_writer import write_metadata_table
+from hive_bridge.testing.writer import HudiWriter
+
+SCHEMA = {"id": "bigint", "name": "string", "value": "double", "amount": "decimal(14,2)", "day": "date",
+          "ts": "timestamp", "part": "int"}
+MDT_TARGET_S = 0.5
+
+
+def _rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def _dir_size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def build(root: Path, files: int, rows: int, partitions: int) -> None:
+    """``files`` base files of ``rows`` rows; file k holds ids [k*rows, (k+1)*rows) in partition k % partitions."""
+    writer = HudiWriter(root, table_name="bench_mdt", version=8, partition_fields=["part"], rows_per_file=rows)
+    base = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
+    step = 200_000 // rows * rows                      # rows per insert (several commits keep memory small)
+    total = files * rows
+    for start in range(0, total, step):
+        ids = list(range(start, min(total, start + step)))
+        writer.insert(pa.table({
+            "id": pa.array(ids, pa.int64()),
+            "name": pa.array([f"name-{i:010d}" for i in ids], pa.string()),
+            "value": pa.array([i * 0.5 for i in ids], pa.float64()),
+            "amount": pa.array([Decimal(i) / 100 for i in ids], pa.decimal128(14, 2)),
+            "day": pa.array([dt.date(2024, 1, 1) + dt.timedelta(days=(i // rows) % 365) for i in ids], pa.date32()),
+            "ts": pa.array([base + dt.timedelta(seconds=i) for i in ids], pa.timestamp("us", tz="UTC")),
+            "part": pa.array([(i // rows) % partitions for i in ids], pa.int32()),
+        }))
+
+
+# ---------------------------------------------------------------------------------------------- the paths
+
+
+class Plan:
+    """One planning: where its time went, what it kept."""
+
+    def __init__(self) -> None:
+        self.stages: dict[str, float] = {}
+        self.kept: list[tuple[str, str]] = []
+        self.total = 0.0
+        self.counters: Any = None
+        self.listing_source = ""
+
+
+def _plan(open_table: Callable[[], HudiTable], make_index: Callable[[HudiTable], ColumnStatsIndex],
+          filt: sarg.SearchArgument) -> Plan:
+    out = Plan()
+    t0 = time.perf_counter()
+    table = open_table()
+    t1 = time.perf_counter()
+    slices = table.latest_file_slices()
+    t2 = time.perf_counter()
+    index = make_index(table)
+    pruner = Pruner(table, index, slices)            # reads the statistics of every slice (one index.table call)
+    t3 = time.perf_counter()
+    result = pruner.run(filt)
+    t4 = time.perf_counter()
+    out.stages = {"open": t1 - t0, "latest slices": t2 - t1, "statistics": t3 - t2, "prune": t4 - t3}
+    out.total = t4 - t0
+    out.kept = sorted((s.partition_path, s.file_id) for s in result.slices)
+    out.counters = index.last
+    out.listing_source = table.listing_source
+    return out
+
+
+class MdtOnlyIndex(ColumnStatsIndex):
+    """``source="mdt"`` without the persisted own index (which ColumnStatsIndex consults first, whatever the
+    source): what a table that was never indexed by hive-bridge gets."""
+
+    def _segment_paths(self) -> list[Path]:
+        return []
+
+
+def mdt_path(root: Path, filt: sarg.SearchArgument) -> Plan:
+    """Listing from the MDT files partition, statistics from MDT column_stats only (no footer, no own index)."""
+    plan = _plan(lambda: HudiTable.open(root, listing="mdt"),
+                 lambda t: MdtOnlyIndex(t, persist=False, source="mdt", mdt_columns=filter_columns(t, filt)), filt)
+    assert plan.listing_source == "mdt", "the MDT listing was not used"
+    c = plan.counters
+    assert c.files_from_mdt > 0 and c.files_from_footers == 0 and c.files_from_index == 0, c
+    return plan
+
+
+def folders_and_own_index(root: Path, filt: sarg.SearchArgument) -> Plan:
+    """Folder listing + the persisted own index (footers read only for files it lacks)."""
+    return _plan(lambda: HudiTable.open(root), lambda t: ColumnStatsIndex(t, source="footers"), filt)
+
+
+def _fmt(plan: Plan) -> str:
+    return ", ".join(f"{k} {v:.3f}" for k, v in plan.stages.items()) + f"; total {plan.total:.3f} s"
+
+
+def _peak(fn: Callable[[], Plan]) -> tuple[float, float, Plan]:
+    """(tracemalloc peak MiB, pyarrow pool peak MiB) of one run."""
+    gc.collect()
+    pool = pa.default_memory_pool()
+    before = pool.max_memory()
+    tracemalloc.start()
+    plan = fn()
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return peak / 2**20, max(0, pool.max_memory() - before) / 2**20, plan
+
+
+def _profile(fn: Callable[[], Any], top: int) -> str:
+    prof = cProfile.Profile()
+    prof.enable()
+    fn()
+    prof.disable()
+    buf = io.StringIO()
+    st = pstats.Stats(prof, stream=buf)
+    st.sort_stats("tottime").print_stats(top)
+    st.sort_stats("cumulative").print_stats(top)
+    return buf.getvalue()
+
+
+# ---------------------------------------------------------------------------------------------- what-if
+
+
+def _zigzag(b: bytes, pos: int) -> tuple[int, int]:
+    n = shift = 0
+    while True:
+        c = b[pos]
+        pos += 1
+        n |= (c & 0x7F) << shift
+        if c < 0x80:
+            return (n >> 1) ^ -(n & 1), pos
+        shift += 7
+
+
+def _decode_stats(b: bytes) -> tuple[str, Any, Any, int | None, int | None]:
+    """A prototype decoder for one column stats ``HoodieMetadataRecord`` (table version 8, with meta fields):
+    (file name, min, max, null count, value count) with ints, longs and strings decoded (other wrappers as
+    their raw bytes). Not the product's path: it measures what a decoder specialised to this record costs."""
+    pos = 0
+    for _ in range(5):                                   # _hoodie_* meta fields: ["null", "string"]
+        branch, pos = _zigzag(b, pos)
+        if branch:
+            n, pos = _zigzag(b, pos)
+            pos += n
+    n, pos = _zigzag(b, pos)                             # key
+    pos += n
+    _, pos = _zigzag(b, pos)                             # type
+    for _ in range(2):                                   # filesystemMetadata, BloomFilterMetadata: null
+        branch, pos = _zigzag(b, pos)
+        assert branch == 0
+    branch, pos = _zigzag(b, pos)                        # ColumnStatsMetadata
+    assert branch == 1
+    branch, pos = _zigzag(b, pos)
+    n, pos = _zigzag(b, pos)
+    name = b[pos:pos + n].decode()
+    pos += n
+    branch, pos = _zigzag(b, pos)                        # columnName
+    n, pos = _zigzag(b, pos)
+    pos += n
+    bounds: list[Any] = []
+    for _ in range(2):
+        branch, pos = _zigzag(b, pos)
+        if branch == 0:
+            bounds.append(None)
+        elif branch in (2, 3, 8, 11, 12):
+            v, pos = _zigzag(b, pos)
+            bounds.append(v)
+        elif branch == 1:
+            bounds.append(b[pos] == 1)
+            pos += 1
+        elif branch in (4, 5):
+            size = 4 if branch == 4 else 8
+            bounds.append(b[pos:pos + size])
+            pos += size
+        else:
+            n, pos = _zigzag(b, pos)
+            bounds.append(b[pos:pos + n].decode() if branch == 7 else b[pos:pos + n])
+            pos += n
+    counts: list[int | None] = []
+    for _ in range(2):                                   # valueCount, nullCount (sizes not needed)
+        branch, pos = _zigzag(b, pos)
+        if branch:
+            v, pos = _zigzag(b, pos)
+            counts.append(v)
+        else:
+            counts.append(None)
+    return name, bounds[0], bounds[1], counts[1], counts[0]
+
+
+def what_if(root: Path, column: str, files: int) -> None:
+    """What the fixes the profile points at would buy, measured on this MDT with prototypes (not the product's
+    code path): column stats of the filter's column only (prefix lookups), read with and without the pure-
+    Python CRC32C, decoded by fastavro as the product does and by a decoder specialised to the record."""
+    from hive_bridge.table.hfile import HFileReader, decode_metadata_values
+    from hive_bridge.table.metadata import column_index_id
+
+    mdt = root / ".hoodie" / "metadata"
+    prefix = column_index_id(column).encode()
+    bases = sorted((mdt / "column_stats").glob("*.hfile"))
+    files_hfile = next((mdt / "files").glob("*.hfile"))
+    for verify in (True, False):
+        t0 = time.perf_counter()
+        readers = [HFileReader.open(p, verify_checksums=verify) for p in bases]
+        values = [v for r in readers for _, v in r.prefix(prefix)]
+        t_read = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        f_reader = HFileReader.open(files_hfile, verify_checksums=verify)
+        f_entries = list(f_reader.entries())
+        t_files = time.perf_counter() - t0
+        print(f"[what-if] read the {len(values):,} column stats values of {column!r} (prefix lookups in "
+              f"{len(bases)} HFiles) {'with' if verify else 'without'} CRC32C verification: {t_read:.3f} s; the "
+              f"files partition's HFile ({files_hfile.stat().st_size / 2**20:.1f} MiB, {len(f_entries)} records): "
+              f"{t_files:.3f} s")
+    assert len(values) == files, (len(values), files)
+    schema = readers[0].avro_schema or ""
+    t0 = time.perf_counter()
+    decode_metadata_values(values, schema, wrapper_names=True)
+    t_fastavro = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    decoded = [_decode_stats(v) for v in values]
+    arrays = [pa.array([d[i] for d in decoded]) for i in range(5)]
+    t_special = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    decode_metadata_values([v for _, v in f_entries], f_reader.avro_schema or "", wrapper_names=True)
+    t_files_decode = time.perf_counter() - t0
+    print(f"[what-if] decode them: fastavro per record (the product's way) {t_fastavro:.3f} s; a decoder "
+          f"specialised to the column stats record, into Arrow arrays {t_special:.3f} s "
+          f"({len(arrays[0]):,} rows); the files partition's records with fastavro {t_files_decode:.3f} s")
+
+
+def native_peer(root: Path) -> None:
+    """hudi-rs decoding the column stats HFiles natively into Arrow (every record of every column), on a copy of
+    the MDT whose commit metadata schema has its named types inlined (hudi-rs 0.5 panics converting the
+    references every Hudi MDT schema has): what native decoding costs."""
+    import json
+
+    import fastavro
+    from hudi import HudiTableBuilder
+
+    from tests.hive_bridge.table.test_hfile import _inline_named_types
+
+    src = root / ".hoodie" / "metadata"
+    tmp = Path(tempfile.mkdtemp(prefix="bench_mdt_rs_"))
+    try:
+        dst = tmp / "t" / ".hoodie" / "metadata"
+        shutil.copytree(src, dst)
+        for instant in (dst / ".hoodie" / "timeline").glob("*.deltacommit"):
+            with open(instant, "rb") as fh:
+                avro = fastavro.reader(fh)
+                writer_schema, commits = avro.writer_schema, list(avro)
+            for commit in commits:
+                assert isinstance(commit, dict)
+                extra: dict[str, str] = commit["extraMetadata"]
+                extra["schema"] = json.dumps(_inline_named_types(json.loads(extra["schema"])))
+            with open(instant, "wb") as fh:
+                fastavro.writer(fh, writer_schema, commits)
+        reader = HudiTableBuilder.from_base_uri(str(dst)).build().create_file_group_reader_with_options()
+        t0 = time.perf_counter()
+        rows = sum(reader.read_file_slice_from_paths(p.relative_to(dst).as_posix(), []).num_rows
+                   for p in sorted(dst.glob("column_stats/*.hfile")))
+        print(f"[what-if] hudi-rs (native) decodes all {rows:,} column stats records of every column into Arrow "
+              f"in {time.perf_counter() - t0:.3f} s")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------------------------- main
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--files", type=int, default=100_000, help="base files of the table (default 100,000)")
+    ap.add_argument("--rows", type=int, default=10, help="rows per file")
+    ap.add_argument("--partitions", type=int, default=100)
+    ap.add_argument("--runs", type=int, default=5, help="repeated planning runs of each path")
+    ap.add_argument("--keep", type=Path, default=None, help="folder to keep the table in (reused when present)")
+    ap.add_argument("--profile", action="store_true", help="profile the MDT path even when it meets its target")
+    ap.add_argument("--hudi-rs", action="store_true", help="also time hudi-rs listing the table through the MDT")
+    args = ap.parse_args()
+    work = args.keep or Path(tempfile.mkdtemp(prefix="bench_mdt_"))
+    work.mkdir(parents=True, exist_ok=True)
+    root = work / f"events_{args.files}x{args.rows}"
+    print(f"python {sys.version.split()[0]}, pyarrow {pa.__version__}, {os.cpu_count()} CPUs, load average "
+          f"{os.getloadavg()[0]:.1f}, table {root}")
+    try:
+        run(root, args)
+    finally:
+        if args.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def run(root: Path, args: argparse.Namespace) -> None:
+    mdt_dir = root / ".hoodie" / "metadata"
+    if not (mdt_dir / ".hoodie" / "hoodie.properties").is_file():
+        shutil.rmtree(root, ignore_errors=True)
+        t0 = time.perf_counter()
+        build(root, args.files, args.rows, args.partitions)
+        print(f"[build] {args.files:,} base files x {args.rows} rows in {args.partitions} partitions written by "
+              f"HudiWriter in {time.perf_counter() - t0:.1f} s")
+        t0 = time.perf_counter()
+        w = write_metadata_table(root)
+        print(f"[build] metadata table (files + column_stats, {len(w.columns)} columns, "
+              f"{w.column_stats_records:,} column stats records, {w.data_files:,} files listed) written in "
+              f"{time.perf_counter() - t0:.1f} s: {_dir_size(mdt_dir) / 2**20:.1f} MiB on disk")
+    else:
+        print(f"[build] reusing the table and its metadata table ({_dir_size(mdt_dir) / 2**20:.1f} MiB)")
+    ColumnStatsIndex(HudiTable.open(root)).clear()      # never indexed
+
+    lo = (args.files // 2) * args.rows + 3
+    filt = sarg.parse(f"leaf-(BETWEEN id {lo} {lo + 2 * args.rows})", SCHEMA)
+    print(f"[filter] {filt}  (a key range: the ids of 3 files)")
+
+    # 1. first query on a never-indexed table -------------------------------------------------------------
+    gc.collect()
+    first_mdt = mdt_path(root, filt)
+    n = first_mdt.counters.files_from_mdt
+    print(f"[first query] MDT (cold: first in the process, no footer read): {_fmt(first_mdt)}; "
+          f"{len(first_mdt.kept)} of {n:,} slices kept")
+    gc.collect()
+    first_footers = folders_and_own_index(root, filt)
+    c = first_footers.counters
+    assert c.files_from_footers == n and c.files_from_index == 0, c
+    print(f"[first query] folders + building the footer index ({c.files_from_footers:,} footers read, index "
+          f"persisted): {_fmt(first_footers)}")
+    ratio_first = first_footers.total / first_mdt.total
+    print(f"[first query] MDT {first_mdt.total:.3f} s vs footer index build {first_footers.total:.3f} s: "
+          f"{ratio_first:.1f}x faster (target >= 20x) -> {'met' if ratio_first >= 20 else 'NOT met'}")
+    assert first_footers.kept == first_mdt.kept, "the footer index and the MDT keep different slices"
+
+    # 2. planning, cold and repeated ------------------------------------------------------------------------
+    gc.collect()
+    cold_own = folders_and_own_index(root, filt)
+    assert cold_own.counters.files_from_index == n and cold_own.counters.files_from_footers == 0, cold_own.counters
+    print(f"[planning] folders + own index, cold (first load of the persisted index in the process): "
+          f"{_fmt(cold_own)}")
+    mdt_runs: list[Plan] = []
+    own_runs: list[Plan] = []
+    for i in range(args.runs):
+        gc.collect()
+        mdt_runs.append(mdt_path(root, filt))
+        gc.collect()
+        own_runs.append(folders_and_own_index(root, filt))
+        print(f"[planning] run {i + 1}: MDT {_fmt(mdt_runs[-1])} | folders + own index {_fmt(own_runs[-1])}")
+    for p in mdt_runs + own_runs + [cold_own]:
+        assert p.kept == first_mdt.kept, "a planning kept other slices"
+    mdt_best, mdt_med = min(p.total for p in mdt_runs), statistics.median(p.total for p in mdt_runs)
+    own_best, own_med = min(p.total for p in own_runs), statistics.median(p.total for p in own_runs)
+    print(f"[planning] {n:,} files, repeated ({args.runs} runs): MDT best {mdt_best:.3f} s, median {mdt_med:.3f} s "
+          f"(cold {first_mdt.total:.3f} s); folders + own index best {own_best:.3f} s, median {own_med:.3f} s "
+          f"(cold {cold_own.total:.3f} s)")
+    speed = own_med / mdt_med
+    print(f"[planning] MDT vs folders + own index: {speed:.2f}x (target: MDT <= {MDT_TARGET_S} s at 100,000 files and "
+          f">= 2x faster) -> {'met' if mdt_med <= MDT_TARGET_S and speed >= 2 else 'NOT met'}")
+
+    # 3. memory ------------------------------------------------------------------------------------------------
+    for label, fn in (("MDT", lambda: mdt_path(root, filt)), ("folders + own index",
+                                                             lambda: folders_and_own_index(root, filt))):
+        py, arrow, plan = _peak(fn)
+        assert plan.kept == first_mdt.kept
+        print(f"[memory] {label}: peak Python allocations {py:.0f} MiB (tracemalloc), pyarrow pool peak "
+              f"+{arrow:.0f} MiB")
+    print(f"[memory] process peak RSS {_rss_mb():.0f} MiB")
+    print(f"[check] every path kept the same {len(first_mdt.kept)} slices: {first_mdt.kept}")
+
+    # 4. peers and profile -----------------------------------------------------------------------------------
+    if args.hudi_rs:
+        from hudi import HudiTableBuilder
+
+        t0 = time.perf_counter()
+        count = len(HudiTableBuilder.from_base_uri(str(root)).build().get_file_slices())
+        print(f"[peer] hudi-rs get_file_slices() through the MDT files partition: {count:,} slices in "
+              f"{time.perf_counter() - t0:.3f} s (listing only, no statistics)")
+    if args.profile or mdt_med > MDT_TARGET_S or ratio_first < 20:
+        print("[profile] one MDT planning under cProfile (slower than the timed runs):")
+        print(_profile(lambda: mdt_path(root, filt), 25))
+        what_if(root, "id", n)
+        if args.hudi_rs:
+            native_peer(root)
+
+
+if __name__ == "__main__":
+    main()
