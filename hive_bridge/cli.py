@@ -291,6 +291,8 @@ def cmd_read(args: argparse.Namespace, out: Console, err: Console) -> int:
 def cmd_index(args: argparse.Namespace, out: Console, err: Console) -> int:
     table = _open_table(args.table, args.listing)
     index = ColumnStatsIndex(table, source=args.source)
+    if args.rebuild:
+        index.clear()
     t0 = time.perf_counter()
     with err.status("reading statistics…"):
         stats = index.refresh()
@@ -401,8 +403,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("index", "build or refresh the column-statistics index")
     p.add_argument("--table", required=True)
     p.add_argument("--source", choices=("auto", "mdt", "footers"), default="auto",
-                   help="auto: the metadata table's column_stats where it has an entry, footers and log blocks for "
-                        "the rest; mdt: the metadata table only; footers: read every file here")
+                   help="for files the index lacks: the metadata table's column_stats where it has an entry, "
+                        "footers and log blocks for the rest (auto); the metadata table only (mdt); footers and log "
+                        "blocks only (footers)")
+    p.add_argument("--rebuild", action="store_true",
+                   help="forget the persisted index first (every file's statistics read again from --source)")
     _source_args(p)
     p.set_defaults(func=cmd_index)
 

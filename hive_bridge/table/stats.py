@@ -968,8 +968,8 @@ class ColumnStatsIndex:
 
     def _add_from_mdt(self, state: _State, keys: list[tuple[str, str, int, str, str, bool]],
                       target: list[StatsLeaf]) -> list[bool]:
-        """Rows from the metadata table for the files it describes (kept in memory: the metadata table is the
-        store); which of `keys` it described."""
+        """Rows from the metadata table for the files it describes (persisted in the index when every column
+        was read, in memory otherwise); which of `keys` it described."""
         from hive_bridge.table.mdt_stats import mdt_rows
 
         entries = self.metadata_entries()
@@ -981,8 +981,14 @@ class ColumnStatsIndex:
             if f:
                 self.read_sources[k[0]] = "metadata table"
         if rows.num_rows:
-            state.raw_segments.append(("<mdt>", rows))
-            self._rebuild_entries(state)
+            if self.mdt_columns is None and self._persist:
+                # every column's entries: persisted like footers, so the next query does not decode the
+                # metadata table again (rows of a column-restricted read stay in memory: they are partial)
+                self._store(state, rows.replace_schema_metadata({FORMAT_KEY: FORMAT_VERSION}),
+                            pa.array([True] * rows.num_rows), IndexCounters(persisted=self._persist))
+            else:
+                state.raw_segments.append(("<mdt>", rows))
+                self._rebuild_entries(state)
         return found
 
     def _add_unknown(self, state: _State, keys: list[tuple[str, str, int, str]], target: list[StatsLeaf]) -> None:

@@ -373,6 +373,9 @@ def test_index_sources_and_replay_json(shared_tables: dict[str, Path], tmp_path:
     assert code == 0 and "0 footers read, 3 base files from the metadata table" in " ".join(out.split())
     assert "(mdt listing)" in out
     code, out, _ = run("index", "--table", str(root), "--source", "footers", "--listing", "folders")
+    assert code == 0 and "0 footers read, 0 base files from the metadata table, 3 from the index" in " ".join(
+        out.split())  # the index kept what the metadata table gave
+    code, out, _ = run("index", "--table", str(root), "--source", "footers", "--listing", "folders", "--rebuild")
     assert code == 0 and "3 footers read" in " ".join(out.split())
     log = tmp_path / "filters.txt"
     log.write_text("leaf-(EQUALS uuid 3eeb61f7-c2b0-4636-99bd-5d7a5a1d2c04)\n", encoding="utf-8")
