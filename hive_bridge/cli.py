@@ -266,8 +266,13 @@ def cmd_read(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     location = _check_read_filter(args)
     spark = spark_start.start_session("hive-bridge-read", verbose=args.verbose)
-    if location is not None:
-        read = read_hudi(spark, location, args.filter, query_type=args.query_type, listing=args.listing)
+    if args.metastore:
+        # by name through the metastore: the table's input format (or its _ro/_rt name) says the query type,
+        # unless --query-type does; its metastore partitions prune first
+        read = read_table(spark, args.table, args.filter, query_type=args.query_type, metastore=args.metastore)
+    elif location is not None:
+        read = read_hudi(spark, location, args.filter, query_type=args.query_type or "snapshot",
+                         listing=args.listing)
     else:
         read = read_table(spark, args.table, args.filter, query_type=args.query_type)
     listing = read.listing
@@ -342,10 +347,12 @@ def _source_args(p: argparse.ArgumentParser, stats: bool = False) -> None:
                             "only")
 
 
-def _query_type_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--query-type", type=_query_type_arg, default="snapshot", metavar="snapshot|read_optimized",
+def _query_type_args(p: argparse.ArgumentParser, by_name: bool = False) -> None:
+    p.add_argument("--query-type", type=_query_type_arg, default=None if by_name else "snapshot",
+                   metavar="snapshot|read_optimized",
                    help="snapshot (default): base files merged with log files, judged by both; read_optimized: base "
-                        "files only (Hive sync's <t>_ro)")
+                        "files only (Hive sync's <t>_ro)" + ("; a table read by name: as its input format / _ro or "
+                                                             "_rt name says" if by_name else ""))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -397,7 +404,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--limit", type=int, default=20)
     g.add_argument("--output", default=None, help="write the rows as parquet to this folder")
     _source_args(p)
-    _query_type_args(p)
+    _query_type_args(p, by_name=True)
     p.set_defaults(func=cmd_read)
 
     p = command("index", "build or refresh the column-statistics index")
