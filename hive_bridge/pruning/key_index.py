@@ -77,7 +77,7 @@ class KeyIndexes:
         if len(fields) == 1 and (keygen.endswith(_SIMPLE_KEYGENS) or keygen_type.upper() in _SIMPLE_TYPES
                                  or (not keygen and not keygen_type)):
             out.record_key = fields[0]
-        ready = {p.strip() for p in props.raw.get("hoodie.table.metadata.partitions", "").split(",") if p.strip()}
+        ready = set(props.metadata_partitions)
         duplicates = _duplicate_keys_possible(table) if "record_index" in ready else None
         if duplicates is not None:
             out.problems.append(f"record index not used: {duplicates}")
@@ -140,7 +140,7 @@ class KeyIndexes:
         """Base files' own bloom filters, for slices without log files; every other slice may match."""
         import pyarrow.parquet as pq
 
-        from hive_bridge.table.metadata import BloomFilter, MetadataTableError
+        from hive_bridge.table.metadata import BloomFilter
 
         mask = np.ones(len(self.slices), dtype=bool)
         used = 0
@@ -152,7 +152,7 @@ class KeyIndexes:
             if bloom is False:
                 try:
                     bloom = BloomFilter.from_parquet_metadata(pq.read_metadata(path).metadata)
-                except (OSError, MetadataTableError, ValueError, Exception):  # unreadable: no answer
+                except Exception:  # an unreadable footer or filter: no answer for this file
                     bloom = None
                 self._blooms[path] = bloom
             if bloom is None:

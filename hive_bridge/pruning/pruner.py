@@ -22,7 +22,7 @@ from hive_bridge.hive_types import table_sarg_schema
 from hive_bridge.pruning.vectorized import StatsTable, TruthColumn, prune
 from hive_bridge.table import FileSlice, HudiTable
 from hive_bridge.table.fsview import HIVE_DEFAULT_PARTITION
-from hive_bridge.table.stats import ColumnStatsIndex
+from hive_bridge.table.stats import ColumnStatsIndex, leaf_pairs
 from hive_bridge.table.stats_table import (
     BOUND_STATS,
     MAX,
@@ -273,7 +273,7 @@ class Pruner:
         from hive_bridge.table.log_stats import union_stats
 
         index = self.index
-        leaves = [(leaf.name, leaf.type) for leaf in index.target_leaves()]
+        leaves = leaf_pairs(index.target_leaves())
         log_rows = index.log_table(merged)
         base_take = [row_of[id(s)] for s in merged if s.base_file is not None]
         base_rows = stats_all.take(pa.array(base_take, pa.int64())).drop(["has_log_files"])

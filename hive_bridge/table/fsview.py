@@ -171,6 +171,16 @@ _Bases = BaseFile | list[BaseFile]
 _LogEntry = tuple[str, int, float, str, int, str]
 
 
+def _add_slice(group: dict[str, _Bases], fid: str, prev: _Bases, item: BaseFile, multi: set[str], rel: str) -> None:
+    """A second (or later) base file of a file group: the group's entry becomes a list, its partition is noted
+    in `multi` (the common case, one base file per group, stays a plain entry set by the caller)."""
+    if type(prev) is BaseFile:
+        group[fid] = [prev, item]
+        multi.add(rel)
+    else:
+        cast(list[BaseFile], prev).append(item)
+
+
 @dataclass(slots=True)
 class _Listed:
     # partition -> file id -> base file entry (or a list of entries when the group has several slices)
@@ -385,11 +395,7 @@ class FileSystemView:
                 fid = parts[0]
                 prev = group.setdefault(fid, item)
                 if prev is not item:
-                    if type(prev) is BaseFile:
-                        group[fid] = [prev, item]
-                        multi.add(rel)
-                    else:
-                        cast(list[BaseFile], prev).append(item)
+                    _add_slice(group, fid, prev, item, multi, rel)
             return subdirs
 
         top = absorb("", list_dir(self.base_path))
@@ -435,11 +441,7 @@ class FileSystemView:
                 item = BaseFile(prefix + name, f"{root}/{prefix}{name}", size, mtime, intern(instant))
                 prev = group.setdefault(fid, item)
                 if prev is not item:
-                    if type(prev) is BaseFile:
-                        group[fid] = [prev, item]
-                        multi.add(rel)
-                    else:
-                        cast(list[BaseFile], prev).append(item)
+                    _add_slice(group, fid, prev, item, multi, rel)
             if group:
                 bases[rel] = group
         self._listed = _Listed(bases, logs, multi)

@@ -33,6 +33,7 @@ from hive_bridge.table.stats_table import (
     MIN,
     MIN_EXACT,
     NULL_COUNT,
+    bound_columns,
     stat_name,
 )
 
@@ -194,14 +195,7 @@ def log_rows_to_table(keys: Sequence[tuple[str, str, int, str]], stats: Sequence
                 los.append(st[0])
                 his.append(st[1])
                 nulls.append(st[2])
-        lo = pa.array(los, typ)
-        hi = pa.array(his, typ)
-        exact = pc.and_(pc.is_valid(lo), pc.is_valid(hi))
-        columns[stat_name(name, MIN)] = lo
-        columns[stat_name(name, MAX)] = hi
-        columns[stat_name(name, NULL_COUNT)] = pa.array(nulls, pa.int64())
-        columns[stat_name(name, MIN_EXACT)] = pc.if_else(exact, True, pa.scalar(None, pa.bool_()))
-        columns[stat_name(name, MAX_EXACT)] = pc.if_else(exact, True, pa.scalar(None, pa.bool_()))
+        columns.update(bound_columns(name, typ, pa.array(los, typ), pa.array(his, typ), pa.array(nulls, pa.int64())))
     return pa.table(columns)
 
 
@@ -273,10 +267,6 @@ def _exact_from_rank(rank: pa.ChunkedArray) -> pa.Array:
     """0 -> False, 1 or no contributing part -> unknown, 2 -> True."""
     r = rank.combine_chunks()
     return pc.if_else(pc.equal(r, 2), True, pc.if_else(pc.equal(r, 0), False, pa.scalar(None, pa.bool_())))
-
-
-def stat_leaf_pairs(leaves: Sequence[Any]) -> list[tuple[str, pa.DataType]]:
-    return [(leaf.name, leaf.type) for leaf in leaves]
 
 
 __all__ = ["BOUND_STATS", "LogStats", "log_rows_to_table", "read_log_stats", "union_stats"]

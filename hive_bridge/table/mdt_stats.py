@@ -26,10 +26,9 @@ from decimal import Decimal
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from hive_bridge.table.metadata import ColumnStatsEntry
-from hive_bridge.table.stats_table import MAX, MAX_EXACT, MIN, MIN_EXACT, NULL_COUNT, stat_name
+from hive_bridge.table.stats_table import bound_columns
 
 _EPOCH = _dt.date(1970, 1, 1)
 _UNIT_MICROS = {"s": None, "ms": None, "us": 1, "ns": 1000}
@@ -167,17 +166,7 @@ def mdt_rows(keys: Sequence[FileKey], by_file: dict[tuple[str, str], dict[str, C
             lo.append(a)
             hi.append(b)
             nulls.append(nc)
-        lo_arr, hi_arr = _typed(lo, typ), _typed(hi, typ)
-        both = pc.and_(pc.is_valid(lo_arr), pc.is_valid(hi_arr))
-        if both.false_count:
-            lo_arr = pc.if_else(both, lo_arr, pa.scalar(None, typ))
-            hi_arr = pc.if_else(both, hi_arr, pa.scalar(None, typ))
-        exact = pc.if_else(both, True, pa.scalar(None, pa.bool_()))
-        columns[stat_name(name, MIN)] = lo_arr
-        columns[stat_name(name, MAX)] = hi_arr
-        columns[stat_name(name, NULL_COUNT)] = pa.array(nulls, pa.int64())
-        columns[stat_name(name, MIN_EXACT)] = exact
-        columns[stat_name(name, MAX_EXACT)] = exact
+        columns.update(bound_columns(name, typ, _typed(lo, typ), _typed(hi, typ), pa.array(nulls, pa.int64())))
     return pa.table(columns), found
 
 

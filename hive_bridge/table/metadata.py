@@ -904,10 +904,7 @@ class MetadataTable:
 
     def _open(self) -> None:
         props = self.table.properties
-        raw = props.raw
-        inflight = {p.strip() for p in (raw.get("hoodie.table.metadata.partitions.inflight") or "").split(",")}
-        ready = [p.strip() for p in (raw.get("hoodie.table.metadata.partitions") or "").split(",")
-                 if p.strip() and p.strip() not in inflight]
+        ready = props.metadata_partitions
         if not (self.path / ".hoodie" / PROPERTIES_FILE).is_file():
             why = "no metadata table" if not ready else \
                 f"hoodie.table.metadata.partitions lists {', '.join(ready)} but there is no {PROPERTIES_FILE}"

@@ -162,6 +162,14 @@ class TableProperties:
         return extension
 
     @property
+    def metadata_partitions(self) -> list[str]:
+        """The metadata table's ready partitions: ``hoodie.table.metadata.partitions`` without those still in
+        ``hoodie.table.metadata.partitions.inflight`` (being built: never to be used)."""
+        inflight = {p.strip() for p in (self.raw.get("hoodie.table.metadata.partitions.inflight") or "").split(",")}
+        return [p.strip() for p in (self.raw.get("hoodie.table.metadata.partitions") or "").split(",")
+                if p.strip() and p.strip() not in inflight]
+
+    @property
     def whole_record_merge(self) -> bool:
         """Whether merging a file slice keeps whole records: each merged row is one record of one of the slice's
         files (the base file's or a log block's), as Hudi's overwrite-with-latest, event-time and commit-time

@@ -60,6 +60,7 @@ from hive_bridge.table.stats_table import (
     MIN_EXACT,
     NULL_COUNT,
     SEP,
+    bound_columns,
     split_stat_name,
     stat_fields,
     stat_name,
@@ -168,6 +169,11 @@ def stat_leaves(schema: pa.Schema) -> list[StatsLeaf]:
     for f in schema:
         walk(f.name, f.type)
     return out
+
+
+def leaf_pairs(leaves: Sequence[StatsLeaf]) -> list[tuple[str, pa.DataType]]:
+    """(name, type) of each leaf: what the log and metadata-table statistics builders take."""
+    return [(leaf.name, leaf.type) for leaf in leaves]
 
 
 def stats_schema(leaves: Sequence[StatsLeaf], with_has_log_files: bool) -> pa.Schema:
@@ -581,17 +587,7 @@ def footer_rows_to_table(
             null_counts, exact = pa.array(part_nulls, pa.int64()), pa.array(part_exact, pa.bool_())
         else:
             lo_all, hi_all, null_counts, exact = _assemble(parts, n, typ, stats, num_rows)
-        # an unknown bound on one side makes both unknown
-        both = pc.and_(pc.is_valid(lo_all), pc.is_valid(hi_all))
-        if both.false_count:
-            lo_all = pc.if_else(both, lo_all, pa.nulls(n, typ))
-            hi_all = pc.if_else(both, hi_all, pa.nulls(n, typ))
-            exact = pc.if_else(both, exact, pa.nulls(n, pa.bool_()))
-        columns[stat_name(name, MIN)] = lo_all
-        columns[stat_name(name, MAX)] = hi_all
-        columns[stat_name(name, NULL_COUNT)] = null_counts
-        columns[stat_name(name, MIN_EXACT)] = exact
-        columns[stat_name(name, MAX_EXACT)] = exact
+        columns.update(bound_columns(name, typ, lo_all, hi_all, null_counts, exact))
     table = pa.table(columns)
     return table.replace_schema_metadata({FORMAT_KEY: FORMAT_VERSION})
 
@@ -953,7 +949,7 @@ class ColumnStatsIndex:
             from hive_bridge.table.metadata import COLUMN_STATS, MetadataTable, MetadataTableError
 
             entries: dict[tuple[str, str], dict[str, Any]] = {}
-            if COLUMN_STATS in self.hudi_table.properties.raw.get("hoodie.table.metadata.partitions", ""):
+            if COLUMN_STATS in self.hudi_table.properties.metadata_partitions:
                 mdt = MetadataTable.open(self.hudi_table)
                 self.mdt_problems += list(mdt.status.problems)
                 if COLUMN_STATS in mdt.status.partitions:
@@ -975,7 +971,7 @@ class ColumnStatsIndex:
         entries = self.metadata_entries()
         if not entries:
             return [False] * len(keys)
-        rows, found = mdt_rows(keys, entries, [(leaf.name, leaf.type) for leaf in target],
+        rows, found = mdt_rows(keys, entries, leaf_pairs(target),
                                appendable_logs=self.hudi_table.properties.version < 8)
         for k, f in zip(keys, found, strict=True):
             if f:
@@ -995,8 +991,7 @@ class ColumnStatsIndex:
         """Rows of unknown statistics (in memory only) for files no source describes."""
         from hive_bridge.table.log_stats import LogStats, log_rows_to_table
 
-        rows = log_rows_to_table(keys, [LogStats(None, error="no statistics")] * len(keys),
-                                 [(leaf.name, leaf.type) for leaf in target])
+        rows = log_rows_to_table(keys, [LogStats(None, error="no statistics")] * len(keys), leaf_pairs(target))
         for k in keys:
             self.read_sources[k[0]] = "none (no metadata table entry)"
         state.raw_segments.append(("<unknown>", rows))
@@ -1006,7 +1001,7 @@ class ColumnStatsIndex:
                        last: IndexCounters) -> IndexCounters:
         from hive_bridge.table.log_stats import LogStats, log_rows_to_table, read_log_stats
 
-        leaves = [(leaf.name, leaf.type) for leaf in target]
+        leaves = leaf_pairs(target)
         paths = [lf.full_path for lf, _ in missing]
 
         def read(path: str) -> LogStats:

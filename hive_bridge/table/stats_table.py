@@ -55,6 +55,24 @@ def stat_name(column: str, stat: str) -> str:
     return f"{column}{SEP}{stat}"
 
 
+def bound_columns(column: str, typ: pa.DataType, lo: pa.Array, hi: pa.Array, null_counts: pa.Array,
+                  exact: pa.Array | None = None) -> dict[str, pa.Array]:
+    """One leaf's BOUND_STATS columns. A bound unknown on one side is unknown on both (with its exactness);
+    ``exact`` None: exact wherever both bounds are known (every value was seen)."""
+    import pyarrow.compute as pc
+
+    both = pc.and_(pc.is_valid(lo), pc.is_valid(hi))
+    if both.false_count:
+        lo = pc.if_else(both, lo, pa.scalar(None, typ))
+        hi = pc.if_else(both, hi, pa.scalar(None, typ))
+        if exact is not None:
+            exact = pc.if_else(both, exact, pa.scalar(None, pa.bool_()))
+    if exact is None:
+        exact = pc.if_else(both, True, pa.scalar(None, pa.bool_()))
+    return {stat_name(column, MIN): lo, stat_name(column, MAX): hi, stat_name(column, NULL_COUNT): null_counts,
+            stat_name(column, MIN_EXACT): exact, stat_name(column, MAX_EXACT): exact}
+
+
 def split_stat_name(name: str) -> tuple[str, str | None]:
     """``"a.b::min" -> ("a.b", "min")``; ``("path", None)`` for a column that is not a statistic."""
     base, sep, stat = name.rpartition(SEP)
@@ -202,6 +220,7 @@ __all__ = [
     "STAT_SUFFIXES",
     "ColumnStats",
     "FileStats",
+    "bound_columns",
     "data_columns",
     "file_stats_from_table",
     "resolve_column",

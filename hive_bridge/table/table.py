@@ -72,7 +72,7 @@ class HudiTable:
         from hive_bridge.table.metadata import FILES, MetadataTable, MetadataTableError
 
         why: str | None = None
-        if FILES not in self.properties.raw.get("hoodie.table.metadata.partitions", "").split(","):
+        if FILES not in self.properties.metadata_partitions:
             why = "the table has no ready files partition in its metadata table"
         else:
             mdt = MetadataTable.open(self)
