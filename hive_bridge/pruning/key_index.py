@@ -82,9 +82,8 @@ class KeyIndexes:
         if duplicates is not None:
             out.problems.append(f"record index not used: {duplicates}")
         elif "record_index" in ready:
-            from hive_bridge.table.metadata import MetadataTable
 
-            mdt = MetadataTable.open(table)
+            mdt = table.metadata_table()
             if "record_index" not in mdt.status.partitions:
                 out.problems.append("record index not usable: " + "; ".join(mdt.status.problems))
             elif mdt.status.lagging_instants:

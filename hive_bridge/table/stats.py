@@ -946,11 +946,11 @@ class ColumnStatsIndex:
         no usable column_stats partition; why is in `mdt_problems`)."""
         if self._mdt_entries is None:
             from hive_bridge.table.mdt_stats import index_entries
-            from hive_bridge.table.metadata import COLUMN_STATS, MetadataTable, MetadataTableError
+            from hive_bridge.table.metadata import COLUMN_STATS, MetadataTableError
 
             entries: dict[tuple[str, str], dict[str, Any]] = {}
             if COLUMN_STATS in self.hudi_table.properties.metadata_partitions:
-                mdt = MetadataTable.open(self.hudi_table)
+                mdt = self.hudi_table.metadata_table()
                 self.mdt_problems += list(mdt.status.problems)
                 if COLUMN_STATS in mdt.status.partitions:
                     try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from itertools import compress
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -43,6 +44,7 @@ class HudiTable:
         self.listing_source = "folders"
         self.listing_problems: list[str] = []
         self._listing = "folders"
+        self._metadata: Any = None
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, freeze_listing: bool = False,
@@ -67,15 +69,24 @@ class HudiTable:
             table._list_from_metadata(warn=listing == "mdt")
         return table
 
+    def metadata_table(self) -> Any:
+        """This table's metadata table (`hive_bridge.table.metadata.MetadataTable`), opened once and shared by
+        the listing, the statistics index and the key indexes; its `status` says what it can be trusted for."""
+        if self._metadata is None:
+            from hive_bridge.table.metadata import MetadataTable
+
+            self._metadata = MetadataTable.open(self)
+        return self._metadata
+
     def _list_from_metadata(self, warn: bool) -> None:
         """Take the listing from the metadata table's files partition, if it can be trusted whole."""
-        from hive_bridge.table.metadata import FILES, MetadataTable, MetadataTableError
+        from hive_bridge.table.metadata import FILES, MetadataTableError
 
         why: str | None = None
         if FILES not in self.properties.metadata_partitions:
             why = "the table has no ready files partition in its metadata table"
         else:
-            mdt = MetadataTable.open(self)
+            mdt = self.metadata_table()
             if FILES not in mdt.status.partitions:
                 why = "; ".join(mdt.status.problems) or "the metadata table's files partition is not usable"
             elif mdt.status.lagging_instants:
