@@ -31,21 +31,30 @@ from hive_bridge.pruning.pruner import filter_columns
 from hive_bridge.replay import ReplayInputError, human_bytes, input_lines, replay
 from hive_bridge.table import HudiTable
 from hive_bridge.table.stats import ColumnStatsIndex
+from hive_bridge.table.storage import is_local_uri, parse_storage_options
 
 
 class UsageError(HiveBridgeError):
     """A command-line mistake: exit code 2."""
 
 
-def _open_table(path: str, listing: str = "folders") -> HudiTable:
+def _storage_options(args: argparse.Namespace) -> dict[str, str]:
+    """The ``--storage-option KEY=VALUE`` of a command as a mapping."""
     try:
-        return HudiTable.open(path, listing=listing)
+        return parse_storage_options(getattr(args, "storage_option", None) or ())
+    except HiveBridgeError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _open_table(path: str, listing: str = "folders", args: argparse.Namespace | None = None) -> HudiTable:
+    try:
+        return HudiTable.open(path, listing=listing, storage_options=_storage_options(args) if args else None)
     except HiveBridgeError as exc:
         raise UsageError(str(exc)) from None
 
 
 def cmd_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
-    table = _open_table(args.table, args.listing)
+    table = _open_table(args.table, args.listing, args)
     try:  # log lines are streamed: an unreadable file is found while replaying
         return replay(table, input_lines(args.logs), out=out, err=err, time_zone=args.time_zone,
                       verify=args.verify, verbose=args.verbose, as_json=args.json, query_type=args.query_type,
@@ -143,7 +152,7 @@ def _query_type_arg(text: str) -> str:
 def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
     from hive_bridge.expression import translate
 
-    table = _open_table(args.table, args.listing)
+    table = _open_table(args.table, args.listing, args)
     schema = table_sarg_schema(table)
     try:
         parsed = sarg.read_filter(args.filter, schema)
@@ -181,6 +190,7 @@ def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
             "listing_problems": table.listing_problems,
             "stats_sources": listing.stats_sources,
             "index_sources": listing.index_sources,
+            "requests": table.storage.requests.snapshot(),
             "summary": [{"verdict": "skip" if label == "skip" else "keep", "unknown": label == "keep (unknown)",
                          "stage": stage, "reason": reason, "files": n}
                         for (label, stage, reason), n in groups],
@@ -223,7 +233,8 @@ def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
     out.print(f"listing: {listing.listing_source}"
               + (f" ({'; '.join(table.listing_problems)})" if table.listing_problems else "")
               + f"; statistics: {stats_from}"
-              + (f"; answered by {', '.join(listing.index_sources)}" if listing.index_sources else ""),
+              + (f"; answered by {', '.join(listing.index_sources)}" if listing.index_sources else "")
+              + f"; storage requests: {_requests_text(table.storage.requests.snapshot())}",
               highlight=False)
     out.print(f"files kept {listing.files_kept} / {listing.files_total}: dropped {listing.dropped_by_partition} by "
               f"partition values, {listing.dropped_by_statistics} by statistics; {listing.kept_unknown} kept "
@@ -246,10 +257,10 @@ def _check_read_filter(args: argparse.Namespace) -> str | None:
         with MetastoreClient(args.metastore) as client:
             hive_table = client.get_table(db or "default", name)
         location = hive_table.location
-    elif Path(args.table).exists():
+    elif Path(args.table).exists() or not is_local_uri(args.table):
         location = args.table
     if location is not None:
-        _filter_of(_open_table(location), args.filter)
+        _filter_of(_open_table(location, "folders", args), args.filter)
     elif args.filter and args.filter.strip():
         try:  # the catalog's schema is only known to Spark: check the syntax now, the types once it runs
             sarg.read_filter(args.filter)
@@ -272,7 +283,8 @@ def cmd_read(args: argparse.Namespace, out: Console, err: Console) -> int:
         read = read_table(spark, args.table, args.filter, query_type=args.query_type, metastore=args.metastore)
     elif location is not None:
         read = read_hudi(spark, location, args.filter, query_type=args.query_type or "snapshot",
-                         listing=args.listing)
+                         listing=args.listing, storage_options=_storage_options(args))
+        err.print(f"route: {read.route}", highlight=False)
     else:
         read = read_table(spark, args.table, args.filter, query_type=args.query_type)
     listing = read.listing
@@ -294,8 +306,17 @@ def cmd_read(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_index(args: argparse.Namespace, out: Console, err: Console) -> int:
-    table = _open_table(args.table, args.listing)
-    index = ColumnStatsIndex(table, source=args.source)
+    table = _open_table(args.table, args.listing, args)
+    reader = None
+    master = args.master or ("local[2]" if args.spark else None)
+    if master is not None:
+        from hive_bridge import spark_start
+        from hive_bridge.spark_index import SparkStatsReader
+
+        # started only when there is something to read (an up-to-date index needs no Spark)
+        reader = SparkStatsReader(lambda: spark_start.start_session("hive-bridge-index", verbose=args.verbose,
+                                                                    master=master))
+    index = ColumnStatsIndex(table, source=args.source, reader=reader)
     if args.rebuild:
         index.clear()
     t0 = time.perf_counter()
@@ -308,7 +329,8 @@ def cmd_index(args: argparse.Namespace, out: Console, err: Console) -> int:
               f"{c.files_from_footers} footers read, {c.files_from_mdt} base files from the metadata table, "
               f"{c.files_from_index} from the index, {c.unreadable_footers} unreadable; log files: "
               f"{c.log_files_read} read, {c.log_files_from_mdt} from the metadata table, {c.log_files_from_index} from "
-              f"the index, {c.unreadable_log_files} unknown ({time.perf_counter() - t0:.2f} s) in {index.directory}",
+              f"the index, {c.unreadable_log_files} unknown ({time.perf_counter() - t0:.2f} s"
+              f"{f', read by Spark {master}' if master else ''}) in {index.directory}",
               highlight=False)
     for problem in index.mdt_problems + index.hudi_table.listing_problems:
         err.print(f"metadata table: {problem}", highlight=False, markup=False)
@@ -335,8 +357,16 @@ def _doc_paragraphs() -> tuple[str | None, str | None]:
     return _plain(first), (_plain(rest.strip()) or None)
 
 
+def _requests_text(counts: dict[str, int]) -> str:
+    return f"{counts['total']} (" + ", ".join(f"{k} {v}" for k, v in counts.items() if k != "total" and v) + ")"
+
+
 def _source_args(p: argparse.ArgumentParser, stats: bool = False) -> None:
-    """--listing (and --stats-source): where the listing and the statistics come from."""
+    """--listing (and --stats-source): where the listing and the statistics come from; --storage-option."""
+    p.add_argument("--storage-option", action="append", default=[], metavar="KEY=VALUE",
+                   help="object storage setting for a table URI (s3://, gs://, hdfs://), repeatable: e.g. "
+                        "endpoint_override=http://127.0.0.1:9000, region=eu-west-1, access_key=..., "
+                        "secret_key=...; credentials and endpoint otherwise come from the usual AWS_* variables")
     p.add_argument("--listing", choices=("auto", "mdt", "folders"), default="auto",
                    help="where the file listing comes from: the metadata table's files partition when it is usable "
                         "(auto, the default), or the partition folders")
@@ -372,7 +402,7 @@ def build_parser() -> argparse.ArgumentParser:
                               parents=[verbose] if spark else [])
 
     p = command("replay", "find the filters in Hive/Spark logs and replay them against a Hudi table", spark=True)
-    p.add_argument("--table", required=True, help="the Hudi table's folder")
+    p.add_argument("--table", required=True, help="the Hudi table's folder or URI (s3://bucket/path, ...)")
     p.add_argument("logs", nargs="*", help="log files (default or '-': standard input)")
     p.add_argument("--json", action="store_true", help="JSON Lines: one object per distinct filter")
     p.add_argument("--verify", action="store_true", help="read each filter pruned and unpruned with Spark")
@@ -407,8 +437,15 @@ def build_parser() -> argparse.ArgumentParser:
     _query_type_args(p, by_name=True)
     p.set_defaults(func=cmd_read)
 
-    p = command("index", "build or refresh the column-statistics index")
+    p = command("index", "build or refresh the column-statistics index", spark=True)
     p.add_argument("--table", required=True)
+    p.add_argument("--spark", action="store_true",
+                   help="read the footers and log files the index lacks on Spark executors in parallel (default "
+                        "master local[2]); the index holds the same rows as a local build")
+    p.add_argument("--master", default=None, metavar="URL",
+                   help="Spark master URL (implies --spark; default local[2]); on a cluster the table's files must "
+                        "be readable by the executors at the paths the driver lists, and hive-bridge installed in "
+                        "their Python")
     p.add_argument("--source", choices=("auto", "mdt", "footers"), default="auto",
                    help="for files the index lacks: the metadata table's column_stats where it has an entry, "
                         "footers and log blocks for the rest (auto); the metadata table only (mdt); footers and log "

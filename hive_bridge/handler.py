@@ -22,8 +22,8 @@ from hive_bridge.pruning.pruner import (
     check_query_type,
     prune_slices,
 )
+from hive_bridge.pruning.snapshot import TableSnapshot, default_cache
 from hive_bridge.table import FileSlice, HudiTable, HudiTableError
-from hive_bridge.table.stats import ColumnStatsIndex
 from sarg.schema import split_type_list
 
 # Hive's JobConf keys (ql/.../TableScanDesc, ConvertAstToSearchArg, serdeConstants, FileInputFormat).
@@ -185,18 +185,15 @@ class HoodieParquetInputFormat:
         self.session_time_zone = session_time_zone
         self.use_index = use_index
         self.query_type = check_query_type(query_type or self.QUERY_TYPE)
-        self._tables: dict[str, tuple[HudiTable, ColumnStatsIndex]] = {}
 
-    def _open(self, location: str) -> tuple[HudiTable, ColumnStatsIndex]:
+    def _open(self, location: str) -> TableSnapshot:
+        """The table's current snapshot (the process's cache: re-used while its timeline is unchanged, followed
+        when an instant completed since the last query: never a stale listing)."""
         root = location.removeprefix("file:")
-        cached = self._tables.get(root)
-        if cached is None:
-            try:
-                table = HudiTable.open(root)
-            except HudiTableError as exc:
-                raise HandlerError(str(exc)) from None
-            cached = self._tables[root] = (table, ColumnStatsIndex(table, persist=self.use_index))
-        return cached
+        try:
+            return default_cache().get(root, persist=self.use_index)
+        except HudiTableError as exc:
+            raise HandlerError(str(exc)) from None
 
     def list_status(self, job_conf: Mapping[str, str], *, explain: bool = False,
                     filter_override: sarg.SearchArgument | None = None) -> ListStatusResult:
@@ -206,11 +203,13 @@ class HoodieParquetInputFormat:
         dirs = [d for d in job_conf.get(INPUT_DIR, job_conf.get(LOCATION, "")).split(",") if d]
         if not dirs:
             raise HandlerError(f"no input: set {INPUT_DIR} to the Hudi table's location")
-        table, index = self._open(_find_root(dirs[0]))
+        snap = self._open(_find_root(dirs[0]))
         schema = JobConf(job_conf).schema()
         filt = filter_override if filter_override is not None else read_job_filter(job_conf, schema)
-        slices = _slices_under(table, dirs)
-        return prune_slices(table, index, slices, filt, schema or None, self.session_time_zone, explain,
+        slices = _slices_under(snap.table, dirs)
+        if len(slices) == len(snap.slices):
+            return snap.plan(filt, schema or None, self.session_time_zone, explain, query_type=self.query_type)
+        return prune_slices(snap.table, snap.index, slices, filt, schema or None, self.session_time_zone, explain,
                             query_type=self.query_type)
 
 

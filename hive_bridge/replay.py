@@ -46,6 +46,9 @@ class ReplayRow:
     seconds: float
     verified: bool | None = None
     verify_detail: str = ""
+    #: storage requests made to plan this filter, and made since the table was opened (listing included)
+    requests: dict[str, int] | None = None
+    requests_total: dict[str, int] | None = None
 
     def as_json(self, table: HudiTable) -> dict[str, Any]:
         return {
@@ -72,10 +75,17 @@ class ReplayRow:
             "seconds": round(self.seconds, 6),
             "kept": [relative_path(table, f.path) for f in self.listing.files],
             **({"verified": self.verified} if self.verified is not None else {}),
+            **({"requests": self.requests, "requests_total": self.requests_total} if self.requests is not None
+               else {}),
         }
 
 
 def relative_path(table: HudiTable, path: str) -> str:
+    base = str(table.base_path).rstrip("/")
+    if path.startswith(base + "/"):
+        return path[len(base) + 1:]
+    if not table.storage.is_local:
+        return path
     try:
         return Path(path).relative_to(Path(table.base_path)).as_posix()
     except ValueError:
@@ -140,6 +150,7 @@ def replay(table: HudiTable, lines: Iterable[str], *, out: Console, err: Console
     read_optimized (base files only); ``verify`` reads every filter with Spark pruned and unpruned. A filter
     that does not parse is reported with the input's own line and column and the run goes on. Returns 1 if
     anything failed, else 0."""
+    requests = table.storage.requests
     index = ColumnStatsIndex(table, source=stats_source)
     schema = table_sarg_schema(table)
     pruner = Pruner(table, index, table.latest_file_slices(), query_type)
@@ -168,8 +179,10 @@ def replay(table: HudiTable, lines: Iterable[str], *, out: Console, err: Console
                     progress.advance(task)
                 continue
             t0 = time.perf_counter()
+            before = requests.snapshot()
             listing = pruner.run(parsed, None, time_zone)
-            row = ReplayRow(f, parsed, listing, time.perf_counter() - t0)
+            row = ReplayRow(f, parsed, listing, time.perf_counter() - t0, requests=requests.since(before),
+                            requests_total=requests.snapshot())
             if spark is not None:
                 residual = f.text if f.kind == "hiveql" else to_sql(parsed)
                 try:

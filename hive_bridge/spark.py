@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -29,10 +29,12 @@ from hive_bridge.errors import HiveBridgeError
 from hive_bridge.handler import HoodieParquetInputFormat
 from hive_bridge.pruning import ListStatusResult, prune_slices
 from hive_bridge.pruning.pruner import SNAPSHOT, check_query_type, filter_columns
+from hive_bridge.pruning.snapshot import default_cache
 from hive_bridge.residual import to_sql
 from hive_bridge.table import FileSlice, HudiTable, HudiTableError
 from hive_bridge.table.fsview import HIVE_DEFAULT_PARTITION
 from hive_bridge.table.stats import PARQUET_SUFFIX, ColumnStatsIndex
+from hive_bridge.table.storage import Storage, is_local_uri
 from sarg.schema import find_column
 
 #: the data source option that chooses the query type, as Hudi's Spark data source names it
@@ -124,6 +126,9 @@ class HiveRead:
     df: DataFrame
     listing: ListStatusResult
     residual_sql: str | None
+    #: how the rows are read: ROUTE_SPARK (Spark's own parquet reader: local and HDFS tables) or ROUTE_WORKERS
+    #: (pyarrow.fs in Spark's Python workers: object storage Spark's Hadoop file systems cannot open here)
+    route: str = ""
 
 
 def _filter_of(table: HudiTable, filt: str | sarg.SearchArgument | None) -> tuple[sarg.SearchArgument | None,
@@ -151,23 +156,25 @@ def _filter_of(table: HudiTable, filt: str | sarg.SearchArgument | None) -> tupl
 def list_files(path: str, filt: str | sarg.SearchArgument | None = None, *, prune: bool = True,
                session_time_zone: str = "UTC", explain: bool = False,
                query_type: str = SNAPSHOT, listing: str = "folders",
-               stats_source: str = "auto") -> tuple[HudiTable, ListStatusResult, str | None]:
+               stats_source: str = "auto",
+               storage_options: Mapping[str, str] | None = None) -> tuple[HudiTable, ListStatusResult, str | None]:
     try:
-        table = HudiTable.open(path, listing=listing)
+        # the process's snapshot of the table: re-used while its timeline is unchanged (a DataFrame queried
+        # again plans in milliseconds), followed when an instant completed (never stale)
+        snap = default_cache().get(path, listing=listing, stats_source=stats_source,
+                                   storage_options=storage_options)
     except HudiTableError as exc:
         raise SparkReadError(str(exc)) from None
+    table = snap.table
     parsed, residual = _filter_of(table, filt)
-    try:
-        index = ColumnStatsIndex(table, source=stats_source,
-                                 mdt_columns=filter_columns(table, parsed) if prune else None)
-    except HudiTableError as exc:
-        raise SparkReadError(str(exc)) from None
     try:
         query_type = check_query_type(query_type)
     except ValueError as exc:
         raise SparkReadError(str(exc)) from None
-    result = prune_slices(table, index, table.latest_file_slices(), parsed if prune else None, None,
-                          session_time_zone, explain, query_type=query_type)
+    try:
+        result = snap.plan(parsed if prune else None, None, session_time_zone, explain, query_type=query_type)
+    except HudiTableError as exc:
+        raise SparkReadError(str(exc)) from None
     if not prune:
         result.sarg = parsed
     return table, result, residual
@@ -175,7 +182,8 @@ def list_files(path: str, filt: str | sarg.SearchArgument | None = None, *, prun
 
 def read_hudi(spark: SparkSession, path: str, filt: str | sarg.SearchArgument | None = None, *,
               prune: bool = True, session_time_zone: str | None = None, query_type: str = SNAPSHOT,
-              listing: str = "folders", stats_source: str = "auto") -> HiveRead:
+              listing: str = "folders", stats_source: str = "auto",
+              storage_options: Mapping[str, str] | None = None) -> HiveRead:
     """Read a Hudi table's latest slices through the storage handler's listStatus, with Spark.
 
     ``filt``: SearchArgument text (any printed form), a SearchArgument, or HiveQL filter text.
@@ -185,14 +193,54 @@ def read_hudi(spark: SparkSession, path: str, filt: str | sarg.SearchArgument | 
     ``listing``: ``folders`` (default), ``auto`` or ``mdt`` (the metadata table's files partition where it can
     be trusted); ``stats_source``: ``auto`` (default: the metadata table's column_stats where it has entries,
     footers for the rest), ``mdt`` or ``footers``.
+    ``path``: a folder or a URI (``s3://bucket/path``, ``gs://``, ``hdfs://``), ``storage_options`` its
+    credentials / endpoint (see :mod:`hive_bridge.table.storage`). Local and HDFS tables are read by Spark's
+    parquet reader; a table Spark's Hadoop file systems cannot open (pyspark ships no S3A or GCS connector) is
+    read through ``pyarrow.fs`` in Spark's Python workers (the ``hudi-hive`` data source handed the kept
+    slices). ``HiveRead.route`` says which.
     """
     tz = session_time_zone or spark.conf.get("spark.sql.session.timeZone") or "UTC"
     table, result, residual = list_files(path, filt, prune=prune, session_time_zone=tz, query_type=query_type,
-                                         listing=listing, stats_source=stats_source)
-    df = read_slices(spark, table, result.slices)
+                                         listing=listing, stats_source=stats_source,
+                                         storage_options=storage_options)
+    if table.storage.spark_readable:
+        df, route = read_slices(spark, table, result.slices), ROUTE_SPARK
+    else:
+        df, route = read_slices_in_workers(spark, table, result.slices, storage_options), ROUTE_WORKERS
     if residual:
         df = df.where(residual)
-    return HiveRead(df, result, residual)
+    return HiveRead(df, result, residual, route)
+
+
+#: HiveRead.route values
+ROUTE_SPARK = "spark parquet reader"
+ROUTE_WORKERS = "pyarrow.fs in Spark's Python workers"
+#: the hudi-hive data source's option holding the slices to read (JSON), set by read_slices_in_workers
+SLICES_OPTION = "hive_bridge.slices"
+#: data source options starting with this are storage options (``storage.endpoint_override``, ...)
+STORAGE_OPTION_PREFIX = "storage."
+
+
+def read_slices_in_workers(spark: SparkSession, table: HudiTable, slices: Sequence[FileSlice],
+                           storage_options: Mapping[str, str] | None = None) -> DataFrame:
+    """The rows of the given slices read by the ``hudi-hive`` data source in Spark's Python workers through
+    ``pyarrow.fs`` (no Hadoop connector needed): each worker opens the table's storage from its URI,
+    ``storage_options`` and the environment."""
+    import json
+
+    register(spark)
+    files = [(s.base_file.full_path if s.base_file is not None else "", [lf.full_path for lf in s.log_files],
+              dict(s.partition_values)) for s in slices]
+    reader = (spark.read.format("hudi-hive").schema(spark_schema(table.arrow_schema()))
+              .option(SLICES_OPTION, json.dumps(files)))
+    for key, value in (storage_options or {}).items():
+        reader = reader.option(STORAGE_OPTION_PREFIX + key, value)
+    return reader.load(str(table.base_path))
+
+
+def _storage_options_of(options: Mapping[str, str]) -> dict[str, str]:
+    """The storage options among a data source's options (``storage.<key>``)."""
+    return {k[len(STORAGE_OPTION_PREFIX):]: v for k, v in options.items() if k.startswith(STORAGE_OPTION_PREFIX)}
 
 
 def read_slices(spark: SparkSession, table: HudiTable, slices: Sequence[FileSlice]) -> DataFrame:
@@ -662,9 +710,17 @@ class HudiHiveReader(DataSourceReader):
             raise SparkReadError(f"hudi-hive: {exc}") from None
 
     def partitions(self) -> Sequence[InputPartition]:
+        given = self.options.get(SLICES_OPTION)
+        if given is not None:  # read_hudi planned on the driver: read exactly these slices
+            import json
+
+            return [_FilesPartition([(b, tuple(logs), values)]) for b, logs, values in json.loads(given)] \
+                or [_FilesPartition([])]
         # Hudi's own data source option: hoodie.metadata.enable=true lists from the metadata table
         use_mdt = str(self.options.get("hoodie.metadata.enable", "false")).lower() == "true"
-        table = HudiTable.open(self.path, listing="auto" if use_mdt else "folders")
+        snap = default_cache().get(self.path, listing="auto" if use_mdt else "folders",
+                                   storage_options=_storage_options_of(self.options) or None)
+        table = snap.table
         filt = None
         if self.pruning:
             from hive_bridge.hive_types import table_sarg_schema
@@ -676,12 +732,13 @@ class HudiHiveReader(DataSourceReader):
                 if ct.sarg_type is not None:
                     types[name] = ct.sarg_type
             filt, _ = spark_filters_to_sarg(self._pushed(), types)
-        listing = prune_slices(table, ColumnStatsIndex(table), table.latest_file_slices(), filt, None,
-                               self.options.get("sessionTimeZone", "UTC"), query_type=self.query_type())
+        listing = snap.plan(filt, None, self.options.get("sessionTimeZone", "UTC"), query_type=self.query_type())
         _record_scan({"path": self.path, "filter": str(filt) if filt else None, "pruning": self.pruning,
                       "why_not": None if self.pruning else _WHY_NOT,
                       "files_total": listing.files_total, "files_read": listing.files_kept,
                       "query_type": listing.query_type, "listing_source": table.listing_source,
+                      "storage": table.storage.scheme or "local", "route": ROUTE_WORKERS,
+                      "requests": table.storage.requests.snapshot(),
                       "slices_read": len(listing.slices)})
         parts = []
         for s in listing.slices:
@@ -703,9 +760,23 @@ class HudiHiveReader(DataSourceReader):
                 if not batches:
                     continue
                 table = pa.Table.from_batches(batches)
-            else:
+            elif is_local_uri(base):
                 table = pq.read_table(base)
+            else:  # object storage, through pyarrow.fs in this worker (no Hadoop connector needed)
+                table = self._read_remote(base)
             yield from _conform(table, target, values).to_batches()
+
+    def _read_remote(self, location: str) -> pa.Table:
+        """One parquet base file on object storage; a file gone since the listing is a clear error (never a
+        silently missing file's rows)."""
+        storage = Storage.for_uri(self.path, _storage_options_of(self.options))
+        try:
+            return pq.read_table(storage.fs_path(location), filesystem=storage.fs)
+        except FileNotFoundError:
+            raise SparkReadError(f"{location}: the base file is gone (deleted since the table was listed, e.g. "
+                                 "by a cleaner): read the table again") from None
+        except OSError as exc:
+            raise SparkReadError(f"{location}: cannot read: {exc}") from None
 
 
 class PruningHudiHiveReader(HudiHiveReader):
@@ -764,7 +835,8 @@ class HudiHiveDataSource(DataSource):
         return "hudi-hive"
 
     def schema(self) -> Any:
-        return spark_schema(HudiTable.open(self._path()).arrow_schema())
+        return spark_schema(HudiTable.open(self._path(), storage_options=_storage_options_of(self.options)
+                                           or None).arrow_schema())
 
     def _path(self) -> str:
         path = self.options.get("path")
@@ -835,6 +907,7 @@ __all__ = [
     "list_files",
     "read_hudi",
     "read_slices",
+    "read_slices_in_workers",
     "read_table",
     "register",
     "session",

@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -150,7 +149,10 @@ class KeyIndexes:
             bloom = self._blooms.get(path, False)
             if bloom is False:
                 try:
-                    bloom = BloomFilter.from_parquet_metadata(pq.read_metadata(path).metadata)
+                    storage = self.table.storage
+                    md = pq.read_metadata(path) if storage.is_local else \
+                        storage.parquet_metadata(path, s.base_file.size)
+                    bloom = BloomFilter.from_parquet_metadata(md.metadata)
                 except Exception:  # an unreadable footer or filter: no answer for this file
                     bloom = None
                 self._blooms[path] = bloom
@@ -186,14 +188,12 @@ def _duplicate_keys_possible(table: HudiTable) -> str | None:
     record index names only the newer copy, and pruning by it would lose the older row). Instants archived
     out of the active timeline cannot be checked."""
     timeline = table.timeline
-    history = [Path(table.base_path) / ".hoodie" / "archived",
-               Path(table.base_path) / ".hoodie" / "timeline" / "history"]
+    storage = table.storage
+    history = [storage.join(table.base_path, ".hoodie", "archived"),
+               storage.join(table.base_path, ".hoodie", "timeline", "history")]
     for folder in history:
-        try:
-            if any(p.is_file() for p in folder.iterdir()):
-                return f"instants were archived ({folder}): their write operations cannot be checked"
-        except OSError:
-            continue
+        if storage.has_files(folder):
+            return f"instants were archived ({folder}): their write operations cannot be checked"
     for instant in timeline.completed_writes:
         try:
             op = timeline.read_metadata(instant).get("operationType")
@@ -208,9 +208,9 @@ def _duplicate_keys_possible(table: HudiTable) -> str | None:
 def _secondary_indexes(table: HudiTable) -> dict[str, str]:
     """Secondary index partition -> the one column it indexes (from the table's index definitions)."""
     rel = table.properties.raw.get("hoodie.table.index.defs.path") or ".hoodie/.index_defs/index.json"
-    path = Path(table.base_path) / rel
+    path = table.storage.join(table.base_path, rel)
     try:
-        defs = json.loads(path.read_text(encoding="utf-8")).get("indexDefinitions", {})
+        defs = json.loads(table.storage.read_bytes(path).decode("utf-8")).get("indexDefinitions", {})
     except (OSError, ValueError, AttributeError):
         return {}
     out: dict[str, str] = {}

@@ -8,6 +8,7 @@ kept because of log files; with ``explain``, one :class:`FileVerdict` per slice 
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +23,7 @@ from hive_bridge.hive_types import table_sarg_schema
 from hive_bridge.pruning.vectorized import StatsTable, TruthColumn, prune
 from hive_bridge.table import FileSlice, HudiTable
 from hive_bridge.table.fsview import HIVE_DEFAULT_PARTITION
-from hive_bridge.table.stats import ColumnStatsIndex, leaf_pairs
+from hive_bridge.table.stats import ColumnStatsIndex, IndexCounters, leaf_pairs
 from hive_bridge.table.stats_table import (
     BOUND_STATS,
     MAX,
@@ -198,6 +199,10 @@ def prune_slices(table: HudiTable, index: ColumnStatsIndex, slices: list[FileSli
     return Pruner(table, index, slices, query_type).run(filt, schema, session_time_zone, explain)
 
 
+_get_log_files = operator.attrgetter("log_files")
+_get_base_file = operator.attrgetter("base_file")
+
+
 @dataclass
 class _Group:
     """Slices judged together: their positions among all slices, stage-1 (partition values only) and stage-2
@@ -213,6 +218,13 @@ class _Group:
     part_slice: list[int] = field(default_factory=list)
     part_names: list[str] = field(default_factory=list)
     whole_record: bool = False
+
+    @property
+    def position_array(self) -> np.ndarray:
+        cached: np.ndarray | None = self.__dict__.get("_position_array")
+        if cached is None:
+            cached = self.__dict__["_position_array"] = np.asarray(self.positions, dtype=np.int64)
+        return cached
 
 
 class Pruner:
@@ -230,9 +242,13 @@ class Pruner:
     files are ignored and log-only groups absent."""
 
     def __init__(self, table: HudiTable, index: ColumnStatsIndex, slices: list[FileSlice],
-                 query_type: str = SNAPSHOT, key_indexes: bool = True) -> None:
+                 query_type: str = SNAPSHOT, key_indexes: bool = True, stats: pa.Table | None = None,
+                 counters: IndexCounters | None = None) -> None:
         """``key_indexes``: let Hudi's record index, secondary indexes and bloom filters answer equality on
-        keys and indexed columns (:mod:`hive_bridge.pruning.key_index`)."""
+        keys and indexed columns (:mod:`hive_bridge.pruning.key_index`). ``stats``: the statistics of the
+        slices with a base file, in order, when they are already known (``index.table(...)`` of them: a
+        snapshot that followed new instants reuses the rows of the partitions they did not touch), with the
+        ``counters`` that describe them."""
         self.table = table
         self.use_key_indexes = key_indexes
         self._key_indexes: Any = None
@@ -242,24 +258,33 @@ class Pruner:
         self.slices = slices
         self.sarg_schema = table_sarg_schema(table)
         self.index = index
-        plain_pos = [i for i, s in enumerate(slices) if not s.log_files]
-        merged_pos = [i for i, s in enumerate(slices) if s.log_files]
+        n = len(slices)
+        # one pass over the slices each (C-level maps: tables have 1,000,000s of slices)
+        log_counts = np.fromiter(map(len, map(_get_log_files, slices)), dtype=np.int64, count=n)
+        self.has_logs = log_counts > 0
+        self.log_files = int(log_counts.sum())
+        bases = list(map(_get_base_file, slices))
+        all_based = None not in bases
         self.groups: list[_Group] = []
-        based = [s for s in slices if s.base_file is not None]
-        stats_all = index.table(based)  # one call: the index's counters describe the whole planning
-        row_of = {id(s): j for j, s in enumerate(based)}
-        self.log_files = sum(len(s.log_files) for s in slices)
-        if plain_pos:
-            plain = [slices[i] for i in plain_pos]
-            if len(plain) == len(based):
-                stats = stats_all
-            else:
+        based = slices if all_based else [s for s, b in zip(slices, bases, strict=True) if b is not None]
+        # one call: the index's counters describe the whole planning
+        stats_all = index.table(based) if stats is None else stats
+        self.stats_all = stats_all
+        self.bytes_total = int(pc.sum(stats_all.column("file_size")).as_py() or 0) if stats_all.num_rows else 0
+        if not self.has_logs.any():
+            if n:
+                self.groups.append(self._group(slices, list(range(n)), stats_all))
+        else:
+            plain_pos = np.flatnonzero(~self.has_logs).tolist()
+            merged_pos = np.flatnonzero(self.has_logs).tolist()
+            row_of = {id(s): j for j, s in enumerate(based)}
+            if plain_pos:
+                plain = [slices[i] for i in plain_pos]
                 stats = stats_all.take(pa.array([row_of[id(s)] for s in plain], pa.int64()))
-            self.groups.append(self._group(plain, plain_pos, stats))
-        if merged_pos:
+                self.groups.append(self._group(plain, plain_pos, stats))
             merged = [slices[i] for i in merged_pos]
             self.groups.append(self._merged_group(merged, merged_pos, stats_all, row_of))
-        self.index_counters = index.last
+        self.index_counters = index.last if counters is None else counters
 
     def _group(self, group: list[FileSlice], positions: list[int], stats: pa.Table) -> _Group:
         part = partition_stats(self.table, group, stats.column("num_rows"), stats)
@@ -307,31 +332,36 @@ class Pruner:
 
     def run(self, filt: sarg.SearchArgument | None, schema: Mapping[str, str] | None = None,
             session_time_zone: str = "UTC", explain: bool = False) -> ListStatusResult:
+        """Judge the slices against a filter. Verdicts stay arrays until the end: slice and file objects are made
+        for the kept slices only, and reasons only with ``explain``."""
         slices = self.slices
+        n = len(slices)
         result = ListStatusResult(files=[], slices=[], sarg=filt, query_type=self.query_type)
-        result.files_total = len(slices)
-        result.bytes_total = sum(s.base_file.size for s in slices if s.base_file is not None)
+        result.files_total = n
+        result.bytes_total = self.bytes_total
         result.log_files_total = self.log_files
         result.log_files_unknown = self.index_counters.unreadable_log_files
         result.listing_source = getattr(self.table, "listing_source", "folders")
         result.stats_sources = self.stats_sources
-        keep = [True] * len(slices)
-        stages = ["no-filter"] * len(slices)
-        truths: list[sarg.TruthValue | None] = [None] * len(slices)
-        unknown = [False] * len(slices)
-        reasons = [""] * len(slices)
-        parts: list[tuple[tuple[str, str], ...]] = [()] * len(slices)
+        keep = np.ones(n, dtype=bool)
+        unknown = np.zeros(n, dtype=bool)
+        # explain only: per-slice stage, TruthValue, reason and parts
+        stages: list[str] = ["no-filter"] * n if explain else []
+        truths: list[sarg.TruthValue | None] = [None] * n if explain else []
+        reasons: list[str] = [""] * n if explain else []
+        parts: list[tuple[tuple[str, str], ...]] = [()] * n if explain else []
         if filt is not None:
             expression = translate(filt, dict(schema) if schema else self.sarg_schema)
             answers = self._index_answers(expression)
             result.index_sources = sorted({a.source for a in answers.values()})
             for g in self.groups:
-                positions = np.asarray(g.positions, dtype=np.int64)
+                positions = g.position_array
                 masks = {leaf: pa.array(a.mask[positions]) for leaf, a in answers.items()}
                 first = prune(expression, g.partition, session_tz=session_time_zone)
                 second = prune(expression, g.full, session_tz=session_time_zone, value_masks=masks)
-                keep1, keep2 = first.keep.to_pylist(), second.keep.to_pylist()
-                unknown2 = second.unknown.to_pylist()
+                keep1 = first.keep.to_numpy(zero_copy_only=False)
+                keep2 = second.keep.to_numpy(zero_copy_only=False)
+                unknown2 = second.unknown.to_numpy(zero_copy_only=False)
                 truth2: Any = second.truth
                 alone = None
                 if g.parts_stats is not None and (g.whole_record or explain):
@@ -340,42 +370,38 @@ class Pruner:
                     alone = prune(expression, g.parts_stats, session_tz=session_time_zone, value_masks=part_masks)
                     if g.whole_record:
                         keep2, unknown2, truth2 = _any_part(alone, g.part_slice, len(g.slices))
-                for j, i in enumerate(g.positions):
-                    truths[i] = truth2[j]
-                    if not keep1[j]:
-                        keep[i], stages[i] = False, "partition"
-                        truths[i] = first.truth[j]
-                        result.dropped_by_partition += 1
-                    elif not keep2[j]:
-                        keep[i], stages[i] = False, "statistics"
-                        result.dropped_by_statistics += 1
-                    else:
-                        stages[i] = "statistics"
-                        if unknown2[j]:
-                            unknown[i] = True
-                            result.kept_unknown += 1
-                    if explain:
-                        reasons[i] = second.reason(j) if stages[i] != "partition" else first.reason(j)
-                        missing = [f"{a.source}: no row of this file group has {leaf}" for leaf, a in answers.items()
-                                   if not a.mask[i]]
-                        if missing and stages[i] != "partition":
-                            reasons[i] += "; " + "; ".join(missing)
-                if explain and alone is not None:
-                    self._explain_parts(g, alone, keep, parts, reasons)
-        for i, s in enumerate(slices):
-            if keep[i] and s.log_files:
-                result.kept_log_files += 1
-            if keep[i]:
-                result.slices.append(s)
-                if s.base_file is not None:
-                    result.files.append(FileStatus(s.base_file.full_path, s.base_file.size,
-                                                   int(s.base_file.mtime * 1000)))
-            if explain:
+                kept = keep1 & keep2
+                keep[positions] = kept
+                unknown[positions] = kept & unknown2
+                result.dropped_by_partition += int(np.count_nonzero(~keep1))
+                result.dropped_by_statistics += int(np.count_nonzero(keep1 & ~keep2))
+                result.kept_unknown += int(np.count_nonzero(kept & unknown2))
+                if explain:
+                    for j, i in enumerate(g.positions):
+                        if not keep1[j]:
+                            stages[i], truths[i] = "partition", first.truth[j]
+                            reasons[i] = first.reason(j)
+                        else:
+                            stages[i], truths[i] = "statistics", truth2[j]
+                            reasons[i] = second.reason(j)
+                            missing = [f"{a.source}: no row of this file group has {leaf}"
+                                       for leaf, a in answers.items() if not a.mask[i]]
+                            if missing:
+                                reasons[i] += "; " + "; ".join(missing)
+                    if alone is not None:
+                        self._explain_parts(g, alone, keep.tolist(), parts, reasons)
+        kept_idx = np.flatnonzero(keep)
+        result.kept_log_files = int(np.count_nonzero(self.has_logs[kept_idx]))
+        result.slices = [slices[i] for i in kept_idx.tolist()]
+        result.files = [FileStatus(s.base_file.full_path, s.base_file.size, int(s.base_file.mtime * 1000))
+                        for s in result.slices if s.base_file is not None]
+        if explain:
+            for i, s in enumerate(slices):
                 path = s.base_file.path if s.base_file is not None else f"{s.partition_path}/{s.file_id} (log only)"
                 files = ([s.base_file.path] if s.base_file is not None else []) + [lf.path for lf in s.log_files]
                 sources = tuple(dict.fromkeys(self.source_of(f) for f in files))
-                result.verdicts.append(FileVerdict(path, s.partition_path, keep[i], stages[i], truths[i],
-                                                   unknown[i], reasons[i], parts[i], sources))
+                result.verdicts.append(FileVerdict(path, s.partition_path, bool(keep[i]), stages[i], truths[i],
+                                                   bool(unknown[i]), reasons[i], parts[i], sources))
         return result
 
     def source_of(self, path: str) -> str:
@@ -428,7 +454,7 @@ class Pruner:
             reasons[i] = f"merged slice of {len(found)} parts ({how}), {why}{detail}"
 
 
-def _any_part(alone: Any, part_slice: list[int], n: int) -> tuple[list[bool], list[bool], Any]:
+def _any_part(alone: Any, part_slice: list[int], n: int) -> tuple[np.ndarray, np.ndarray, Any]:
     """Per slice, from the verdicts of its parts judged alone: kept when any part is kept; kept only for lack of
     information when every part that keeps it does so for lack of information; the TruthValue whose outcomes
     are those any part may have."""
@@ -443,7 +469,7 @@ def _any_part(alone: Any, part_slice: list[int], n: int) -> tuple[list[bool], li
     known = any_of(pc.and_(alone.keep, pc.invert(alone.unknown)))
     truth = TruthColumn.from_bits(pa.array(any_of(alone.can_true)), pa.array(any_of(alone.can_false)),
                                   pa.array(any_of(alone.can_null)))
-    return keep.tolist(), (keep & ~known).tolist(), truth
+    return keep, keep & ~known, truth
 
 
 def _concat(left: pa.Table, right: pa.Table) -> pa.Table:

@@ -23,6 +23,7 @@ from decimal import Context, Decimal
 from functools import cached_property
 from typing import Any, TypeAlias, overload
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -363,11 +364,26 @@ def _domain_array(arr: pa.Array, domain: Domain) -> pa.Array:
     if fam == "float":
         # + 0.0 turns -0.0 into 0.0, so hashing kernels (is_in) treat them as equal, as Spark does
         return pc.add(pc.cast(arr, pa.float64()), 0.0)
-    if fam == "decimal" and arr.type.precision <= 18:
-        # unscaled integers: exact (values are whole multiples of 10**-scale), and int64 compares fast
-        scaled = pc.multiply(arr, pa.scalar(Decimal(10) ** arr.type.scale, pa.decimal128(arr.type.scale + 1, 0)))
-        return pc.cast(pc.cast(scaled, pa.decimal128(38, 0)), pa.int64())
+    if fam == "decimal" and arr.type.precision <= 18 and pa.types.is_decimal128(arr.type):
+        # unscaled integers: exact (values are whole multiples of 10**-scale), and int64 compares fast. A
+        # decimal128 value is its unscaled integer in 16 little-endian bytes; with 18 digits or fewer it fits the
+        # low 8 (the high 8 are its sign): read straight from the buffer, no decimal arithmetic
+        return _unscaled_int64(arr)
     return arr
+
+
+def _unscaled_int64(arr: pa.Array) -> pa.Array:
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    n = len(arr)
+    words = np.frombuffer(arr.buffers()[1], dtype="<i8")
+    low = np.ascontiguousarray(words[2 * arr.offset: 2 * (arr.offset + n): 2])
+    if arr.null_count == 0:
+        return pa.array(low, pa.int64())
+    if arr.offset == 0:                         # the validity bitmap is the same
+        return pa.Array.from_buffers(pa.int64(), n, [arr.buffers()[0], pa.py_buffer(low)], null_count=arr.null_count)
+    valid = arr.is_valid().to_numpy(zero_copy_only=False)
+    return pa.array(low, pa.int64(), mask=~valid)
 
 
 def _scalar(col: _Column, value: DomainValue) -> object:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import gc
 import os
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
@@ -191,6 +192,11 @@ class _Listed:
     multi: set[str]
 
 
+#: parsed listings by identity (see FileSystemView.use_listing): never mutated once built, so views share them
+_LISTED_CACHE: OrderedDict[Hashable, _Listed] = OrderedDict()
+_LISTED_CACHE_ENTRIES = 8
+
+
 def _newest(b: BaseFile) -> tuple[str, str]:
     """Sort key of a group's base files: by instant, then name (ties: the later name wins, as before)."""
     return b.instant, b.path
@@ -334,7 +340,8 @@ class FileSystemView:
             self._listed = self._list_files(on_partition)
         return self._listed
 
-    def _list_files(self, on_partition: Callable[[str, _Listed], None] | None) -> _Listed:
+    def _list_files(self, on_partition: Callable[[str, _Listed], None] | None,
+                    only: Iterable[str] | None = None) -> _Listed:
         """List every partition folder with pyarrow's C++ file system (the stat calls run without the GIL),
         several folders at a time: on a cold inode cache the waits overlap. `on_partition(rel, listed)` runs
         in this thread after each folder is absorbed, while the pool goes on stat-ing the next folders."""
@@ -345,15 +352,22 @@ class FileSystemView:
         ext = self._extension
         cut = -len(ext)
         partitioned = self.properties.is_partitioned
-        fs = pafs.LocalFileSystem()
+        # one listing request per folder (the table's storage: a local folder, S3, GCS, HDFS, ...)
+        storage = self.properties.store
+        remote = not storage.is_local
+        to_location = storage.location
         dir_type = pafs.FileType.Directory
         new = _tuple_new
 
         def list_dir(directory: str) -> list[pafs.FileInfo]:
             try:
-                return fs.get_file_info(pafs.FileSelector(directory))  # type: ignore[no-any-return]
+                return storage.list_infos(directory)
+            except FileNotFoundError:
+                if only is not None:
+                    return []                   # a partition listed again that no longer exists: no file
+                raise HudiTableError(f"{to_location(directory)}: cannot list: no such folder") from None
             except (OSError, pa.ArrowException) as exc:
-                raise HudiTableError(f"{directory}: cannot list: {exc}") from None
+                raise HudiTableError(f"{to_location(directory)}: cannot list: {exc}") from None
 
         def absorb(rel: str, infos: list[pafs.FileInfo]) -> list[tuple[str, str]]:
             subdirs: list[tuple[str, str]] = []
@@ -391,16 +405,25 @@ class FileSystemView:
                 if group is None:
                     group = bases.setdefault(rel, {})
                 # the listing's own full path; the instant string is shared by all files of an instant
-                item = new(BaseFile, (prefix + name, path, size, info.mtime_ns / 1e9, intern(parts[2])))
+                item = new(BaseFile, (prefix + name, to_location(path) if remote else path, size,
+                                      info.mtime_ns / 1e9, intern(parts[2])))
                 fid = parts[0]
                 prev = group.setdefault(fid, item)
                 if prev is not item:
                     _add_slice(group, fid, prev, item, multi, rel)
             return subdirs
 
-        top = absorb("", list_dir(self.base_path))
-        if on_partition is not None:
-            on_partition("", listed)
+        if only is None:
+            top = absorb("", list_dir(storage.fs_path(self.base_path)))
+            if on_partition is not None:
+                on_partition("", listed)
+        else:                                   # just these partitions' folders (see relist)
+            top = []
+            for rel in only:
+                if rel:
+                    top.append((storage.fs_path(storage.join(self.base_path, rel)), rel))
+                else:
+                    absorb("", list_dir(storage.fs_path(self.base_path)))
         if top:
             with ThreadPoolExecutor(max_workers=LISTING_THREADS) as pool:
                 pending = {pool.submit(list_dir, path): rel for path, rel in top}
@@ -414,10 +437,40 @@ class FileSystemView:
                             on_partition(rel, listed)
         return listed
 
-    def use_listing(self, files: Mapping[str, Mapping[str, int]], mtime: float = 0.0) -> None:
+    def relist(self, old: FileSystemView, partitions: Iterable[str]) -> None:
+        """Take ``old``'s listing, with ``partitions`` listed again: the partitions the instants completed since
+        ``old`` was listed wrote to (what the rest of the table holds has not changed). One listing per
+        partition instead of one per partition of the table."""
+        previous = old._list()
+        touched = set(partitions)
+        fresh = self._list_files(None, only=sorted(touched))
+        bases = {k: v for k, v in previous.bases.items() if k not in touched}
+        bases.update(fresh.bases)
+        logs = {k: v for k, v in previous.logs.items() if k not in touched}
+        logs.update(fresh.logs)
+        self._listed = _Listed(bases, logs, (previous.multi - touched) | fresh.multi)
+
+    def slices_of(self, partitions: Iterable[str]) -> dict[str, list[FileSlice]]:
+        """The latest slices of some partitions, by partition (the others are not looked at)."""
+        listed = self._list()
+        context = _SliceContext(self, None)
+        return {p: context.slices(p, listed) for p in partitions}
+
+    def use_listing(self, files: Mapping[str, Mapping[str, int]], mtime: float = 0.0,
+                    identity: Hashable | None = None) -> None:
         """List from a known file listing (partition path -> file name -> size), such as the metadata table's
         `files` partition, instead of the folders. Names that are neither base files of the table's format nor
-        log files are ignored, as the folder listing ignores them."""
+        log files are ignored, as the folder listing ignores them. ``identity``: what ``files`` is a function
+        of (e.g. the metadata files it was read from): the parsed listing is then kept in the process and a
+        later view given the same identity reuses it (parsing 100,000 names costs more than the rest of a
+        repeated planning)."""
+        key = None if identity is None else (identity, self.base_path, self._extension, mtime)
+        if key is not None:
+            hit = _LISTED_CACHE.get(key)
+            if hit is not None:
+                _LISTED_CACHE.move_to_end(key)
+                self._listed = hit
+                return
         bases: dict[str, dict[str, _Bases]] = {}
         logs: dict[str, dict[str, list[_LogEntry]]] = {}
         multi: set[str] = set()
@@ -445,6 +498,10 @@ class FileSystemView:
             if group:
                 bases[rel] = group
         self._listed = _Listed(bases, logs, multi)
+        if key is not None:
+            _LISTED_CACHE[key] = self._listed
+            while len(_LISTED_CACHE) > _LISTED_CACHE_ENTRIES:
+                _LISTED_CACHE.popitem(last=False)
 
     # -------------------------------------------------------------- slices
     def latest_file_slices(self, as_of: str | None = None) -> list[FileSlice]:

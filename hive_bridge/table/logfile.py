@@ -54,6 +54,7 @@ import pyarrow.parquet as pq
 
 from hive_bridge.table.avro_schema import avro_to_arrow_schema
 from hive_bridge.table.errors import HudiTableError
+from hive_bridge.table.storage import Storage, storage_for
 
 __all__ = [
     "DELETE_RECORD_LIST_SCHEMA",
@@ -172,8 +173,10 @@ class _Bad(Exception):
         self.what = what
 
 
-def read_log_file(path: str | os.PathLike[str], data: bytes | None = None) -> LogFileContents:
-    """Read the blocks of one log file (``data`` if given, else the file's bytes, read once).
+def read_log_file(path: str | os.PathLike[str], data: bytes | None = None, *,
+                  storage: Storage | None = None) -> LogFileContents:
+    """Read the blocks of one log file (``data`` if given, else the file's bytes, read once; through
+    ``storage`` when given, for a file on object storage).
 
     Never raises for bad content: a truncated, corrupt or foreign region is skipped up to the next magic that
     starts a good block, counted in ``corrupt_regions`` and described in ``problems``. Raises
@@ -182,8 +185,13 @@ def read_log_file(path: str | os.PathLike[str], data: bytes | None = None) -> Lo
     spath = os.fspath(path)
     if data is None:
         try:
-            with open(spath, "rb") as fh:
-                data = fh.read()
+            if storage is None:
+                storage = storage_for(spath)   # None for a local path
+            if storage is not None:
+                data = storage.read_bytes(spath)
+            else:
+                with open(spath, "rb") as fh:
+                    data = fh.read()
         except OSError as exc:
             raise LogFormatError(f"{spath}: cannot read log file: {exc.strerror or exc}") from None
     else:

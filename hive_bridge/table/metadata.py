@@ -69,7 +69,6 @@ import binascii
 import hashlib
 import io
 import json
-import os
 import struct
 import uuid
 from collections import OrderedDict
@@ -141,6 +140,9 @@ _TRAILER_MAGIC = b'TRABLK"$'
 _TRAILER_SIZE = 4096
 #: HFiles (base files, log blocks) kept open between queries: point lookups then decode one data block each
 _READER_CACHE = 64
+#: decoded files partitions by the identity of their slices (see MetadataTable.records), a few tables' worth
+_FILES_CACHE: OrderedDict[tuple[Any, ...], dict[str, dict[str, Any]]] = OrderedDict()
+_FILES_CACHE_ENTRIES = 8
 
 
 class MetadataTableError(HudiTableError):
@@ -857,7 +859,10 @@ class MetadataTable:
 
     def __init__(self, table: HudiTable) -> None:
         self.table = table
-        self.path = Path(table.base_path) / ".hoodie" / "metadata"
+        self._storage = table.storage
+        #: the metadata table's folder: `location` (a local path or a URI), `path` (a local table's)
+        self.location = self._storage.join(table.base_path, ".hoodie", "metadata")
+        self.path = Path(self.location)
         self.status = MetadataStatus(False, (), None, (), ())
         self._problems: list[str] = []
         self._slices: dict[str, list[_Slice]] = {}
@@ -885,7 +890,7 @@ class MetadataTable:
             mdt._open()
         except Exception as exc:  # never raises: anything unexpected is a damaged MDT too
             what = str(exc) if isinstance(exc, HudiTableError | OSError) else f"{type(exc).__name__}: {exc}"
-            mdt._problems.append(f"{mdt.path}: metadata table not readable: {what}")
+            mdt._problems.append(f"{mdt.location}: metadata table not readable: {what}")
             mdt._slices = {}
             mdt._set_status(available=False)
         return mdt
@@ -905,20 +910,20 @@ class MetadataTable:
     def _open(self) -> None:
         props = self.table.properties
         ready = props.metadata_partitions
-        if not (self.path / ".hoodie" / PROPERTIES_FILE).is_file():
+        if not self._storage.is_file(self._storage.join(self.location, ".hoodie", PROPERTIES_FILE)):
             why = "no metadata table" if not ready else \
                 f"hoodie.table.metadata.partitions lists {', '.join(ready)} but there is no {PROPERTIES_FILE}"
-            self._problems.append(f"{self.path}: {why}")
+            self._problems.append(f"{self.location}: {why}")
             self._set_status(available=False)
             return
         if not ready:
-            self._problems.append(f"{self.path}: no ready metadata partition (hoodie.table.metadata.partitions "
+            self._problems.append(f"{self.location}: no ready metadata partition (hoodie.table.metadata.partitions "
                                   "is empty: the metadata table is disabled or being rebuilt)")
             self._set_status(available=False)
             return
-        mprops = TableProperties.load(self.path)
+        mprops = TableProperties.load(self.location, self._storage)
         if mprops.base_file_format != "HFILE" or not mprops.is_mor:
-            raise MetadataTableError(f"{self.path}: not a metadata table ({mprops.table_type}, "
+            raise MetadataTableError(f"{self.location}: not a metadata table ({mprops.table_type}, "
                                      f"{mprops.base_file_format} base files)")
         self._mprops = mprops
         mtl = self._mtl = Timeline.load(mprops)
@@ -991,21 +996,19 @@ class MetadataTable:
     def _mdt_has_archive(self) -> bool:
         """Whether the MDT archived instants (then older data instants may have no MDT instant left)."""
         raw = self._mprops.raw
+        join = self._storage.join
         if self._layout2:
-            folder = self._mprops.timeline_dir / (raw.get("hoodie.timeline.history.path") or "history")
+            folder = join(self._mprops.timeline_location, raw.get("hoodie.timeline.history.path") or "history")
         else:
-            folder = self.path / ".hoodie" / (raw.get("hoodie.archivelog.folder") or "archived")
-        try:
-            return any(e.is_file() for e in os.scandir(folder))
-        except OSError:
-            return False
+            folder = join(self.location, ".hoodie", raw.get("hoodie.archivelog.folder") or "archived")
+        return self._storage.has_files(folder)
 
     # ------------------------------------------------------------------------------------------ slices
 
     def _list_partition(self, name: str) -> list[_Slice]:
-        folder = self.path / name
+        folder = self._storage.join(self.location, name)
         try:
-            entries = [(e.name, e.stat().st_size) for e in os.scandir(folder) if e.is_file()]
+            entries = [(e.name, e.size) for e in self._storage.list_dir(folder) if not e.is_dir and e.size is not None]
         except FileNotFoundError:
             raise _Unreadable(f"{folder}: ready metadata partition {name!r} has no folder") from None
         except OSError as exc:
@@ -1045,24 +1048,21 @@ class MetadataTable:
             chosen.sort()
             if base is None and not chosen:
                 continue
-            out.append(_Slice(fid, str(folder / base[1]) if base else None, base_ts,
-                              tuple(str(folder / f) for _, f in chosen)))
+            out.append(_Slice(fid, f"{folder}/{base[1]}" if base else None, base_ts,
+                              tuple(f"{folder}/{f}" for _, f in chosen)))
         for sl in out:
             if sl.base is not None:
                 self._check_trailer(sl.base)
         return out
 
-    @staticmethod
-    def _check_trailer(path: str) -> None:
+    def _check_trailer(self, path: str) -> None:
         try:
-            with open(path, "rb") as fh:
-                size = fh.seek(0, os.SEEK_END)
-                if size < _TRAILER_SIZE:
-                    raise _Unreadable(f"{path}: HFile of {size} bytes is shorter than its trailer (truncated)")
-                fh.seek(size - _TRAILER_SIZE)
-                magic = fh.read(len(_TRAILER_MAGIC))
+            tail, size = self._storage.read_tail(path, _TRAILER_SIZE)
         except OSError as exc:
             raise _Unreadable(f"{path}: cannot read: {exc.strerror or exc}") from None
+        if size < _TRAILER_SIZE:
+            raise _Unreadable(f"{path}: HFile of {size} bytes is shorter than its trailer (truncated)")
+        magic = tail[:len(_TRAILER_MAGIC)]
         if magic != _TRAILER_MAGIC:
             raise _Unreadable(f"{path}: no HFile trailer at the end of the file (truncated or damaged)")
 
@@ -1082,7 +1082,7 @@ class MetadataTable:
                 raise MetadataTableError(f"cannot check the files of metadata instant {ts}: {exc}") from None
             stats = meta.get("partitionToWriteStats") or {}
             if not isinstance(stats, dict):
-                raise MetadataTableError(f"{self._mtl.instant_path(inst)}: partitionToWriteStats is not a map")
+                raise MetadataTableError(f"{self._mtl.instant_location(inst)}: partitionToWriteStats is not a map")
             for partition, writes in stats.items():
                 if partition not in self._slices or partition in bad:
                     continue
@@ -1097,7 +1097,7 @@ class MetadataTable:
                         continue
                     fid = parsed_log[0] if parsed_log is not None else parsed_base[0]  # type: ignore[index]
                     sl = slice_of.get((partition, fid))
-                    full = str(self.path / partition / fname)
+                    full = f"{self.location}/{partition}/{fname}"
                     if sl is not None and (full == sl.base or full in sl.logs):
                         recorded = w.get("fileSizeInBytes")
                         actual = self._sizes.get(f"{partition}/{fname}", -1)
@@ -1128,7 +1128,7 @@ class MetadataTable:
         if slices is None:
             why = "unavailable (see status.problems)" if partition in self._dropped else "not ready"
             known = ", ".join(self.status.partitions) or "none"
-            raise MetadataTableError(f"{self.path}: metadata partition {partition!r} is {why} (usable: {known})")
+            raise MetadataTableError(f"{self.location}: metadata partition {partition!r} is {why} (usable: {known})")
         return slices
 
     def _fail(self, partition: str, why: str) -> MetadataTableError:
@@ -1137,7 +1137,7 @@ class MetadataTable:
         self._dropped.add(partition)
         self._cache.pop(partition, None)
         self._set_status()
-        return MetadataTableError(f"{self.path}: metadata partition {partition!r} became unavailable: {why}")
+        return MetadataTableError(f"{self.location}: metadata partition {partition!r} became unavailable: {why}")
 
     def records(self, partition: str, keys: Iterable[str] | None = None,
                 prefixes: Iterable[str] | None = None) -> dict[str, dict[str, Any]]:
@@ -1150,7 +1150,31 @@ class MetadataTable:
         want = None if keys is None else set(keys)
         pre = None if prefixes is None else list(prefixes)
         cached = self._cache.get(partition)
+        if cached is None and partition == FILES:
+            # the files partition is read whole (one record per data partition) and kept in the process by the
+            # identity of its slices: a second table open lists from it without decoding it again
+            identity = self._slice_identity(partition)
+            hit = _FILES_CACHE.get(identity)
+            if hit is None:
+                out_all: dict[str, dict[str, Any]] = {}
+                try:
+                    for sl in slices:
+                        out_all.update(self._read_slice(sl, None, None))
+                except _Unreadable as why:
+                    raise self._fail(partition, str(why)) from None
+                except (HudiTableError, KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+                    raise self._fail(partition, f"{type(exc).__name__}: {exc}") from None
+                _FILES_CACHE[identity] = hit = out_all
+                while len(_FILES_CACHE) > _FILES_CACHE_ENTRIES:
+                    _FILES_CACHE.popitem(last=False)
+            else:
+                _FILES_CACHE.move_to_end(identity)
+            self._cache[partition] = cached = hit
         if cached is not None:
+            if want is None and pre is None:
+                return dict(cached)
+            if pre is None and want is not None:
+                return {k: cached[k] for k in want if k in cached}
             return {k: v for k, v in cached.items() if _selected(k, want, pre)}
         out: dict[str, dict[str, Any]] = {}
         try:
@@ -1164,6 +1188,19 @@ class MetadataTable:
             self._cache[partition] = out
             return dict(out)
         return out
+
+    def file_size(self, path: str) -> int:
+        """The listed size of one of the metadata table's files (-1 when it was not listed)."""
+        prefix = f"{self.location}/"
+        rel = path[len(prefix):] if path.startswith(prefix) else path
+        return self._sizes.get(rel, -1)
+
+    def _slice_identity(self, partition: str) -> tuple[Any, ...]:
+        """What a full read of ``partition`` depends on: its slices' files and their listed sizes."""
+        return (self.location, partition, tuple(
+            (sl.base, self.file_size(sl.base) if sl.base else -1,
+             tuple((p, self.file_size(p)) for p in sl.logs)) for sl in self._require(partition)),
+            self._trusted)
 
     def _reader(self, key: tuple[str, int], make: Callable[[], HFileReader]) -> HFileReader:
         reader = self._readers.get(key)
@@ -1181,7 +1218,7 @@ class MetadataTable:
         if sl.base is not None:
             base = sl.base
             try:
-                reader = self._reader((base, -1), lambda: HFileReader.open(base))
+                reader = self._reader((base, -1), lambda: HFileReader.open(base, storage=self._storage))
                 schema = reader.avro_schema
                 if schema is None:
                     raise _Unreadable(f"{base}: HFile has no Avro schema in its file info")
@@ -1222,7 +1259,7 @@ class MetadataTable:
         blocks: list[tuple[str, LogBlock]] = []
         for path in sl.logs:
             try:
-                contents = read_log_file(path)
+                contents = read_log_file(path, storage=self._storage)
             except LogFormatError as exc:
                 raise _Unreadable(str(exc)) from None
             if contents.problems:
@@ -1285,8 +1322,13 @@ class MetadataTable:
             return None
         if rec is None or rec.get("type") != TYPE_FILES:
             return None
-        return {name: int(info.get("size") or 0) for name, info in (rec.get("filesystemMetadata") or {}).items()
-                if not info.get("isDeleted")}
+        sizes = rec.get("_sizes")
+        if sizes is None:
+            # computed once per (cached) record: the record is shared by every open of the same files partition
+            sizes = rec["_sizes"] = {name: int(info.get("size") or 0)
+                                     for name, info in (rec.get("filesystemMetadata") or {}).items()
+                                     if not info.get("isDeleted")}
+        return dict(sizes)
 
     # ------------------------------------------------------------------------------------------ stats
 
@@ -1437,7 +1479,7 @@ class MetadataTable:
 
     def __repr__(self) -> str:
         s = self.status
-        return (f"MetadataTable({str(self.path)!r}, available={s.available}, partitions={list(s.partitions)}, "
+        return (f"MetadataTable({self.location!r}, available={s.available}, partitions={list(s.partitions)}, "
                 f"synced_up_to={s.synced_up_to!r}, lagging={list(s.lagging_instants)})")
 
 

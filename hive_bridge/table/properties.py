@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hive_bridge.table.errors import HudiTableError
+from hive_bridge.table.storage import Storage
 
 HOODIE_DIR = ".hoodie"
 PROPERTIES_FILE = "hoodie.properties"
@@ -144,6 +145,16 @@ class TableProperties:
     base_file_format: str
     create_schema: str | None
     raw: dict[str, str] = field(repr=False, compare=False)
+    #: where the table's files are read from (None: the local folder ``base_path``)
+    storage: Storage | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def store(self) -> Storage:
+        """The table's storage (a local one for a table loaded from a folder without one)."""
+        if self.storage is None:
+            object.__setattr__(self, "storage", Storage.local(self.base_path))
+        assert self.storage is not None
+        return self.storage
 
     @property
     def is_partitioned(self) -> bool:
@@ -203,12 +214,21 @@ class TableProperties:
 
     @property
     def timeline_dir(self) -> Path:
-        """Folder holding the active timeline's instant files."""
-        base = Path(self.base_path) / HOODIE_DIR
-        return base / self.timeline_path if self.timeline_layout_version >= 2 else base
+        """Folder holding the active timeline's instant files (a local table's; see `timeline_location`)."""
+        return Path(self.timeline_location)
+
+    @property
+    def timeline_location(self) -> str:
+        """Location (local path or URI) of the folder holding the active timeline's instant files."""
+        base = self.store.join(self.base_path, HOODIE_DIR)
+        return self.store.join(base, self.timeline_path) if self.timeline_layout_version >= 2 else base
 
     @classmethod
-    def load(cls, base_path: str | os.PathLike[str]) -> TableProperties:
+    def load(cls, base_path: str | os.PathLike[str], storage: Storage | None = None) -> TableProperties:
+        """``storage``: where the table lives (default: the local folder ``base_path``); for object storage
+        ``base_path`` is the table's URI."""
+        if storage is not None and not storage.is_local:
+            return cls._load_remote(os.fspath(base_path), storage)
         base = Path(base_path)
         if not base.is_dir():
             why = "it is not a folder" if base.exists() else "the folder does not exist"
@@ -227,10 +247,30 @@ class TableProperties:
             text = data.decode("latin-1")
         except UnicodeDecodeError as exc:  # pragma: no cover - latin-1 decodes every byte
             raise HudiTableError(f"{prop_file}: not a properties file: {exc}") from None
-        return cls.from_mapping(parse_java_properties(text), base, prop_file)
+        props = cls.from_mapping(parse_java_properties(text), base, prop_file)
+        if storage is not None:
+            object.__setattr__(props, "storage", storage)
+        return props
 
     @classmethod
-    def from_mapping(cls, raw: dict[str, str], base: Path, source: Path | str = "hoodie.properties") -> TableProperties:
+    def _load_remote(cls, uri: str, storage: Storage) -> TableProperties:
+        """hoodie.properties of a table on object storage: read directly (a folder on object storage is only a
+        key prefix, so there is no folder to check first)."""
+        prop_file = storage.join(uri, HOODIE_DIR, PROPERTIES_FILE)
+        try:
+            data = storage.read_bytes(prop_file)
+        except FileNotFoundError:
+            raise HudiTableError(f"{uri}: not a Hudi table: there is no {HOODIE_DIR}/{PROPERTIES_FILE} "
+                                 f"({prop_file} not found)") from None
+        except OSError as exc:
+            raise HudiTableError(f"{prop_file}: unreadable: {exc}") from None
+        props = cls.from_mapping(parse_java_properties(data.decode("latin-1")), uri, prop_file)
+        object.__setattr__(props, "storage", storage)
+        return props
+
+    @classmethod
+    def from_mapping(cls, raw: dict[str, str], base: Path | str,
+                     source: Path | str = "hoodie.properties") -> TableProperties:
         name = raw.get("hoodie.table.name")
         if not name:
             raise HudiTableError(f"{source}: hoodie.table.name is missing: not a valid Hudi table")

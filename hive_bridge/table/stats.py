@@ -27,7 +27,6 @@ import threading
 import time
 import uuid
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -50,7 +49,9 @@ from hive_bridge.table.fsview import (
     get_path,
     get_size,
 )
+from hive_bridge.table.index_store import RemoteIndexFolder
 from hive_bridge.table.properties import HOODIE_DIR
+from hive_bridge.table.stats_reader import LocalStatsReader, StatsReader, checked
 from hive_bridge.table.stats_table import (
     BOUND_STATS,
     FILE_FIELDS,
@@ -65,6 +66,7 @@ from hive_bridge.table.stats_table import (
     stat_fields,
     stat_name,
 )
+from hive_bridge.table.storage import Storage, storage_for
 from hive_bridge.table.table import HudiTable
 
 INDEX_DIR = (HOODIE_DIR, ".hive_bridge", "column_stats")
@@ -306,10 +308,18 @@ def _column_plan(md: pq.FileMetaData) -> _ColumnPlan:
     return plan
 
 
-def read_footer_stats(path: str) -> FooterStats:
-    """Read one footer; damaged files give unknown statistics and an `error` (never an exception)."""
+def read_footer_stats(path: str, size: int | None = None, storage: Storage | None = None) -> FooterStats:
+    """Read one footer; damaged files give unknown statistics and an `error` (never an exception). A file on
+    object storage (a URI: `storage`, else the open table's, see `storage_for`) is read through pyarrow.fs,
+    with one ranged read when `size` (the listed size) is given."""
     try:
-        md, size = _read_metadata(path)
+        remote = storage if storage is not None and not storage.is_local else storage_for(path)
+        if remote is None:
+            md, size = _read_metadata(path)
+        else:
+            if size is None:
+                size = remote.size(path)
+            md = remote.parquet_metadata(path, size)
         plan = _column_plan(md)
     except Exception as exc:  # pyarrow raises several types for damaged files
         return FooterStats(None, [], [], f"{path}: unreadable parquet footer: {exc}")
@@ -759,13 +769,17 @@ class ColumnStatsIndex:
     """Per-file column statistics of a Hudi table's latest base files, persisted inside the table."""
 
     def __init__(self, table: HudiTable, *, max_workers: int | None = None, persist: bool = True,
-                 source: str = "auto", mdt_columns: Iterable[str] | None = None) -> None:
+                 source: str = "auto", mdt_columns: Iterable[str] | None = None,
+                 reader: StatsReader | None = None) -> None:
         """``source``: where statistics of files the index lacks come from — ``footers`` (parquet footers and
         log blocks, read here), ``mdt`` (the metadata table's column_stats partition only; files it has no entry
         for stay unknown), ``auto`` (the metadata table where it has an entry, footers and log blocks for the
         rest; the default). ``mdt_columns``: read only these columns' entries from the metadata table (the
         filter's columns, for a one-shot query: decoding every column's entries of a large table costs seconds);
-        the other columns of files it describes are then unknown."""
+        the other columns of files it describes are then unknown. ``reader``: who reads the footers and log
+        files the index lacks (a ``hive_bridge.table.stats_reader.StatsReader``); default ``None``: this process,
+        on ``max_workers`` threads; ``hive_bridge.spark_index.SparkStatsReader(spark)``: Spark executors. The
+        rows stored are the same whoever reads them."""
         if source not in STATS_SOURCES:
             raise HudiTableError(f"unknown statistics source {source!r}: use {', '.join(STATS_SOURCES)}")
         self.source = source
@@ -774,10 +788,21 @@ class ColumnStatsIndex:
         #: "parquet footer", "log blocks", "none"); a path not in it came from the persisted index
         self.read_sources: dict[str, str] = {}
         self._mdt_entries: dict[tuple[str, str], dict[str, Any]] | None = None
+        self._mdt_table: pa.Table | bool | None = False     # False: not read yet
+        #: "columns" (decode the metadata table's column statistics column by column, the record path where
+        #: that cannot decide) or "records" (record by record: the reference the columnar path is tested against)
+        self.mdt_decoder = "columns"
         self.mdt_problems: list[str] = []
         self.hudi_table = table
-        self.max_workers = max_workers or min(8, (os.cpu_count() or 2) * 2)
+        # object storage: footers are network round trips, so many more reads in flight than cores
+        self.max_workers = max_workers or (min(8, (os.cpu_count() or 2) * 2) if table.storage.is_local else 32)
+        self.reader = reader
         self.directory = Path(table.base_path).joinpath(*INDEX_DIR)
+        #: a table on object storage: its index folder there, and `directory` is the local cache folder used
+        #: when the bucket is not writable (see hive_bridge.table.index_store)
+        self._remote = None if table.storage.is_local else RemoteIndexFolder(table.storage, table.base_path)
+        if self._remote is not None:
+            self.directory = self._remote.cache_dir
         self._persist = persist
         self._state: _State | None = None
         self._target: list[StatsLeaf] | None = None
@@ -786,6 +811,20 @@ class ColumnStatsIndex:
         self.errors: list[str] = []
 
     # --------------------------------------------------------------- public
+    def follow(self, table: HudiTable) -> ColumnStatsIndex:
+        """An index of the same table at a newer state (``table``: opened again after new instants), with the
+        same options, starting from this one's statistics in memory when the schema's leaves are the same:
+        only the files it has not seen yet are read (the persisted segments are not read again). This index is
+        left as it is (a query still using it is not disturbed)."""
+        new = ColumnStatsIndex(table, max_workers=self.max_workers, persist=self._persist, source=self.source,
+                               mdt_columns=self.mdt_columns, reader=self.reader)
+        new.mdt_decoder = self.mdt_decoder
+        old = self._state
+        if old is not None and new.target_leaves() == self.target_leaves():
+            new._state = _State(raw_segments=list(old.raw_segments), entries=old.entries, paths=old.paths,
+                                sizes=old.sizes, instants=old.instants)
+        return new
+
     def load(self) -> pa.Table:
         """Statistics of the latest base files: from the index, plus footers of files it lacks (then saved)."""
         return self.table()
@@ -829,32 +868,51 @@ class ColumnStatsIndex:
         other_format = base_count - parquet.true_count
         is_readable = parquet if parquet.false_count else None
         positions = _lookup(state, path_arr, size_arr, instant_arr)
-        missing_rows: list[int] = []
+        missing_idx = pa.array([], pa.int64())
         if positions.null_count:
             missing_mask = pc.is_null(positions) if is_readable is None \
                 else pc.and_(pc.is_null(positions), is_readable)
-            missing_rows = pc.indices_nonzero(missing_mask).to_pylist()
-        seen: set[tuple[str, int, str]] = set()
+            missing_idx = pc.indices_nonzero(missing_mask)
+        n_missing = len(missing_idx)
+        if n_missing and pc.count_distinct(pc.take(path_arr, missing_idx)).as_py() != n_missing:
+            # a base file listed twice (never by a sound listing): each (path, size, instant) read once
+            seen: set[tuple[str, int, str]] = set()
+            unique_rows = []
+            for i in missing_idx.to_pylist():
+                s = slice_list[i]
+                bf = s.base_file
+                assert bf is not None
+                k = (bf.path, bf.size, s.base_instant)
+                if k not in seen:
+                    seen.add(k)
+                    unique_rows.append(i)
+            missing_idx = pa.array(unique_rows, pa.int64())
+        from_mdt = without_entry = 0
+        if len(missing_idx) and self.source != "footers":
+            mpaths = pc.take(path_arr, missing_idx)
+            keys = pa.table({
+                "path": mpaths, "partition": pc.take(partition_arr, missing_idx),
+                "size": pc.take(size_arr, missing_idx), "instant": pc.take(instant_arr, missing_idx),
+                "name": pc.replace_substring_regex(mpaths, "^.*/", ""),
+                "is_log": pa.array(np.zeros(len(missing_idx), dtype=bool)),
+            })
+            found = self._add_from_mdt(state, keys, target)
+            from_mdt = int(np.count_nonzero(found))
+            missing_idx = pc.filter(missing_idx, pa.array(~np.asarray(found, dtype=bool)))
+            if self.source == "mdt" and len(missing_idx):
+                without_entry = len(missing_idx)
+                self._add_unknown(state, [(slice_list[i].base_file.path, slice_list[i].partition_path,
+                                           slice_list[i].base_file.size, slice_list[i].base_instant)
+                                          for i in missing_idx.to_pylist()], target)
+                missing_idx = pa.array([], pa.int64())
+            if from_mdt or without_entry:       # rows were added: look the files up again
+                positions = _lookup(state, path_arr, size_arr, instant_arr)
         missing: list[tuple[str, str, int, str, str]] = []
-        for i in missing_rows:
+        for i in missing_idx.to_pylist():
             s = slice_list[i]
             bf = s.base_file
             assert bf is not None
-            k = (bf.path, bf.size, s.base_instant)
-            if k not in seen:
-                seen.add(k)
-                missing.append((bf.path, s.partition_path, bf.size, s.base_instant, bf.full_path))
-        from_mdt = without_entry = 0
-        if missing and self.source != "footers":
-            keys = [(m[0], m[1], m[2], m[3], m[0].rpartition("/")[2], False) for m in missing]
-            found = self._add_from_mdt(state, keys, target)
-            from_mdt = sum(found)
-            missing = [m for m, f in zip(missing, found, strict=True) if not f]
-            if self.source == "mdt" and missing:
-                without_entry = len(missing)
-                self._add_unknown(state, [(m[0], m[1], m[2], m[3]) for m in missing], target)
-                missing = []
-            positions = _lookup(state, path_arr, size_arr, instant_arr)
+            missing.append((bf.path, s.partition_path, bf.size, s.base_instant, bf.full_path))
         if missing:
             last = self._add_from_footers(state, missing, target, last)
             positions = _lookup(state, path_arr, size_arr, instant_arr)
@@ -880,8 +938,8 @@ class ColumnStatsIndex:
         columns += taken.columns[1:]
         result = pa.Table.from_arrays(columns, schema=stats_schema(target, with_has_log_files=True))
         last = IndexCounters(
-            files_from_index=base_count - other_format - len(missing_rows),
-            files_from_footers=len(missing_rows) - from_mdt - without_entry,
+            files_from_index=base_count - other_format - n_missing,
+            files_from_footers=n_missing - from_mdt - without_entry,
             files_from_mdt=from_mdt,
             files_without_mdt_entry=without_entry,
             unreadable_footers=last.unreadable_footers,
@@ -951,7 +1009,7 @@ class ColumnStatsIndex:
             entries: dict[tuple[str, str], dict[str, Any]] = {}
             if COLUMN_STATS in self.hudi_table.properties.metadata_partitions:
                 mdt = self.hudi_table.metadata_table()
-                self.mdt_problems += list(mdt.status.problems)
+                self._note_mdt_problems(mdt.status.problems)
                 if COLUMN_STATS in mdt.status.partitions:
                     try:
                         wanted = [leaf.name for leaf in self.target_leaves()
@@ -962,20 +1020,57 @@ class ColumnStatsIndex:
             self._mdt_entries = entries
         return self._mdt_entries
 
-    def _add_from_mdt(self, state: _State, keys: list[tuple[str, str, int, str, str, bool]],
+    def _note_mdt_problems(self, problems: Iterable[str]) -> None:
+        for p in problems:
+            if p not in self.mdt_problems:
+                self.mdt_problems.append(p)
+
+    def metadata_entry_table(self) -> pa.Table | None:
+        """The metadata table's column statistics decoded column by column (``mdt_columnar.ENTRY_SCHEMA``), read
+        once; None when that path cannot decide (then :meth:`metadata_entries` reads them record by record)."""
+        if self._mdt_table is False:
+            from hive_bridge.table.mdt_columnar import ENTRY_SCHEMA, Unsupported, read_column_stats
+            from hive_bridge.table.metadata import COLUMN_STATS, MetadataTableError
+
+            table: pa.Table | None = ENTRY_SCHEMA.empty_table()
+            if COLUMN_STATS in self.hudi_table.properties.metadata_partitions:
+                mdt = self.hudi_table.metadata_table()
+                self._note_mdt_problems(mdt.status.problems)
+                if COLUMN_STATS in mdt.status.partitions:
+                    wanted = [leaf.name for leaf in self.target_leaves()
+                              if self.mdt_columns is None or leaf.name in self.mdt_columns]
+                    try:
+                        table = read_column_stats(mdt, wanted) if wanted else table
+                    except Unsupported:
+                        table = None
+                    except MetadataTableError:
+                        table = None            # the record path reports it (and the partition is dropped)
+            self._mdt_table = table
+        return self._mdt_table if isinstance(self._mdt_table, pa.Table) else None
+
+    def _add_from_mdt(self, state: _State, keys: pa.Table | list[tuple[str, str, int, str, str, bool]],
                       target: list[StatsLeaf]) -> list[bool]:
         """Rows from the metadata table for the files it describes (persisted in the index when every column
-        was read, in memory otherwise); which of `keys` it described."""
+        was read, in memory otherwise); which of `keys` ((path, partition, size, instant, file name, is a log
+        file) tuples, or a table of those columns) it described."""
+        from hive_bridge.table.mdt_columnar import file_keys_table, mdt_rows_columnar
         from hive_bridge.table.mdt_stats import mdt_rows
 
-        entries = self.metadata_entries()
-        if not entries:
-            return [False] * len(keys)
-        rows, found = mdt_rows(keys, entries, leaf_pairs(target),
-                               appendable_logs=self.hudi_table.properties.version < 8)
-        for k, f in zip(keys, found, strict=True):
-            if f:
-                self.read_sources[k[0]] = "metadata table"
+        key_table = keys if isinstance(keys, pa.Table) else file_keys_table(keys)
+        appendable = self.hudi_table.properties.version < 8
+        columnar = self.metadata_entry_table() if self.mdt_decoder == "columns" else None
+        if columnar is not None:
+            if not columnar.num_rows:
+                self.metadata_entries()         # only to report why there is nothing (no partition, damage)
+                return [False] * key_table.num_rows
+            rows, found = mdt_rows_columnar(key_table, columnar, leaf_pairs(target), appendable_logs=appendable)
+        else:
+            entries = self.metadata_entries()
+            if not entries:
+                return [False] * key_table.num_rows
+            tuples = list(zip(*(key_table.column(c).to_pylist() for c in key_table.column_names), strict=True))
+            rows, found = mdt_rows(tuples, entries, leaf_pairs(target), appendable_logs=appendable)
+        self.read_sources.update(dict.fromkeys(rows.column("path").to_pylist(), "metadata table"))
         if rows.num_rows:
             if self.mdt_columns is None and self._persist:
                 # every column's entries: persisted like footers, so the next query does not decode the
@@ -999,35 +1094,15 @@ class ColumnStatsIndex:
 
     def _add_from_logs(self, state: _State, missing: list[tuple[LogFile, str]], target: list[StatsLeaf],
                        last: IndexCounters) -> IndexCounters:
-        from hive_bridge.table.log_stats import LogStats, log_rows_to_table, read_log_stats
-
-        leaves = leaf_pairs(target)
-        paths = [lf.full_path for lf, _ in missing]
-
-        def read(path: str) -> LogStats:
-            return read_log_stats(path, leaves)
-
-        if len(paths) > 1 and self.max_workers > 1:
-            with ThreadPoolExecutor(max_workers=self.max_workers) as pool:
-                stats = list(pool.map(read, paths, chunksize=8))
-        else:
-            stats = [read(p) for p in paths]
-        for i, st in enumerate(stats):
-            lf = missing[i][0]
-            if st.error is None and st.size != lf.size:
-                # the log grew (an append) or was rewritten since it was listed: its statistics would be stored
-                # under a key that does not describe them; unknown now, read again next time
-                stats[i] = LogStats(None, error=f"{paths[i]}: changed while being indexed (listed size {lf.size}, "
-                                                f"read {st.size})")
-            err = stats[i].error
-            if err is not None:
-                self.errors.append(err)
-        keys = [(lf.path, partition, lf.size, lf.instant) for lf, partition in missing]
-        for k in keys:
-            self.read_sources[k[0]] = "log blocks"
-        new = log_rows_to_table(keys, stats, leaves).replace_schema_metadata({FORMAT_KEY: FORMAT_VERSION})
-        good_mask = pa.array([s.error is None for s in stats], pa.bool_())
-        out = self._store(state, new, good_mask, last)
+        files = [(lf.path, partition, lf.size, lf.instant, lf.full_path) for lf, partition in missing]
+        # the reading step: log blocks read by the reader (sizes checked against the listing), rows built
+        reader = self.reader or LocalStatsReader(self.max_workers)
+        read = checked(reader.read_logs(files, leaf_pairs(target)), files, "log files")
+        self.errors += [e for e in read.errors if e is not None]
+        for f in files:
+            self.read_sources[f[0]] = "log blocks"
+        good_mask = pa.array([e is None for e in read.errors], pa.bool_())
+        out = self._store(state, read.rows, good_mask, last)
         return dataclasses.replace(out, unreadable_log_files=good_mask.false_count)
 
     def target_leaves(self) -> list[StatsLeaf]:
@@ -1041,6 +1116,9 @@ class ColumnStatsIndex:
 
     def clear(self) -> None:
         """Delete the persisted index (it is rebuilt on the next load)."""
+        if self._remote is not None:
+            for name, _ in self._remote.segments():
+                self._remote.delete(name)
         if self.directory.is_dir():
             for p in self.directory.iterdir():
                 try:
@@ -1063,6 +1141,20 @@ class ColumnStatsIndex:
             return self._state, last
         state = _State()
         read = corrupt = 0
+        if self._remote is not None:  # segments inside a table on object storage
+            for name, size in self._remote.segments():
+                try:
+                    segment = self._remote.read(name, size)
+                    validate_segment(segment, self._remote.where(name))
+                except FileNotFoundError:
+                    continue
+                except Exception as exc:
+                    corrupt += 1
+                    self.errors.append(f"{self._remote.where(name)}: ignored damaged index segment: {exc}")
+                    self._remote.delete(name)
+                    continue
+                read += 1
+                state.raw_segments.append((name, segment))
         for path in self._segment_paths():
             try:
                 segment = read_segment(path)
@@ -1100,30 +1192,15 @@ class ColumnStatsIndex:
         self, state: _State, missing: list[tuple[str, str, int, str, str]], target: list[StatsLeaf],
         last: IndexCounters,
     ) -> IndexCounters:
-        paths = [m[4] for m in missing]
-        if len(paths) > 1 and self.max_workers > 1:
-            with ThreadPoolExecutor(max_workers=self.max_workers) as pool:
-                stats = list(pool.map(read_footer_stats, paths, chunksize=16))
-        else:
-            stats = [read_footer_stats(p) for p in paths]
-        for i, st in enumerate(stats):
-            if st.error is None and st.size != missing[i][2]:
-                # the file is not the one listed (rewritten since): its statistics would be stored under the
-                # listed size, a key that does not describe them; unknown now, read again next time
-                stats[i] = FooterStats(None, [], [], f"{paths[i]}: changed while being indexed (listed size "
-                                                     f"{missing[i][2]}, read {st.size})")
-        unreadable = [i for i, s in enumerate(stats) if s.error is not None]
-        for i in unreadable:
-            err = stats[i].error
-            assert err is not None
-            self.errors.append(err)
-        keys = [(m[0], m[1], m[2], m[3]) for m in missing]
-        for k in keys:
-            self.read_sources[k[0]] = "parquet footer"
-        new = footer_rows_to_table(keys, stats, target)
-        good_mask = pa.array([s.error is None for s in stats], pa.bool_())
-        out = self._store(state, new, good_mask, last)
-        return dataclasses.replace(out, unreadable_footers=len(unreadable))
+        # the reading step: footers read by the reader (sizes checked against the listing), rows built
+        reader = self.reader or LocalStatsReader(self.max_workers)
+        read = checked(reader.read_footers(missing, target), missing, "parquet footers")
+        self.errors += [e for e in read.errors if e is not None]
+        for m in missing:
+            self.read_sources[m[0]] = "parquet footer"
+        good_mask = pa.array([e is None for e in read.errors], pa.bool_())
+        out = self._store(state, read.rows, good_mask, last)
+        return dataclasses.replace(out, unreadable_footers=good_mask.false_count)
 
     def _store(self, state: _State, new: pa.Table, good_mask: pa.Array, last: IndexCounters) -> IndexCounters:
         """Add freshly read rows to the index: the good ones persisted (one new segment), the others kept in
@@ -1154,14 +1231,17 @@ class ColumnStatsIndex:
         )
 
     def _write_segment(self, table: pa.Table) -> str | None:
-        """Write atomically (temp file + rename); None when the table folder is not writable."""
+        """Write atomically (temp file + rename); None when the table folder is not writable. A table on
+        object storage: one PUT into the table, else (a bucket that refuses writes) the local cache folder."""
+        # names sort in creation order (to the nanosecond; older names without them sort first within
+        # their second), which makes the newest row of a path the one found first
+        ns = time.time_ns()
+        stamp = time.strftime("%Y%m%d%H%M%S", time.gmtime(ns // 10**9))
+        name = f"seg-{stamp}.{ns % 10**9:09d}-{uuid.uuid4().hex[:12]}{SEGMENT_SUFFIX}"
+        if self._remote is not None and self._remote.write(name, table):
+            return name
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            # names sort in creation order (to the nanosecond; older names without them sort first within
-            # their second), which makes the newest row of a path the one found first
-            ns = time.time_ns()
-            stamp = time.strftime("%Y%m%d%H%M%S", time.gmtime(ns // 10**9))
-            name = f"seg-{stamp}.{ns % 10**9:09d}-{uuid.uuid4().hex[:12]}{SEGMENT_SUFFIX}"
             tmp = self.directory / f".tmp-{name}"
             write_segment(table, tmp)
             os.replace(tmp, self.directory / name)
@@ -1194,7 +1274,10 @@ class ColumnStatsIndex:
         if name is None:
             return 0
         for old, _ in persisted:
-            self._try_unlink(self.directory / old)
+            if self._remote is not None and old in self._remote.names:
+                self._remote.delete(old)
+            else:
+                self._try_unlink(self.directory / old)
         state.raw_segments = [(name, merged)] + [(n, s) for n, s in state.raw_segments if n.startswith("<")]
         self._rebuild_entries(state)
         return 1

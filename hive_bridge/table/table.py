@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from itertools import compress
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -14,6 +14,7 @@ from hive_bridge.table.avro_schema import avro_to_arrow_schema
 from hive_bridge.table.errors import HudiTableError
 from hive_bridge.table.fsview import FileSlice, FileSystemView, get_base_file, get_base_instant
 from hive_bridge.table.properties import TableProperties
+from hive_bridge.table.storage import Storage
 from hive_bridge.table.timeline import Instant, Timeline, normalize_timestamp
 
 #: where a table's file listing comes from (see HudiTable.open)
@@ -48,7 +49,8 @@ class HudiTable:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, freeze_listing: bool = False,
-             listing: str = "folders") -> HudiTable:
+             listing: str = "folders", storage_options: Mapping[str, str] | None = None,
+             storage: Storage | None = None) -> HudiTable:
         """``freeze_listing``: pause the garbage collector while listing and move the listing's objects straight
         to its oldest generation (:func:`~hive_bridge.table.fsview.gc_paused`): faster for a process that lists
         100,000s of files, but it touches the whole process's collector, so it is opt-in (a Spark driver or a
@@ -57,11 +59,17 @@ class HudiTable:
         ``listing``: ``folders`` (list the partition folders), ``mdt`` or ``auto`` (the metadata table's
         ``files`` partition when it is ready, readable and covers every completed instant of the data timeline;
         otherwise the folders, with the reason in ``listing_problems``; ``mdt`` only differs in that the reason
-        is also a warning)."""
+        is also a warning).
+
+        ``path``: a local folder, or a URI (``s3://bucket/path``, ``gs://``, ``hdfs://``, ``file:``);
+        ``storage_options``: credentials, endpoint, region of object storage (see
+        :mod:`hive_bridge.table.storage`); ``storage``: an already made Storage (its request counter is shared).
+        A local table's ``base_path`` is its absolute path, any other's its URI."""
         if listing not in LISTING_SOURCES:
             raise HudiTableError(f"unknown listing source {listing!r}: use {', '.join(LISTING_SOURCES)}")
-        base = Path(path).absolute()
-        properties = TableProperties.load(base)
+        if storage is None:
+            storage = Storage.for_uri(path, storage_options)
+        properties = TableProperties.load(storage.uri, storage)
         timeline = Timeline.load(properties)
         table = cls(properties, timeline, freeze_listing=freeze_listing)
         table._listing = listing
@@ -103,7 +111,8 @@ class HudiTable:
                 except MetadataTableError as exc:
                     why = f"the metadata table's files partition is not readable: {exc}"
                 else:
-                    self._fsview.use_listing(files)
+                    self._fsview.use_listing(files, identity=(mdt._slice_identity(FILES),
+                                                              self.properties.is_partitioned))
                     self.listing_source = "mdt"
         if why is not None:
             self.listing_problems.append(why)
@@ -114,7 +123,13 @@ class HudiTable:
 
     def reload(self) -> HudiTable:
         """A fresh view of the same folder (new commits, new files), listed from the same source."""
-        return HudiTable.open(self.base_path, freeze_listing=self._freeze, listing=self._listing)
+        return HudiTable.open(self.base_path, freeze_listing=self._freeze, listing=self._listing,
+                              storage=self.storage)
+
+    @property
+    def storage(self) -> Storage:
+        """Where the table's files are read from, and the requests made there (``storage.requests``)."""
+        return self.properties.store
 
     @property
     def name(self) -> str:
@@ -190,7 +205,11 @@ class HudiTable:
             latest = max(compress(slices, map(get_base_file, slices)), key=get_base_instant, default=None)
         if latest is not None and latest.base_file is not None:
             try:
-                schema = pq.read_schema(latest.base_file.full_path)
+                if self.storage.is_local:
+                    schema = pq.read_schema(latest.base_file.full_path)
+                else:
+                    schema = self.storage.parquet_metadata(latest.base_file.full_path,
+                                                           latest.base_file.size).schema.to_arrow_schema()
             except Exception:  # damaged / placeholder file: fall back to the timeline's schema
                 schema = None
         if schema is None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -98,15 +97,17 @@ class Timeline:
     def __init__(self, properties: TableProperties, instants: Iterable[Instant]) -> None:
         self.properties = properties
         self.directory = properties.timeline_dir
+        #: the timeline folder's location (a local path, or a URI on object storage)
+        self.location = properties.timeline_location
         self.instants: tuple[Instant, ...] = tuple(sorted(instants, key=lambda i: i.timestamp))
         self._metadata_cache: dict[str, dict[str, Any]] = {}
 
     @classmethod
     def load(cls, properties: TableProperties) -> Timeline:
-        directory = properties.timeline_dir
+        directory = properties.timeline_location
         layout = properties.timeline_layout_version
         try:
-            entries = [e.name for e in os.scandir(directory) if e.is_file()]
+            entries = properties.store.file_names(directory)
         except FileNotFoundError:
             if layout >= 2:
                 # a v8 table without any commit may not have created the folder yet
@@ -165,16 +166,21 @@ class Timeline:
 
     # -------------------------------------------------------------- metadata
     def instant_path(self, instant: Instant) -> Path:
+        """The instant file of a local table (see `instant_location`)."""
         return self.directory / instant.file_name
+
+    def instant_location(self, instant: Instant) -> str:
+        """The instant file's location (a local path, or a URI on object storage)."""
+        return f"{self.location}/{instant.file_name}"
 
     def read_metadata(self, instant: Instant) -> dict[str, Any]:
         """The instant file's content as a dict: JSON (layout 1 commits) or Avro (layout 2, rollbacks, cleans)."""
         cached = self._metadata_cache.get(instant.file_name)
         if cached is not None:
             return cached
-        path = self.instant_path(instant)
+        path = self.instant_location(instant)
         try:
-            data = path.read_bytes()
+            data = self.properties.store.read_bytes(path)
         except OSError as exc:
             raise HudiTableError(f"{path}: unreadable commit file: {exc.strerror or exc}") from None
         result = decode_instant_bytes(data, path)
@@ -213,7 +219,7 @@ class Timeline:
             replaced = meta.get("partitionToReplaceFileIds") or {}
             if not isinstance(replaced, dict):
                 raise HudiTableError(
-                    f"{self.instant_path(instant)}: damaged replacecommit: partitionToReplaceFileIds is not a map"
+                    f"{self.instant_location(instant)}: damaged replacecommit: partitionToReplaceFileIds is not a map"
                 )
             for partition, file_ids in replaced.items():
                 for file_id in file_ids or ():

@@ -195,3 +195,25 @@ def test_value_masks_from_an_index_narrow_equality_leaves() -> None:
     both = translate(sarg.parse("(or leaf-(EQUALS id 5) leaf-(LESS_THAN id 1))", {"id": "bigint"}), {"id": "bigint"})
     eq_leaf = next(n for n in both.walk() if isinstance(n, Predicate) and n.op is Op.EQ)
     assert prune(both, table, value_masks={eq_leaf: mask}).keep.to_pylist() == [True, True, True]  # OR: kept
+
+
+def test_unscaled_decimals_read_from_the_buffer() -> None:
+    """Decimal bounds with 18 digits or fewer compare as their unscaled int64 values, read straight from the
+    decimal128 buffer: equal to scaling by 10**scale in Python, with nulls, negative values, sliced arrays."""
+    import random
+    from decimal import Decimal
+
+    from hive_bridge.pruning.vectorized import _unscaled_int64
+
+    rnd = random.Random(7)
+    for precision, scale in ((18, 0), (18, 6), (12, 2), (5, 5), (1, 0)):
+        limit = 10**precision - 1
+        values = [None if rnd.random() < 0.2 else Decimal(rnd.randint(-limit, limit)).scaleb(-scale)
+                  for _ in range(300)]
+        arr = pa.array(values, pa.decimal128(precision, scale))
+        for start, stop in ((0, 300), (17, 250), (299, 300), (5, 5)):
+            part = arr.slice(start, stop - start)
+            want = [None if v is None else int(v.scaleb(scale)) for v in values[start:stop]]
+            assert _unscaled_int64(part).to_pylist() == want
+        chunked = pa.chunked_array([arr.slice(0, 100), arr.slice(100)])
+        assert _unscaled_int64(chunked).to_pylist() == [None if v is None else int(v.scaleb(scale)) for v in values]

@@ -780,3 +780,30 @@ def test_hfile_error_messages_name_file_offset_and_problem(damage_subjects: list
     with pytest.raises(HFileError, match=rf"^f\.hfile: byte {info_offset}: block magic"):
         HFileReader(bytes(bad), "f.hfile")
 
+
+
+def test_prefix_lists_equal_the_prefix_scan(mdt_hfiles: list[MdtHFile]) -> None:
+    """The block-sliced prefix read (what the column statistics read uses) returns what the entry-by-entry scan
+    returns, for prefixes of every length of the fixtures' keys, absent ones and the empty prefix."""
+    checked = 0
+    for h in mdt_hfiles:
+        keys = [k for k, _ in h.entries]
+        prefixes = {b"", b"\xff", b"zz"} | {k[:n] for k in keys[:: max(1, len(keys) // 7)] for n in (1, 4, 12, 24)}
+        for p in prefixes:
+            scanned = list(h.reader.prefix(p))
+            ks, vs = h.reader.prefix_lists(p)
+            assert list(zip(ks, vs, strict=True)) == scanned, (h.path, p)
+            checked += bool(scanned)
+    assert checked > 50
+
+
+def test_prefix_lists_across_blocks_and_ff_bytes() -> None:
+    keys = sorted({bytes([a, b]) + bytes([c]) * 3 for a in (0x41, 0xFE, 0xFF) for b in (0x00, 0x7F, 0xFF)
+                   for c in (0, 0xFF)})
+    data = write_hfile([(k, k * 20) for k in keys], block_size=64, codec=Codec.NONE)
+    reader = HFileReader(data, "t")
+    assert reader.data_block_count > 3
+    for p in [b"", b"\x41", b"\xff", b"\xff\xff", b"\xfe\xff", b"\xff\x7f", b"\x41\x00\x00", b"\x42"]:
+        ks, vs = reader.prefix_lists(p)
+        assert ks == [k for k in keys if k.startswith(p)], p
+        assert vs == [k * 20 for k in ks]
