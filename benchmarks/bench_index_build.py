@@ -25,7 +25,6 @@ Run: ``.venv/bin/python benchmarks/bench_index_build.py [--table DIR | --files 1
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
 import resource
@@ -35,36 +34,24 @@ import sys
 import tempfile
 import threading
 import time
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from hive_bridge.table import ColumnStatsIndex, HudiTable
 from hive_bridge.table.stats import read_segment
-from hive_bridge.testing.writer import HudiWriter
 
 
 def build_table(root: Path, files: int, rows: int, partitions: int) -> None:
-    """``files`` base files of ``rows`` rows; file k holds ids [k*rows, (k+1)*rows) in partition k % partitions."""
-    writer = HudiWriter(root, table_name="bench_index", version=8, partition_fields=["part"], rows_per_file=rows)
-    base = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
-    step = max(rows, 200_000 // rows * rows)  # rows per insert: several commits keep memory small
-    total = files * rows
-    for start in range(0, total, step):
-        ids = list(range(start, min(total, start + step)))
-        writer.insert(pa.table({
-            "id": pa.array(ids, pa.int64()),
-            "name": pa.array([f"name-{i:010d}" for i in ids], pa.string()),
-            "value": pa.array([i * 0.5 for i in ids], pa.float64()),
-            "amount": pa.array([Decimal(i) / 100 for i in ids], pa.decimal128(14, 2)),
-            "day": pa.array([dt.date(2024, 1, 1) + dt.timedelta(days=(i // rows) % 365) for i in ids], pa.date32()),
-            "ts": pa.array([base + dt.timedelta(seconds=i) for i in ids], pa.timestamp("us", tz="UTC")),
-            "part": pa.array([(i // rows) % partitions for i in ids], pa.int32()),
-        }))
+    """The table ``bench_mdt.py`` builds (without its metadata table): ``files`` base files of ``rows`` rows;
+    file k holds ids [k*rows, (k+1)*rows) in partition k % partitions."""
+    from bench_mdt import build
+
+    build(root, files, rows, partitions)
 
 
 # ------------------------------------------------------------------------------------------------ memory

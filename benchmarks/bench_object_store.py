@@ -36,12 +36,13 @@ import pyarrow as pa
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import sarg  # noqa: E402
-from bench_mdt import SCHEMA, build  # noqa: E402
-from hive_bridge.pruning.pruner import Pruner, filter_columns  # noqa: E402
-from hive_bridge.table import ColumnStatsIndex, HudiTable  # noqa: E402
-from hive_bridge.testing.mdt_writer import write_metadata_table  # noqa: E402
-from tests.hive_bridge.s3_server import S3Server  # noqa: E402
+from bench_mdt import SCHEMA, build
+
+import sarg
+from hive_bridge.pruning.pruner import Pruner, filter_columns
+from hive_bridge.table import ColumnStatsIndex, HudiTable
+from hive_bridge.testing.mdt_writer import write_metadata_table
+from tests.hive_bridge.s3_server import S3Server
 
 BUCKET = "bench-tables"
 

@@ -95,8 +95,15 @@ class KeyIndexes:
                         out.secondary[column] = name
         return out
 
-    def answer(self, leaf: Predicate) -> IndexAnswer | None:
-        """The mask for one leaf, None when no index answers it."""
+    def may_answer(self, expression: HudiExpression) -> bool:
+        """Whether some leaf of ``expression`` is an equality an index could answer (cheap: no index read)."""
+        return any(isinstance(node, Predicate) and node.op in _EQUALITY and node.literals
+                   and (node.column == self.record_key or node.column in self.secondary)
+                   for node in expression.walk())
+
+    def answer(self, leaf: Predicate, candidates: np.ndarray | None = None) -> IndexAnswer | None:
+        """The mask for one leaf, None when no index answers it. ``candidates``: the slices still in question
+        (those the statistics keep); bloom filters are read for those only, the others stay "may match"."""
         if leaf.op not in _EQUALITY or not leaf.literals or None in leaf.literals:
             return None
         column = leaf.column
@@ -105,7 +112,7 @@ class KeyIndexes:
             keys = [k for k in texts if k is not None]
             if len(keys) != len(texts):
                 return None
-            return self._by_keys(keys, "record index")
+            return self._by_keys(keys, "record index", candidates)
         index = self.secondary.get(column)
         if index is not None and self._mdt is not None:
             from hive_bridge.table.metadata import MetadataTableError
@@ -116,10 +123,10 @@ class KeyIndexes:
                 self.problems.append(str(exc))
                 return None
             record_keys = sorted({str(k) for ks in found.values() for k in ks if k is not None})
-            return self._by_keys(record_keys, f"secondary index {index} + record index")
+            return self._by_keys(record_keys, f"secondary index {index} + record index", candidates)
         return None
 
-    def _by_keys(self, keys: list[str], source: str) -> IndexAnswer | None:
+    def _by_keys(self, keys: list[str], source: str, candidates: np.ndarray | None) -> IndexAnswer | None:
         if self._mdt is not None:
             from hive_bridge.table.metadata import MetadataTableError
 
@@ -132,9 +139,9 @@ class KeyIndexes:
             return IndexAnswer(np.array([s.file_id in groups for s in self.slices], dtype=bool), source)
         if source != "record index":
             return None
-        return self._by_bloom(keys)
+        return self._by_bloom(keys, candidates)
 
-    def _by_bloom(self, keys: list[str]) -> IndexAnswer | None:
+    def _by_bloom(self, keys: list[str], candidates: np.ndarray | None) -> IndexAnswer | None:
         """Base files' own bloom filters, for slices without log files; every other slice may match."""
         import pyarrow.parquet as pq
 
@@ -142,7 +149,9 @@ class KeyIndexes:
 
         mask = np.ones(len(self.slices), dtype=bool)
         used = 0
-        for i, s in enumerate(self.slices):
+        positions = range(len(self.slices)) if candidates is None else np.flatnonzero(candidates).tolist()
+        for i in positions:
+            s = self.slices[i]
             if s.log_files or s.base_file is None or not s.base_file.path.endswith(".parquet"):
                 continue
             path = s.base_file.full_path
@@ -163,11 +172,12 @@ class KeyIndexes:
                 mask[i] = False
         return IndexAnswer(mask, "bloom filters") if used else None
 
-    def masks(self, expression: HudiExpression) -> dict[Predicate, IndexAnswer]:
+    def masks(self, expression: HudiExpression,
+              candidates: np.ndarray | None = None) -> dict[Predicate, IndexAnswer]:
         out: dict[Predicate, IndexAnswer] = {}
         for node in expression.walk():
             if isinstance(node, Predicate) and node not in out:
-                a = self.answer(node)
+                a = self.answer(node, candidates)
                 if a is not None:
                     out[node] = a
         return out

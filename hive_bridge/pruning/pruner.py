@@ -352,7 +352,7 @@ class Pruner:
         parts: list[tuple[tuple[str, str], ...]] = [()] * n if explain else []
         if filt is not None:
             expression = translate(filt, dict(schema) if schema else self.sarg_schema)
-            answers = self._index_answers(expression)
+            answers = self._index_answers(expression, session_time_zone)
             result.index_sources = sorted({a.source for a in answers.values()})
             for g in self.groups:
                 positions = g.position_array
@@ -419,15 +419,26 @@ class Pruner:
                "none": c.files_without_statistics + c.files_without_mdt_entry}
         return {k: v for k, v in out.items() if v}
 
-    def _index_answers(self, expression: Any) -> dict[Any, Any]:
-        """Masks from Hudi's key indexes for the expression's equality leaves (opened on first use)."""
+    def _index_answers(self, expression: Any, session_time_zone: str = "UTC") -> dict[Any, Any]:
+        """Masks from Hudi's key indexes for the expression's equality leaves (opened on first use). Bloom
+        filters are read only for the slices the statistics alone keep: the others are dropped anyway."""
         if not self.use_key_indexes:
             return {}
         from hive_bridge.pruning.key_index import KeyIndexes
 
         if self._key_indexes is None:
             self._key_indexes = KeyIndexes.open(self.table, self.slices)
-        answers: dict[Any, Any] = self._key_indexes.masks(expression)
+        if not self._key_indexes.may_answer(expression):
+            return {}
+        candidates = np.zeros(len(self.slices), dtype=bool)
+        for g in self.groups:
+            first = prune(expression, g.partition, session_tz=session_time_zone)
+            second = prune(expression, g.full, session_tz=session_time_zone)
+            kept = first.keep.to_numpy(zero_copy_only=False) & second.keep.to_numpy(zero_copy_only=False)
+            if g.parts_stats is not None:
+                kept[:] = True                  # merged slices: judged by their parts later, keep them all in
+            candidates[g.position_array[kept]] = True
+        answers: dict[Any, Any] = self._key_indexes.masks(expression, candidates)
         return answers
 
     def _explain_parts(self, g: _Group, alone: Any, keep: list[bool], parts: list[tuple[tuple[str, str], ...]],

@@ -28,6 +28,8 @@ _LOG_RE = re.compile(r"^\.(?P<fid>.+)_(?P<ts>\d+)\.log\.(?P<ver>\d+)(?:_(?P<tok>
 #: the Python thread that builds the slices needs a core too: on 2 cores, 4 threads list 100,000 files ~15 % slower
 #: than 2.
 LISTING_THREADS = max(2, min(8, os.cpu_count() or 2))
+#: partition folders listed at a time on object storage (listings wait on the network, not on a core)
+REMOTE_LISTING_THREADS = 16
 
 
 # The models are NamedTuples: immutable, typed, and built ~6x faster than frozen slotted dataclasses (a
@@ -425,7 +427,8 @@ class FileSystemView:
                 else:
                     absorb("", list_dir(storage.fs_path(self.base_path)))
         if top:
-            with ThreadPoolExecutor(max_workers=LISTING_THREADS) as pool:
+            # object storage: each listing is a network round trip, so many more in flight than cores
+            with ThreadPoolExecutor(max_workers=REMOTE_LISTING_THREADS if remote else LISTING_THREADS) as pool:
                 pending = {pool.submit(list_dir, path): rel for path, rel in top}
                 while pending:
                     done, _ = wait(pending, return_when=FIRST_COMPLETED)
@@ -475,23 +478,29 @@ class FileSystemView:
         logs: dict[str, dict[str, list[_LogEntry]]] = {}
         multi: set[str] = set()
         ext = self._extension
+        cut = -len(ext)
         root = self.base_path
+        new = _tuple_new
         for rel, names in files.items():
             rel = rel.strip("/")
             prefix = f"{rel}/" if rel else ""
+            full_prefix = f"{root}/{prefix}"
             group: dict[str, _Bases] = {}
             for name, size in names.items():
-                if name.startswith("."):
+                if name[:1] == ".":
                     parsed_log = parse_log_file_name(name)
                     if parsed_log is not None:
                         fid, ts, ver, tok = parsed_log
                         logs.setdefault(rel, {}).setdefault(fid, []).append((name, size, mtime, ts, ver, tok))
                     continue
-                parsed = parse_base_file_name(name, ext)
-                if parsed is None:
+                # parse_base_file_name inlined (100,000s of names): <file id>_<write token>_<instant><ext>
+                if not name.endswith(ext):
                     continue
-                fid, _token, instant = parsed
-                item = BaseFile(prefix + name, f"{root}/{prefix}{name}", size, mtime, intern(instant))
+                parts = name[:cut].rsplit("_", 2)
+                if len(parts) != 3 or not parts[2].isdigit() or not parts[0]:
+                    continue
+                item = new(BaseFile, (prefix + name, full_prefix + name, size, mtime, intern(parts[2])))
+                fid = parts[0]
                 prev = group.setdefault(fid, item)
                 if prev is not item:
                     _add_slice(group, fid, prev, item, multi, rel)

@@ -73,7 +73,7 @@ import fastavro
 import numpy as np
 
 from hive_bridge.table.errors import HudiTableError
-from hive_bridge.table.storage import Storage, storage_for
+from hive_bridge.table.storage import Storage, read_whole
 
 __all__ = [
     "BLOCK_HEADER_SIZE",
@@ -491,13 +491,7 @@ class HFileReader:
         it."""
         spath = os.fspath(path)
         try:
-            if storage is None:
-                storage = storage_for(spath)   # None for a local path
-            if storage is not None:
-                data = storage.read_bytes(spath)
-            else:
-                with open(spath, "rb") as fh:
-                    data = fh.read()
+            data = read_whole(spath, storage)
         except OSError as exc:
             raise HFileError(f"{spath}: cannot read HFile: {exc.strerror or exc}") from None
         return cls(data, spath, verify_checksums=verify_checksums)

@@ -61,7 +61,7 @@ class RemoteIndexFolder:
         return sorted((e.name, e.size) for e in entries
                       if not e.is_dir and e.name.startswith(SEGMENT_PREFIX) and e.name.endswith(SEGMENT_SUFFIX))
 
-    def read(self, name: str, size: int | None) -> pa.Table:
+    def read(self, name: str) -> pa.Table:
         table = self.storage.read_ipc(f"{self.location}/{name}")
         self.names.add(name)
         return table

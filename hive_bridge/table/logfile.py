@@ -54,7 +54,7 @@ import pyarrow.parquet as pq
 
 from hive_bridge.table.avro_schema import avro_to_arrow_schema
 from hive_bridge.table.errors import HudiTableError
-from hive_bridge.table.storage import Storage, storage_for
+from hive_bridge.table.storage import Storage, read_whole
 
 __all__ = [
     "DELETE_RECORD_LIST_SCHEMA",
@@ -185,13 +185,7 @@ def read_log_file(path: str | os.PathLike[str], data: bytes | None = None, *,
     spath = os.fspath(path)
     if data is None:
         try:
-            if storage is None:
-                storage = storage_for(spath)   # None for a local path
-            if storage is not None:
-                data = storage.read_bytes(spath)
-            else:
-                with open(spath, "rb") as fh:
-                    data = fh.read()
+            data = read_whole(spath, storage)
         except OSError as exc:
             raise LogFormatError(f"{spath}: cannot read log file: {exc.strerror or exc}") from None
     else:

@@ -25,11 +25,13 @@ value) raises :class:`Unsupported`; the caller then takes the record-at-a-time p
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from decimal import Decimal
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -376,27 +378,30 @@ def _prefixed(reader: HFileReader, prefixes: list[str]) -> tuple[list[str], list
 def _source_entries(mdt: MetadataTable, sl: _Slice, prefixes: list[str]) -> list[pa.Table | set[str]]:
     from hive_bridge.table.metadata import _selected, _Unreadable
 
-    sources: list[pa.Table | set[str]] = []
     tag = tuple(prefixes)
-    if sl.base is not None:
-        base = sl.base
-        key = (_identity(mdt, base), -1, tag)
+
+    def entries(key: tuple[Any, ...], open_reader: Callable[[], HFileReader], header_schema: str | None,
+                where: str) -> pa.Table:
         hit = _cache_get(key)
         if hit is None:
             try:
-                reader = mdt._reader((base, -1), lambda: HFileReader.open(base, storage=mdt._storage))
-            except HFileError as exc:
-                raise _Unreadable(str(exc)) from None
-            schema = reader.avro_schema
-            if schema is None:
-                raise _Unreadable(f"{base}: HFile has no Avro schema in its file info")
-            try:
+                reader = open_reader()
+                schema = header_schema or reader.avro_schema
+                if schema is None:
+                    raise _Unreadable(f"{where}: no Avro schema for the metadata records")
                 keys, values = _prefixed(reader, prefixes)
             except HFileError as exc:
                 raise _Unreadable(str(exc)) from None
             hit = _entries_of(values, keys, schema)
             _cache_put(key, hit)
-        sources.append(hit)
+        return hit
+
+    sources: list[pa.Table | set[str]] = []
+    if sl.base is not None:
+        base = sl.base
+        sources.append(entries((_identity(mdt, base), -1, tag),
+                               lambda: mdt._reader((base, -1), lambda: HFileReader.open(base, storage=mdt._storage)),
+                               None, base))
     for path, block in mdt._blocks(sl):
         where = f"{path}: byte {block.offset}"
         if block.block_type == BlockType.DELETE:
@@ -406,20 +411,9 @@ def _source_entries(mdt: MetadataTable, sl: _Slice, prefixes: list[str]) -> list
                 raise _Unreadable(str(exc)) from None
             sources.append({k for k, _ in deleted if _selected(k, None, prefixes)})
             continue
-        key = (_identity(mdt, path), block.offset, tag)
-        hit = _cache_get(key)
-        if hit is None:
-            try:
-                reader = HFileReader(block.content, f"{where} (HFILE_DATA block)")
-                schema = block.header.get(HeaderKey.SCHEMA) or reader.avro_schema
-                if schema is None:
-                    raise _Unreadable(f"{where}: HFILE_DATA block without a schema")
-                keys, values = _prefixed(reader, prefixes)
-            except HFileError as exc:
-                raise _Unreadable(str(exc)) from None
-            hit = _entries_of(values, keys, schema)
-            _cache_put(key, hit)
-        sources.append(hit)
+        sources.append(entries((_identity(mdt, path), block.offset, tag),
+                               partial(HFileReader, block.content, f"{where} (HFILE_DATA block)"),
+                               block.header.get(HeaderKey.SCHEMA), where))
     return sources
 
 
@@ -434,6 +428,10 @@ def read_column_stats(mdt: MetadataTable, columns: Sequence[str]) -> pa.Table:
     if not prefixes:
         return ENTRY_SCHEMA.empty_table()
     slices = mdt._require(COLUMN_STATS)
+    whole_key = ("entries", mdt._slice_identity(COLUMN_STATS), tuple(prefixes))
+    whole = _cache_get(whole_key)
+    if whole is not None:
+        return whole
     parts = []
     try:
         for sl in slices:
@@ -457,7 +455,9 @@ def read_column_stats(mdt: MetadataTable, columns: Sequence[str]) -> pa.Table:
     ids = pa.array(list(names), pa.string())
     idx = pc.index_in(pids, value_set=ids)
     partition = pc.take(pa.array(list(names.values()), pa.string()), idx)
-    return table.set_column(1, "partition", partition)
+    table = table.set_column(1, "partition", partition)
+    _cache_put(whole_key, table)
+    return table
 
 
 def _last_of_each(table: pa.Table) -> pa.Table:
@@ -550,6 +550,37 @@ def mdt_rows_columnar(keys: pa.Table | Sequence[tuple[str, str, int, str, str, b
     tuples or as a :func:`file_keys_table`."""
     if not isinstance(keys, pa.Table):
         keys = file_keys_table(keys)
+    rows_key = ("rows", id(entries), _fingerprint(keys), tuple((n, str(t)) for n, t in leaves), appendable_logs)
+    cached = _rows_cache.get(rows_key)
+    if cached is not None and cached[0] is entries:
+        return cached[1], list(cached[2])
+    rows, found = _mdt_rows(keys, entries, leaves, appendable_logs)
+    _rows_cache[rows_key] = (entries, rows, found)
+    while len(_rows_cache) > 4:
+        _rows_cache.popitem(last=False)
+    return rows, found
+
+
+#: the rows made for a listing from one (cached) entries table: a repeated planning of an unchanged table makes
+#: the same rows again; the entries table itself is kept in the value (its id is only valid while it lives)
+_rows_cache: OrderedDict[tuple[Any, ...], tuple[pa.Table, pa.Table, list[bool]]] = OrderedDict()
+
+
+def _fingerprint(keys: pa.Table) -> tuple[int, bytes]:
+    """A digest of a keys table's content (paths, sizes, instants, log flags)."""
+    h = hashlib.blake2b(digest_size=16)
+    for name in ("path", "partition", "size", "instant", "name", "is_log"):
+        col = keys.column(name).combine_chunks()
+        for buf in col.buffers():
+            h.update(b"-" if buf is None else f"+{buf.size}:".encode())
+            if buf is not None:
+                h.update(buf)
+        h.update(f"@{col.offset}/{len(col)}".encode())
+    return keys.num_rows, h.digest()
+
+
+def _mdt_rows(keys: pa.Table, entries: pa.Table, leaves: Sequence[tuple[str, pa.DataType]],
+              appendable_logs: bool) -> tuple[pa.Table, list[bool]]:
     n = keys.num_rows
     part = pc.utf8_trim(keys.column("partition"), "/")
     name = keys.column("name")

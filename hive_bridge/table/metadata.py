@@ -1156,15 +1156,7 @@ class MetadataTable:
             identity = self._slice_identity(partition)
             hit = _FILES_CACHE.get(identity)
             if hit is None:
-                out_all: dict[str, dict[str, Any]] = {}
-                try:
-                    for sl in slices:
-                        out_all.update(self._read_slice(sl, None, None))
-                except _Unreadable as why:
-                    raise self._fail(partition, str(why)) from None
-                except (HudiTableError, KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
-                    raise self._fail(partition, f"{type(exc).__name__}: {exc}") from None
-                _FILES_CACHE[identity] = hit = out_all
+                _FILES_CACHE[identity] = hit = self._read_slices(partition, slices, None, None)
                 while len(_FILES_CACHE) > _FILES_CACHE_ENTRIES:
                     _FILES_CACHE.popitem(last=False)
             else:
@@ -1176,6 +1168,15 @@ class MetadataTable:
             if pre is None and want is not None:
                 return {k: cached[k] for k in want if k in cached}
             return {k: v for k, v in cached.items() if _selected(k, want, pre)}
+        out = self._read_slices(partition, slices, want, pre)
+        if want is None and pre is None:
+            self._cache[partition] = out
+            return dict(out)
+        return out
+
+    def _read_slices(self, partition: str, slices: list[_Slice], want: set[str] | None,
+                     pre: list[str] | None) -> dict[str, dict[str, Any]]:
+        """The merged records of a partition's slices; an unreadable one drops the partition and raises."""
         out: dict[str, dict[str, Any]] = {}
         try:
             for sl in slices:
@@ -1184,9 +1185,6 @@ class MetadataTable:
             raise self._fail(partition, str(why)) from None
         except (HudiTableError, KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
             raise self._fail(partition, f"{type(exc).__name__}: {exc}") from None
-        if want is None and pre is None:
-            self._cache[partition] = out
-            return dict(out)
         return out
 
     def file_size(self, path: str) -> int:

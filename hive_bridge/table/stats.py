@@ -1142,9 +1142,9 @@ class ColumnStatsIndex:
         state = _State()
         read = corrupt = 0
         if self._remote is not None:  # segments inside a table on object storage
-            for name, size in self._remote.segments():
+            for name, _size in self._remote.segments():
                 try:
-                    segment = self._remote.read(name, size)
+                    segment = self._remote.read(name)
                     validate_segment(segment, self._remote.where(name))
                 except FileNotFoundError:
                     continue

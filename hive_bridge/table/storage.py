@@ -287,11 +287,6 @@ class Storage:
     def local(cls, path: str | os.PathLike[str]) -> Storage:
         return cls.for_uri(os.fspath(path))
 
-    def for_location(self, location: str) -> Storage:
-        """A storage rooted at another location of the same file system (sharing its request counter)."""
-        return Storage(self.fs, self.fs_path(location), location.rstrip("/") if not self.is_local else
-                       self.fs_path(location), self.scheme, self.options, self.requests)
-
     # -------------------------------------------------------------------------------------------- naming
 
     @property
@@ -544,6 +539,17 @@ def register(storage: Storage) -> None:
     if not storage.is_local:
         with _OPEN_LOCK:
             _OPEN[storage.uri] = storage
+
+
+def read_whole(path: str, storage: Storage | None = None) -> bytes:
+    """The bytes of a whole file: through ``storage`` (or the registered storage of its location, for a file on
+    object storage), else from the local file system. Raises OSError."""
+    if storage is None:
+        storage = storage_for(path)   # None for a local path
+    if storage is not None:
+        return storage.read_bytes(path)
+    with open(path, "rb") as fh:
+        return fh.read()
 
 
 def storage_for(location: str | os.PathLike[str]) -> Storage | None:
