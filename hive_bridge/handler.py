@@ -234,25 +234,58 @@ def input_format_for(input_format_class: str | None, table_name: str = "", sessi
 
 
 def _find_root(path: str) -> str:
-    """The Hudi table root at or above a partition folder."""
+    """The Hudi table root at or above a partition folder (a local path, ``file:``, or an object-storage URI:
+    one HEAD request per level looked at)."""
     from pathlib import Path
 
-    p = Path(path.removeprefix("file:")).absolute()
-    for candidate in (p, *p.parents):
-        if (candidate / ".hoodie" / "hoodie.properties").is_file():
-            return str(candidate)
+    from hive_bridge.table.storage import Storage, StorageError, is_local_uri
+
+    if is_local_uri(path):
+        p = Path(path.removeprefix("file:")).absolute()
+        for candidate in (p, *p.parents):
+            if (candidate / ".hoodie" / "hoodie.properties").is_file():
+                return str(candidate)
+    else:
+        try:
+            storage = Storage.for_uri(path)
+        except (StorageError, HudiTableError, OSError) as exc:
+            raise HandlerError(f"{path}: {exc}") from None
+        location = path.rstrip("/")
+        scheme_end = location.index("://") + 3 if "://" in location else 0
+        while True:
+            if storage.is_file(storage.join(location, ".hoodie", "hoodie.properties")):
+                return location
+            parent = location.rpartition("/")[0]
+            if len(parent) <= scheme_end or "/" not in parent[scheme_end:]:
+                break                           # at the bucket (or host): no table above it
+            location = parent
     raise HandlerError(f"{path}: not inside a Hudi table (no .hoodie/hoodie.properties at or above it)")
 
 
-def _slices_under(table: HudiTable, dirs: list[str]) -> list[FileSlice]:
+def _relative(table: HudiTable, location: str) -> str:
+    """A folder's path relative to the table root ("" for the root itself)."""
     from pathlib import Path
 
+    from hive_bridge.table.storage import is_local_uri
+
+    base = str(table.base_path)
+    if is_local_uri(location) and is_local_uri(base):
+        rel = Path(location.removeprefix("file:")).absolute().relative_to(Path(base).absolute()).as_posix()
+        return "" if rel == "." else rel
+    loc, root = location.rstrip("/"), base.rstrip("/")
+    if loc == root:
+        return ""
+    if not loc.startswith(root + "/"):
+        raise HandlerError(f"{location}: not under the table {base}")
+    return loc[len(root) + 1:]
+
+
+def _slices_under(table: HudiTable, dirs: list[str]) -> list[FileSlice]:
     slices = table.latest_file_slices()
-    root = Path(table.base_path).absolute()
     wanted: list[str] = []
     for d in dirs:
-        rel = Path(d.removeprefix("file:")).absolute().relative_to(root).as_posix()
-        if rel in ("", "."):
+        rel = _relative(table, d)
+        if rel == "":
             return slices
         wanted.append(rel.rstrip("/"))
     return [s for s in slices if any(s.partition_path == w or s.partition_path.startswith(w + "/")

@@ -9,7 +9,7 @@ kept because of log files; with ``explain``, one :class:`FileVerdict` per slice 
 from __future__ import annotations
 
 import operator
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -209,7 +209,7 @@ class _Group:
     (partition values + column statistics) tables."""
 
     slices: list[FileSlice]
-    positions: list[int]
+    positions: Sequence[int]        # a range for the group of all slices (no 1,000,000 int objects)
     partition: StatsTable
     full: StatsTable
     #: merged slices only: every part (base file, log files) as its own row with the partition values, which
@@ -223,7 +223,10 @@ class _Group:
     def position_array(self) -> np.ndarray:
         cached: np.ndarray | None = self.__dict__.get("_position_array")
         if cached is None:
-            cached = self.__dict__["_position_array"] = np.asarray(self.positions, dtype=np.int64)
+            p = self.positions
+            cached = np.arange(p.start, p.stop, p.step, dtype=np.int64) if isinstance(p, range) \
+                else np.asarray(p, dtype=np.int64)
+            self.__dict__["_position_array"] = cached
         return cached
 
 
@@ -243,12 +246,13 @@ class Pruner:
 
     def __init__(self, table: HudiTable, index: ColumnStatsIndex, slices: list[FileSlice],
                  query_type: str = SNAPSHOT, key_indexes: bool = True, stats: pa.Table | None = None,
-                 counters: IndexCounters | None = None) -> None:
+                 counters: IndexCounters | None = None, no_log_files: bool = False) -> None:
         """``key_indexes``: let Hudi's record index, secondary indexes and bloom filters answer equality on
         keys and indexed columns (:mod:`hive_bridge.pruning.key_index`). ``stats``: the statistics of the
         slices with a base file, in order, when they are already known (``index.table(...)`` of them: a
         snapshot that followed new instants reuses the rows of the partitions they did not touch), with the
-        ``counters`` that describe them."""
+        ``counters`` that describe them; ``no_log_files``: the caller knows that every slice is a base file
+        alone (the slices are then not looked at one by one)."""
         self.table = table
         self.use_key_indexes = key_indexes
         self._key_indexes: Any = None
@@ -259,21 +263,26 @@ class Pruner:
         self.sarg_schema = table_sarg_schema(table)
         self.index = index
         n = len(slices)
-        # one pass over the slices each (C-level maps: tables have 1,000,000s of slices)
-        log_counts = np.fromiter(map(len, map(_get_log_files, slices)), dtype=np.int64, count=n)
-        self.has_logs = log_counts > 0
-        self.log_files = int(log_counts.sum())
-        bases = list(map(_get_base_file, slices))
-        all_based = None not in bases
+        if no_log_files:
+            self.has_logs = np.zeros(n, dtype=bool)
+            self.log_files = 0
+            all_based = True
+        else:
+            # one pass over the slices each (C-level maps: tables have 1,000,000s of slices)
+            log_counts = np.fromiter(map(len, map(_get_log_files, slices)), dtype=np.int64, count=n)
+            self.has_logs = log_counts > 0
+            self.log_files = int(log_counts.sum())
+            bases = list(map(_get_base_file, slices))
+            all_based = None not in bases
         self.groups: list[_Group] = []
-        based = slices if all_based else [s for s, b in zip(slices, bases, strict=True) if b is not None]
+        based = slices if all_based else [s for s in slices if s.base_file is not None]
         # one call: the index's counters describe the whole planning
         stats_all = index.table(based) if stats is None else stats
         self.stats_all = stats_all
         self.bytes_total = int(pc.sum(stats_all.column("file_size")).as_py() or 0) if stats_all.num_rows else 0
         if not self.has_logs.any():
             if n:
-                self.groups.append(self._group(slices, list(range(n)), stats_all))
+                self.groups.append(self._group(slices, range(n), stats_all))
         else:
             plain_pos = np.flatnonzero(~self.has_logs).tolist()
             merged_pos = np.flatnonzero(self.has_logs).tolist()
@@ -286,7 +295,7 @@ class Pruner:
             self.groups.append(self._merged_group(merged, merged_pos, stats_all, row_of))
         self.index_counters = index.last if counters is None else counters
 
-    def _group(self, group: list[FileSlice], positions: list[int], stats: pa.Table) -> _Group:
+    def _group(self, group: list[FileSlice], positions: Sequence[int], stats: pa.Table) -> _Group:
         part = partition_stats(self.table, group, stats.column("num_rows"), stats)
         base_cols = stats.select([c for c in ("path", "partition", "file_size", "instant", "num_rows",
                                               "has_log_files") if c in stats.column_names])

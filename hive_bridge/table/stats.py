@@ -744,7 +744,19 @@ def _lookup(state: _State, paths: pa.Array, sizes: pa.Array, instants: pa.Array)
     """The index row of each listed file (int32, null when none): the first row with the file's path, used only
     when its size and instant equal the listing's as well, so a row serves only the file (path, size, instant)
     it was read from. Comparing after a path lookup costs less than hashing joined keys."""
-    positions = pc.index_in(paths, value_set=state.paths)
+    n = len(paths)
+    if n and len(state.paths) > 8 * n and pc.count_distinct(paths).as_py() == n:
+        # a few files against a big index (a snapshot following a commit): hash the few, probe the index with
+        # its paths, and keep each path's first row (hashing 1,000,000 index paths costs 0.35 s a call)
+        hit = pc.index_in(state.paths, value_set=paths)
+        valid = hit.is_valid().to_numpy(zero_copy_only=False)
+        rows = np.flatnonzero(valid)
+        targets = hit.filter(hit.is_valid()).to_numpy(zero_copy_only=False).astype(np.int64)
+        pos = np.full(n, -1, dtype=np.int64)
+        pos[targets[::-1]] = rows[::-1]          # written last wins: the first row of each path
+        positions = pa.array(pos.astype(np.int32), pa.int32(), mask=pos < 0)
+    else:
+        positions = pc.index_in(paths, value_set=state.paths)
     if not len(positions) or positions.null_count == len(positions):
         return positions
     same = pc.and_(
@@ -763,6 +775,9 @@ class _State:
     paths: pa.Array = field(default_factory=lambda: pa.array([], pa.string()))
     sizes: pa.Array = field(default_factory=lambda: pa.array([], pa.int64()))
     instants: pa.Array = field(default_factory=lambda: pa.array([], pa.string()))
+    #: how many of raw_segments `entries` holds, and for which leaves (an append is then added on its own)
+    built: int = 0
+    built_for: list[StatsLeaf] | None = None
 
 
 class ColumnStatsIndex:
@@ -822,7 +837,7 @@ class ColumnStatsIndex:
         old = self._state
         if old is not None and new.target_leaves() == self.target_leaves():
             new._state = _State(raw_segments=list(old.raw_segments), entries=old.entries, paths=old.paths,
-                                sizes=old.sizes, instants=old.instants)
+                                sizes=old.sizes, instants=old.instants, built=old.built, built_for=old.built_for)
         return new
 
     def load(self) -> pa.Table:
@@ -1176,6 +1191,18 @@ class ColumnStatsIndex:
 
     def _rebuild_entries(self, state: _State) -> None:
         target = self.target_leaves()
+        if state.entries is not None and state.built_for == target and 0 < state.built <= len(state.raw_segments):
+            # segments were only appended since: put them in front of what is built (1,000,000 rows are not
+            # concatenated again for 100 new ones)
+            added = [normalize(seg, target) for _, seg in reversed(state.raw_segments[state.built:])]
+            if added:
+                head = pa.concat_tables(added).combine_chunks() if len(added) > 1 else added[0].combine_chunks()
+                state.entries = pa.concat_tables([head, state.entries.cast(head.schema)])
+                state.paths = pa.concat_arrays([head.column("path").combine_chunks(), state.paths])
+                state.sizes = pa.concat_arrays([head.column("file_size").combine_chunks(), state.sizes])
+                state.instants = pa.concat_arrays([head.column("instant").combine_chunks(), state.instants])
+            state.built = len(state.raw_segments)
+            return
         # newest segment first: a path indexed twice (a file rewritten under its name, read again) is found at
         # its newest row first (`_lookup` takes the first row of a path)
         parts = [normalize(seg, target) for _, seg in reversed(state.raw_segments)]
@@ -1187,6 +1214,8 @@ class ColumnStatsIndex:
         state.paths = state.entries.column("path").combine_chunks()
         state.sizes = state.entries.column("file_size").combine_chunks()
         state.instants = state.entries.column("instant").combine_chunks()
+        state.built = len(state.raw_segments)
+        state.built_for = target
 
     def _add_from_footers(
         self, state: _State, missing: list[tuple[str, str, int, str, str]], target: list[StatsLeaf],
@@ -1254,6 +1283,8 @@ class ColumnStatsIndex:
         persisted = [(n, s) for n, s in state.raw_segments if not n.startswith("<")]
         slices = self.hudi_table.latest_file_slices()
         total = sum(s.num_rows for _, s in persisted)
+        if len(persisted) <= MAX_SEGMENTS and total <= max(2 * len(slices), 1000):
+            return 0                            # (log files only raise the limit: not counted)
         logs = [lf for s in slices for lf in s.log_files]
         if len(persisted) <= MAX_SEGMENTS and total <= max(2 * (len(slices) + len(logs)), 1000):
             return 0
@@ -1279,6 +1310,7 @@ class ColumnStatsIndex:
             else:
                 self._try_unlink(self.directory / old)
         state.raw_segments = [(name, merged)] + [(n, s) for n, s in state.raw_segments if n.startswith("<")]
+        state.built = 0                         # not an append: build everything again
         self._rebuild_entries(state)
         return 1
 

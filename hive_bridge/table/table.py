@@ -38,6 +38,8 @@ class HudiTable:
         self.base_path = properties.base_path
         self._fsview = FileSystemView(properties, timeline, freeze_listing=freeze_listing)
         self._schema: pa.Schema | None = None
+        #: the slice whose base file gave the schema (None: the timeline's schema)
+        self._schema_slice: FileSlice | None = None
         self._latest: list[FileSlice] | None = None
         self._freeze = freeze_listing
         #: where the file listing comes from ("folders" or "mdt": the metadata table's files partition), and
@@ -196,13 +198,26 @@ class HudiTable:
             self._schema = self._resolve_schema()
         return self._schema
 
-    def _resolve_schema(self) -> pa.Schema:
+    def follow_schema(self, old: HudiTable, touched: list[FileSlice]) -> None:
+        """Resolve the schema from ``old``'s (the same table opened before new instants) and the slices of the
+        partitions those instants touched, instead of looking at every slice: the newest base file is the
+        newest of the touched ones, or ``old``'s when none is newer and its partition was not touched."""
+        if not self.base_files_are_parquet or old._schema is None:
+            return
+        newest = max(compress(touched, map(get_base_file, touched)), key=get_base_instant, default=None)
+        previous = old._schema_slice
+        if newest is not None and (previous is None or newest.base_instant >= previous.base_instant):
+            self._schema = self._resolve_schema(newest)
+        elif previous is not None and previous.partition_path not in {s.partition_path for s in touched}:
+            self._schema, self._schema_slice = old._schema, previous
+
+    def _resolve_schema(self, latest: FileSlice | None = None) -> pa.Schema:
         schema: pa.Schema | None = None
-        latest: FileSlice | None = None
-        if self.base_files_are_parquet:
+        if latest is None and self.base_files_are_parquet:
             # the newest base file (first of the newest); C-speed passes, tables can have 100,000s of slices
             slices = self.latest_file_slices()
             latest = max(compress(slices, map(get_base_file, slices)), key=get_base_instant, default=None)
+        self._schema_slice = latest
         if latest is not None and latest.base_file is not None:
             try:
                 if self.storage.is_local:

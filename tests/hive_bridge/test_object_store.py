@@ -336,3 +336,24 @@ def test_spark_reads_the_table_on_s3_through_python_workers(spark: Any, s3: S3Se
     s3.client().delete_object(Bucket=BUCKET, Key=f"{prefix}/{victim.path}")
     with pytest.raises(Exception, match="the base file is gone"):
         planned.df.collect()
+
+
+def test_the_handler_lists_a_partition_of_a_table_on_s3(s3: S3Server, tables: dict[str, tuple[Path, str]],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hive's input format gets a partition folder's URI: the handler finds the table root above it on S3 and
+    lists that partition's slices, as it does for the local copy."""
+    from hive_bridge.handler import INPUT_DIR, HoodieParquetInputFormat
+
+    monkeypatch.setenv("AWS_ENDPOINT_URL", s3.endpoint)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", CREDENTIALS["access_key"])
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", CREDENTIALS["secret_key"])
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    local, uri = tables[COW]
+    partition = next(p for p in HudiTable.open(local).partition_paths() if p)
+    want = HoodieParquetInputFormat().list_status({INPUT_DIR: f"{local}/{partition}"})
+    got = HoodieParquetInputFormat().list_status({INPUT_DIR: f"{uri}/{partition}"})
+    assert want.files_total > 0
+    assert sorted(s.file_id for s in got.slices) == sorted(s.file_id for s in want.slices)
+    assert all(f.path.startswith(f"{uri}/{partition}/") for f in got.files)
+    with pytest.raises(Exception, match="not inside a Hudi table"):
+        HoodieParquetInputFormat().list_status({INPUT_DIR: f"s3://{BUCKET}/warehouse/nothing-here"})

@@ -47,6 +47,7 @@ def _check(cache: SnapshotCache, root: Path, step: str) -> None:
     for query_type in (SNAPSHOT, READ_OPTIMIZED):
         snap = cache.get(str(root))
         fresh = HudiTable.open(root)
+        assert snap.table.arrow_schema() == fresh.arrow_schema(), step
         index = ColumnStatsIndex(fresh, persist=False)
         for text in FILTERS:
             filt = sarg.parse(text, SCHEMA) if text else None
@@ -63,6 +64,8 @@ WRITES: list[tuple[str, Callable[[HudiWriter, dict[str, object]], None]]] = [
     ("insert_overwrite", lambda w, s: w.insert_overwrite(_data(list(range(200, 215)), "o"))),
     ("inflight insert", lambda w, s: s.update(pending=w.insert(_data([500, 501, 502]), inflight=True))),
     ("rollback", lambda w, s: w.rollback(s["pending"])),  # type: ignore[arg-type]
+    ("insert with a new column", lambda w, s: w.insert(_data([600, 601, 602]).append_column(
+        "extra", pa.array([1.5, None, 2.5], pa.float64())))),
     ("upsert again", lambda w, s: s.update(last=w.upsert(_data([1, 2, 3, 42], "x")))),
     ("rollback completed", lambda w, s: w.rollback(s["last"])),  # type: ignore[arg-type]
 ]

@@ -655,3 +655,28 @@ def test_file_rewritten_between_listing_and_indexing_is_unknown_and_not_stored(t
     row = again.load().filter(pc.equal(stats.column("path"), victim.path)).to_pylist()[0]
     assert (row["id::min"], row["id::max"], row["num_rows"]) == (777, 779, 3)
     assert again.last.files_from_footers == 1
+
+
+def test_lookup_of_a_few_files_in_a_big_index_equals_the_plain_lookup() -> None:
+    """The lookup of a few listed files in a big index (hashing the few, probing with the index's paths) gives
+    each file the first index row of its path, used only when size and instant match, as the plain lookup."""
+    import random
+
+    from hive_bridge.table.stats import _lookup, _State
+
+    rnd = random.Random(3)
+    state_paths = [f"p{rnd.randint(0, 400)}/f{rnd.randint(0, 60)}" for _ in range(2000)]  # repeated paths
+    state = _State(paths=pa.array(state_paths), sizes=pa.array([rnd.randint(0, 2) for _ in state_paths], pa.int64()),
+                   instants=pa.array([rnd.choice(["a", "b"]) for _ in state_paths]))
+    for k in (1, 5, 30, 200):
+        query = rnd.sample(sorted(set(state_paths)), k // 2) + [f"new/{i}" for i in range(k - k // 2)]
+        paths = pa.array(query)
+        sizes = pa.array([rnd.randint(0, 2) for _ in query], pa.int64())
+        instants = pa.array([rnd.choice(["a", "b"]) for _ in query])
+        got = _lookup(state, paths, sizes, instants).to_pylist()
+        want = []
+        for p, sz, ins in zip(query, sizes.to_pylist(), instants.to_pylist(), strict=True):
+            first = state_paths.index(p) if p in state_paths else None
+            ok = first is not None and state.sizes[first].as_py() == sz and state.instants[first].as_py() == ins
+            want.append(first if ok else None)
+        assert got == want, k
