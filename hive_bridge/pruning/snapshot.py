@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
@@ -303,9 +304,10 @@ class SnapshotCache:
             self._key_locks.clear()
 
 
-_default = SnapshotCache()
+_default = SnapshotCache(max_tables=int(os.environ.get("HIVE_BRIDGE_SNAPSHOTS", "4")))
 
 
 def default_cache() -> SnapshotCache:
-    """The process's snapshot cache (used by ``read_hudi``, the ``hudi-hive`` data source and the handler)."""
+    """The process's snapshot cache (used by ``read_hudi``, the ``hudi-hive`` data source and the handler): the
+    ``HIVE_BRIDGE_SNAPSHOTS`` (default 4) most recently used tables."""
     return _default

@@ -196,7 +196,7 @@ class _Listed:
 
 #: parsed listings by identity (see FileSystemView.use_listing): never mutated once built, so views share them
 _LISTED_CACHE: OrderedDict[Hashable, _Listed] = OrderedDict()
-_LISTED_CACHE_ENTRIES = 8
+_LISTED_CACHE_ENTRIES = 2              # a 1,000,000-file listing is ~2 million objects
 
 
 def _newest(b: BaseFile) -> tuple[str, str]:
