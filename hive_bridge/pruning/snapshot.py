@@ -25,12 +25,11 @@ pruners prepared on first use (under a lock).
 from __future__ import annotations
 
 import dataclasses
-import gc
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,25 +38,19 @@ import pyarrow as pa
 import sarg
 from hive_bridge.pruning.pruner import SNAPSHOT, ListStatusResult, Pruner, check_query_type
 from hive_bridge.table import FileSlice, HudiTable
+from hive_bridge.table.fsview import gc_paused
 from hive_bridge.table.stats import ColumnStatsIndex
 
 __all__ = ["SnapshotCache", "TableSnapshot", "default_cache", "timeline_state"]
 
 
-@contextmanager
-def _collector_paused() -> Iterator[None]:
+def _collector_paused() -> AbstractContextManager[None]:
     """No cyclic garbage collection while a snapshot is built or followed. A process holding a 1,000,000-file
     snapshot has millions of long-lived tuples; building the next one allocates enough to trigger full
     collections that scan them all, each taking longer than the rest of the work (measured: 1.0 s of a 1.6 s
     re-planning). A plain pause: nothing is frozen or moved between generations, the collector simply runs
     later, as it would have."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
+    return gc_paused(to_oldest=False)
 
 
 def timeline_state(table: HudiTable) -> tuple[Any, ...]:

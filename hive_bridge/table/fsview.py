@@ -137,7 +137,7 @@ def partition_values_for(path: str, properties: TableProperties) -> dict[str, st
 
 
 @contextmanager
-def gc_paused() -> Iterator[None]:
+def gc_paused(to_oldest: bool = True) -> Iterator[None]:
     """Pause the cyclic garbage collector while building many small long-lived objects.
 
     Listing 100,000 files builds ~300,000 tuples that the table caches. With the collector running, young
@@ -145,14 +145,15 @@ def gc_paused() -> Iterator[None]:
     all at once (~0.1 s). Instead, on exit everything young is moved straight to the oldest generation
     (`gc.freeze()` + `gc.unfreeze()`, no scan), where only a later full collection looks at it; cyclic garbage
     among it is still collected then. Done only when nobody else uses the permanent generation (a process that
-    froze objects itself keeps them frozen: then this is a plain pause). Restores the previous state."""
+    froze objects itself keeps them frozen: then this is a plain pause). Restores the previous state.
+    ``to_oldest=False``: a plain pause (nothing is moved between generations)."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was_enabled:
-            if gc.get_freeze_count() == 0:
+            if to_oldest and gc.get_freeze_count() == 0:
                 gc.freeze()
                 gc.unfreeze()
             gc.enable()

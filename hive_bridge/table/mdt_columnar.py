@@ -40,7 +40,7 @@ import pyarrow.compute as pc
 
 from hive_bridge.table.avro_columns import AvroColumnsError, Decoded, decode_values
 from hive_bridge.table.hfile import HFileError, HFileReader
-from hive_bridge.table.logfile import BlockType, HeaderKey, LogFormatError, delete_block_keys
+from hive_bridge.table.logfile import BlockType, HeaderKey, LogFormatError
 from hive_bridge.table.stats_table import bound_columns
 
 if TYPE_CHECKING:
@@ -376,7 +376,7 @@ def _prefixed(reader: HFileReader, prefixes: list[str]) -> tuple[list[str], list
 
 
 def _source_entries(mdt: MetadataTable, sl: _Slice, prefixes: list[str]) -> list[pa.Table | set[str]]:
-    from hive_bridge.table.metadata import _selected, _Unreadable
+    from hive_bridge.table.metadata import _Unreadable, deleted_keys
 
     tag = tuple(prefixes)
 
@@ -405,11 +405,7 @@ def _source_entries(mdt: MetadataTable, sl: _Slice, prefixes: list[str]) -> list
     for path, block in mdt._blocks(sl):
         where = f"{path}: byte {block.offset}"
         if block.block_type == BlockType.DELETE:
-            try:
-                deleted = delete_block_keys(block, where)
-            except LogFormatError as exc:
-                raise _Unreadable(str(exc)) from None
-            sources.append({k for k, _ in deleted if _selected(k, None, prefixes)})
+            sources.append(deleted_keys(block, where, None, prefixes))
             continue
         sources.append(entries((_identity(mdt, path), block.offset, tag),
                                partial(HFileReader, block.content, f"{where} (HFILE_DATA block)"),

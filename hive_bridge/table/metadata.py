@@ -1227,13 +1227,8 @@ class MetadataTable:
         for path, block in self._blocks(sl):
             where = f"{path}: byte {block.offset}"
             if block.block_type == BlockType.DELETE:
-                try:
-                    deleted = delete_block_keys(block, where)
-                except LogFormatError as exc:
-                    raise _Unreadable(str(exc)) from None
-                for key, _ in deleted:
-                    if _selected(key, want, pre):
-                        merged[key] = _DELETED
+                for key in deleted_keys(block, where, want, pre):
+                    merged[key] = _DELETED
                 continue
             try:
                 reader = self._reader((path, block.offset), partial(HFileReader, block.content,
@@ -1479,6 +1474,15 @@ class MetadataTable:
         s = self.status
         return (f"MetadataTable({self.location!r}, available={s.available}, partitions={list(s.partitions)}, "
                 f"synced_up_to={s.synced_up_to!r}, lagging={list(s.lagging_instants)})")
+
+
+def deleted_keys(block: LogBlock, where: str, want: set[str] | None, pre: list[str] | None) -> set[str]:
+    """The selected record keys a metadata log file's DELETE block removes (raises _Unreadable)."""
+    try:
+        deleted = delete_block_keys(block, where)
+    except LogFormatError as exc:
+        raise _Unreadable(str(exc)) from None
+    return {key for key, _ in deleted if _selected(key, want, pre)}
 
 
 def _selected(key: str, want: set[str] | None, pre: list[str] | None) -> bool:
