@@ -755,7 +755,7 @@ class HudiHiveReader(DataSourceReader):
         for base, logs, values in partition.files:
             if _read_by_hudi_rs(base, bool(logs)):
                 rel = os.path.relpath(base, self.path) if base else ""
-                batches = _merge_with_hudi(_hudi_reader(self.path), rel,
+                batches = _merge_with_hudi(_hudi_reader(self.path, _storage_options_of(self.options)), rel,
                                            [os.path.relpath(p, self.path) for p in logs])
                 if not batches:
                     continue
@@ -797,11 +797,59 @@ class PruningHudiHiveReader(HudiHiveReader):
         return self.filters
 
 
-def _hudi_reader(root: str) -> Any:
-    """hudi-rs's file-group reader of a table (it merges a base file with its log files)."""
+def _hudi_reader(root: str, storage_options: Mapping[str, str] | None = None) -> Any:
+    """hudi-rs's file-group reader of a table (it merges a base file with its log files); a table on object
+    storage gets the same endpoint and credentials as pyarrow (see :func:`hudi_rs_storage_options`)."""
     import hudi
 
-    return hudi.HudiTableBuilder.from_base_uri(root).build().create_file_group_reader_with_options()
+    builder = hudi.HudiTableBuilder.from_base_uri(root)
+    if not is_local_uri(root):
+        builder = builder.with_storage_options(hudi_rs_storage_options(root, storage_options or {}))
+    return builder.build().create_file_group_reader_with_options()
+
+
+#: hive-bridge's storage options (pyarrow's S3FileSystem names and the AWS ones) -> hudi-rs's (object_store's)
+_HUDI_RS_S3_KEYS = {
+    "access_key": "aws_access_key_id", "aws_access_key_id": "aws_access_key_id",
+    "secret_key": "aws_secret_access_key", "aws_secret_access_key": "aws_secret_access_key",
+    "session_token": "aws_session_token", "aws_session_token": "aws_session_token",
+    "region": "aws_region", "aws_region": "aws_region",
+    "endpoint_override": "aws_endpoint", "endpoint_url": "aws_endpoint",
+}
+#: the same from the environment, when no option says otherwise
+_HUDI_RS_S3_ENV = {
+    "AWS_ACCESS_KEY_ID": "aws_access_key_id", "AWS_SECRET_ACCESS_KEY": "aws_secret_access_key",
+    "AWS_SESSION_TOKEN": "aws_session_token", "AWS_REGION": "aws_region", "AWS_DEFAULT_REGION": "aws_region",
+    "AWS_ENDPOINT_URL_S3": "aws_endpoint", "AWS_ENDPOINT_URL": "aws_endpoint",
+}
+
+
+def hudi_rs_storage_options(root: str, options: Mapping[str, str]) -> dict[str, str]:
+    """The storage options hudi-rs needs to read an S3 table the way pyarrow does: endpoint and credentials
+    from ``options`` (hive-bridge's) or the environment, ``http`` allowed when the endpoint says so, and no
+    instance-metadata lookup when credentials are given."""
+    scheme = root.split("://", 1)[0].lower() if "://" in root else ""
+    if scheme not in ("s3", "s3a", "s3n"):
+        return {}
+    out: dict[str, str] = {}
+    for env, key in _HUDI_RS_S3_ENV.items():
+        found = os.environ.get(env)
+        if found and key not in out:
+            out[key] = found
+    for k, v in options.items():
+        mapped = _HUDI_RS_S3_KEYS.get(k)
+        if mapped is not None:
+            out[mapped] = str(v)
+    endpoint = out.get("aws_endpoint")
+    if endpoint is not None:
+        if "://" not in endpoint:
+            endpoint = f"{options.get('scheme') or 'https'}://{endpoint}"
+            out["aws_endpoint"] = endpoint
+        if endpoint.startswith("http://"):
+            out["aws_allow_http"] = "true"
+    if "aws_access_key_id" in out:
+        out.setdefault("aws_skip_signature", "false")
+    return out
 
 
 def _merge_with_hudi(reader: Any, base: str, logs: list[str]) -> list[pa.RecordBatch]:
