@@ -28,12 +28,17 @@ def local_cache_folder(storage: Storage) -> Path:
     return cache_root().joinpath("index", storage.cache_key(), "column_stats")
 
 
-def segment_bytes(table: pa.Table) -> bytes:
-    """One index segment as bytes (Arrow IPC file, lz4-compressed buffers), as `stats.write_segment` writes."""
-    sink = pa.BufferOutputStream()
+def write_segment_to(sink: pa.NativeFile, table: pa.Table) -> None:
+    """The index segment format: an Arrow IPC file with lz4-compressed buffers."""
     options = pa.ipc.IpcWriteOptions(compression="lz4")
     with pa.ipc.new_file(sink, table.schema, options=options) as writer:
         writer.write_table(table)
+
+
+def segment_bytes(table: pa.Table) -> bytes:
+    """One index segment as bytes (for object storage: one PUT)."""
+    sink = pa.BufferOutputStream()
+    write_segment_to(sink, table)
     return bytes(sink.getvalue().to_pybytes())
 
 
@@ -90,4 +95,4 @@ class RemoteIndexFolder:
         return f"{self.location}/{name}"
 
 
-__all__ = ["RemoteIndexFolder", "local_cache_folder", "segment_bytes"]
+__all__ = ["RemoteIndexFolder", "local_cache_folder", "segment_bytes", "write_segment_to"]

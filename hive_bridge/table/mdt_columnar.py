@@ -30,7 +30,6 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from decimal import Decimal
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -39,8 +38,19 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hive_bridge.table.avro_columns import AvroColumnsError, Decoded, decode_values
+from hive_bridge.table.errors import HudiTableError
 from hive_bridge.table.hfile import HFileError, HFileReader
 from hive_bridge.table.logfile import BlockType, HeaderKey, LogFormatError
+from hive_bridge.table.mdt_stats import _INT64_MAX, _MICROS, _bound, _typed
+from hive_bridge.table.metadata import (
+    _VALUE_TYPES,
+    _WRAPPER_TYPES,
+    COLUMN_STATS,
+    _decimal,
+    _Unreadable,
+    column_index_id,
+    deleted_keys,
+)
 from hive_bridge.table.stats_table import bound_columns
 
 if TYPE_CHECKING:
@@ -65,11 +75,8 @@ ENTRY_SCHEMA = pa.schema([
 ])
 
 _STATS = ("ColumnStatsMetadata", "HoodieMetadataColumnStats")
-_INT64_MAX = 2**63 - 1
 _MILLIS_TYPES = frozenset({"TIME_MILLIS", "TIMESTAMP_MILLIS", "LOCAL_TIMESTAMP_MILLIS"})
 _NANOS_TYPES = frozenset({"TIMESTAMP_NANOS", "LOCAL_TIMESTAMP_NANOS"})
-_MICROS = frozenset({"TIMESTAMP_MICROS", "LOCAL_TIMESTAMP_MICROS", "TIMESTAMP_MILLIS", "LOCAL_TIMESTAMP_MILLIS",
-                     "TIMESTAMP_NANOS", "LOCAL_TIMESTAMP_NANOS"})
 
 # ================================================================================================ the cache
 
@@ -137,8 +144,6 @@ def _py_kind(node: Any) -> int:
 
 def _value_types(d: Decoded) -> tuple[np.ndarray, list[str | None]]:
     """Per value: the V2 value type ordinal (-1 for V1) and the additional info."""
-    from hive_bridge.table.metadata import _VALUE_TYPES
-
     n = d.n
     ordinals, present = d.full((*_STATS, "valueType", "HoodieValueTypeInfo", "typeOrdinal"), np.int64, -1)
     if not present.any():
@@ -154,8 +159,6 @@ def _side(d: Decoded, field: str, codes: np.ndarray, infos: list[str | None],
           upper: bool) -> tuple[np.ndarray, np.ndarray, pa.Array, np.ndarray, np.ndarray]:
     """(kind, int value, binary value, decimal scale, V1 value type) of the min or max bound of every value:
     what ``metadata._unwrap`` makes of it, as arrays."""
-    from hive_bridge.table.metadata import _VALUE_TYPES, _WRAPPER_TYPES
-
     n = d.n
     kind = np.zeros(n, dtype=np.int8)
     ints = np.zeros(n, dtype=np.int64)
@@ -258,8 +261,6 @@ def _entries_of(values: list[bytes], keys: list[str], schema_json: str) -> pa.Ta
         tight, tight_ok = d.full((*_STATS, "isTightBound"), np.int64, 0)
         if not tight_ok.any():
             tight, tight_ok = d.full((*_STATS, "isTightBound", "boolean"), np.int64, 0)
-        from hive_bridge.table.metadata import _VALUE_TYPES
-
         names = np.array(_VALUE_TYPES, dtype=object)
         value_type = np.where(codes >= 0, names[np.maximum(codes, 0)], np.where(lo[4] != None, lo[4], hi[4]))  # noqa: E711
         return pa.table([
@@ -353,11 +354,6 @@ def _merge(sources: list[pa.Table | set[str]]) -> pa.Table:
     return merged.filter(pc.invert(merged.column("deleted")))
 
 
-def _decimal(unscaled: bytes, scale: int) -> Decimal:
-    sign, digits, _ = Decimal(int.from_bytes(unscaled, "big", signed=True)).as_tuple()
-    return Decimal((sign, digits, -scale))
-
-
 # ================================================================================================ reading
 
 
@@ -376,8 +372,6 @@ def _prefixed(reader: HFileReader, prefixes: list[str]) -> tuple[list[str], list
 
 
 def _source_entries(mdt: MetadataTable, sl: _Slice, prefixes: list[str]) -> list[pa.Table | set[str]]:
-    from hive_bridge.table.metadata import _Unreadable, deleted_keys
-
     tag = tuple(prefixes)
 
     def entries(key: tuple[Any, ...], open_reader: Callable[[], HFileReader], header_schema: str | None,
@@ -417,9 +411,6 @@ def read_column_stats(mdt: MetadataTable, columns: Sequence[str]) -> pa.Table:
     """The merged latest column statistics entries of ``columns`` (:data:`ENTRY_SCHEMA`, ``partition`` resolved,
     None when the partition id is unknown; deleted entries dropped). Raises :class:`Unsupported` when this
     path cannot decide, ``MetadataTableError`` when the partition is not usable or unreadable."""
-    from hive_bridge.table.errors import HudiTableError
-    from hive_bridge.table.metadata import COLUMN_STATS, _Unreadable, column_index_id
-
     prefixes = sorted({column_index_id(c) for c in columns})
     if not prefixes:
         return ENTRY_SCHEMA.empty_table()
@@ -443,7 +434,7 @@ def read_column_stats(mdt: MetadataTable, columns: Sequence[str]) -> pa.Table:
         # a key in two slices (never written so): the later slice wins, as the record path's dict update
         counts = pc.value_counts(table.column("key"))
         if (pc.max(counts.field("counts")).as_py() or 0) > 1:
-            table = _last_of_each(table)
+            table = _last_of_each(table, "key")
     # the partition of an entry: its key's partition id (characters 12..24) mapped by the files partition
     pids = pc.utf8_slice_codeunits(table.column("key"), 12, 24)
     mdt._partition_name_of("")                  # builds the id -> name map
@@ -456,8 +447,9 @@ def read_column_stats(mdt: MetadataTable, columns: Sequence[str]) -> pa.Table:
     return table
 
 
-def _last_of_each(table: pa.Table) -> pa.Table:
-    keys = table.column("key").to_pylist()
+def _last_of_each(table: pa.Table, column: str) -> pa.Table:
+    """The last row of each value of ``column`` (rows in their order)."""
+    keys = table.column(column).to_pylist()
     last = {k: i for i, k in enumerate(keys)}
     return table.take(pa.array(sorted(last.values()), pa.int64()))
 
@@ -508,8 +500,6 @@ def _typed_bounds(kind: np.ndarray, ints: np.ndarray, bins: pa.Array, scales: np
         ok &= out != np.iinfo(np.int64).min
         return pa.array(np.where(ok, out, 0), pa.int64(), mask=~ok).cast(typ)
     # decimals, date64 and the rest: the record path's own conversion, value by value (rare columns)
-    from hive_bridge.table.mdt_stats import _bound, _typed
-
     bl = bins.to_pylist()
     vts = value_type.to_pylist()
     values: list[Any] = []
@@ -597,7 +587,7 @@ def _mdt_rows(keys: pa.Table, entries: pa.Table, leaves: Sequence[tuple[str, pa.
             continue
         sub = usable.filter(pc.equal(usable.column("column"), column))
         if len(pc.unique(sub.column("file_key"))) != sub.num_rows:
-            sub = _last_of_each_file(sub)
+            sub = _last_of_each(sub, "file_key")
         pos = pc.index_in(file_key, value_set=sub.column("file_key"))
         has = pos.is_valid().to_numpy(zero_copy_only=False)
         any_entry |= has
@@ -648,15 +638,6 @@ def _mdt_rows(keys: pa.Table, entries: pa.Table, leaves: Sequence[tuple[str, pa.
             bins = t.column(prefix + "_bin").combine_chunks()
             return _typed_bounds(kind.astype(np.int8), ints, bins, scales, vt, typ, upper)
 
-        lo, hi = side("lo", False), side("hi", True)
-        both = pc.and_(lo.is_valid(), hi.is_valid())
-        lo = pc.if_else(both, lo, pa.nulls(m, typ))
-        hi = pc.if_else(both, hi, pa.nulls(m, typ))
-        columns.update(bound_columns(leaf, typ, lo, hi, nc))
+        # a bound unknown on one side is unknown on both: bound_columns applies that rule
+        columns.update(bound_columns(leaf, typ, side("lo", False), side("hi", True), nc))
     return pa.table(columns), found.tolist()
-
-
-def _last_of_each_file(table: pa.Table) -> pa.Table:
-    keys = table.column("file_key").to_pylist()
-    last = {k: i for i, k in enumerate(keys)}
-    return table.take(pa.array(sorted(last.values()), pa.int64()))

@@ -49,9 +49,9 @@ from hive_bridge.table.fsview import (
     get_path,
     get_size,
 )
-from hive_bridge.table.index_store import RemoteIndexFolder
+from hive_bridge.table.index_store import RemoteIndexFolder, write_segment_to
 from hive_bridge.table.properties import HOODIE_DIR
-from hive_bridge.table.stats_reader import LocalStatsReader, StatsReader, checked
+from hive_bridge.table.stats_reader import LocalStatsReader, ReadRows, StatsReader, checked
 from hive_bridge.table.stats_table import (
     BOUND_STATS,
     FILE_FIELDS,
@@ -86,10 +86,9 @@ PARQUET_SUFFIX = ".parquet"
 
 
 def write_segment(table: pa.Table, path: Path) -> None:
-    """Write one index segment (Arrow IPC file, lz4-compressed buffers)."""
-    options = pa.ipc.IpcWriteOptions(compression="lz4")
-    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema, options=options) as writer:
-        writer.write_table(table)
+    """Write one index segment (Arrow IPC file, lz4-compressed buffers) to a local file."""
+    with pa.OSFile(str(path), "wb") as sink:
+        write_segment_to(sink, table)
 
 
 def read_segment(path: Path) -> pa.Table:
@@ -1113,12 +1112,8 @@ class ColumnStatsIndex:
         # the reading step: log blocks read by the reader (sizes checked against the listing), rows built
         reader = self.reader or LocalStatsReader(self.max_workers)
         read = checked(reader.read_logs(files, leaf_pairs(target)), files, "log files")
-        self.errors += [e for e in read.errors if e is not None]
-        for f in files:
-            self.read_sources[f[0]] = "log blocks"
-        good_mask = pa.array([e is None for e in read.errors], pa.bool_())
-        out = self._store(state, read.rows, good_mask, last)
-        return dataclasses.replace(out, unreadable_log_files=good_mask.false_count)
+        out, unreadable = self._store_read(state, read, [f[0] for f in files], "log blocks", last)
+        return dataclasses.replace(out, unreadable_log_files=unreadable)
 
     def target_leaves(self) -> list[StatsLeaf]:
         """The statistics columns: leaves of the table schema, without partition columns only in paths."""
@@ -1224,12 +1219,18 @@ class ColumnStatsIndex:
         # the reading step: footers read by the reader (sizes checked against the listing), rows built
         reader = self.reader or LocalStatsReader(self.max_workers)
         read = checked(reader.read_footers(missing, target), missing, "parquet footers")
+        out, unreadable = self._store_read(state, read, [m[0] for m in missing], "parquet footer", last)
+        return dataclasses.replace(out, unreadable_footers=unreadable)
+
+    def _store_read(self, state: _State, read: ReadRows, paths: list[str], source: str,
+                    last: IndexCounters) -> tuple[IndexCounters, int]:
+        """Rows a reader read (footers or log files): errors noted, sources recorded, stored; and how many of
+        the files could not be read."""
         self.errors += [e for e in read.errors if e is not None]
-        for m in missing:
-            self.read_sources[m[0]] = "parquet footer"
+        for path in paths:
+            self.read_sources[path] = source
         good_mask = pa.array([e is None for e in read.errors], pa.bool_())
-        out = self._store(state, read.rows, good_mask, last)
-        return dataclasses.replace(out, unreadable_footers=good_mask.false_count)
+        return self._store(state, read.rows, good_mask, last), good_mask.false_count
 
     def _store(self, state: _State, new: pa.Table, good_mask: pa.Array, last: IndexCounters) -> IndexCounters:
         """Add freshly read rows to the index: the good ones persisted (one new segment), the others kept in
