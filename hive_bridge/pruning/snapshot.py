@@ -31,6 +31,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from itertools import groupby
 from typing import Any
 
 import pyarrow as pa
@@ -38,7 +39,7 @@ import pyarrow as pa
 import sarg
 from hive_bridge.pruning.pruner import SNAPSHOT, ListStatusResult, Pruner, check_query_type
 from hive_bridge.table import FileSlice, HudiTable
-from hive_bridge.table.fsview import gc_paused
+from hive_bridge.table.fsview import gc_paused, get_partition_path
 from hive_bridge.table.stats import ColumnStatsIndex
 
 __all__ = ["SnapshotCache", "TableSnapshot", "default_cache", "timeline_state"]
@@ -129,19 +130,31 @@ class TableSnapshot:
     index: ColumnStatsIndex
     state: tuple[Any, ...]
     slices: list[FileSlice]
-    #: how this snapshot was made: "opened" (first query), "reused" (the timeline had not changed: set on the
-    #: returned object's ``last_use``), "followed" (opened again after new instants; statistics carried over)
+    #: how this snapshot was made: "opened" (first query) or "followed" (opened again after new instants;
+    #: statistics carried over); a snapshot re-used because the timeline had not changed is the same object
     origin: str = "opened"
     #: the partitions listed again when this snapshot followed new instants (None: everything was listed)
     touched: set[str] | None = None
-    #: the slices of each partition (in ``slices`` order: partitions sorted)
-    by_partition: dict[str, list[FileSlice]] = field(default_factory=dict)
+    #: the slices of each partition (None: derived from ``slices`` when a follow first needs it)
+    _by_partition: dict[str, list[FileSlice]] | None = None
     #: from the snapshot this one followed: per query type, its pruner's statistics and its slices by partition
     _previous: dict[str, tuple[pa.Table, dict[str, list[FileSlice]]]] = field(default_factory=dict)
     #: statistics rows taken over from the previous snapshot's pruners (not looked up again)
     reused_rows: int = 0
     _pruners: dict[str, Pruner] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def by_partition(self) -> dict[str, list[FileSlice]]:
+        """The slices of each partition (``slices`` is sorted by partition: one grouping pass)."""
+        if self._by_partition is None:
+            grouped = {p: list(group) for p, group in groupby(self.slices, key=get_partition_path)}
+            if sum(map(len, grouped.values())) != len(self.slices):   # not grouped after all: collect each
+                grouped = {}
+                for sl in self.slices:
+                    grouped.setdefault(sl.partition_path, []).append(sl)
+            self._by_partition = grouped
+        return self._by_partition
 
     def pruner(self, query_type: str = SNAPSHOT) -> Pruner:
         """The prepared pruner of one query type (made on first use)."""
@@ -269,11 +282,7 @@ class SnapshotCache:
                 table = HudiTable.open(path, listing=listing, storage=probe.storage)
                 index = ColumnStatsIndex(table, persist=persist, source=stats_source)
                 origin = "opened"
-            slices = table.latest_file_slices()
-            by_part: dict[str, list[FileSlice]] = {}
-            for s in slices:
-                by_part.setdefault(s.partition_path, []).append(s)
-            snap = TableSnapshot(table, index, state, slices, origin, None, by_part)
+            snap = TableSnapshot(table, index, state, table.latest_file_slices(), origin)
             return self._store(key, snap)
 
     def _store(self, key: tuple[Any, ...], snap: TableSnapshot) -> TableSnapshot:

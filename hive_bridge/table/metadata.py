@@ -141,7 +141,9 @@ _TRAILER_SIZE = 4096
 #: HFiles (base files, log blocks) kept open between queries: point lookups then decode one data block each
 _READER_CACHE = 64
 #: decoded files partitions by the identity of their slices (see MetadataTable.records), a few tables' worth
-_FILES_CACHE: OrderedDict[tuple[Any, ...], dict[str, dict[str, Any]]] = OrderedDict()
+#: (records by key, file sizes by record key: filled in as files() asks for them)
+_FILES_CACHE: OrderedDict[tuple[Any, ...], tuple[dict[str, dict[str, Any]], dict[str, dict[str, int]]]] = \
+    OrderedDict()
 _FILES_CACHE_ENTRIES = 8
 
 
@@ -873,6 +875,8 @@ class MetadataTable:
         self._offset_inferred = False
         self._data_instant_times: list[str] = []
         self._sizes: dict[str, int] = {}
+        #: data partition key -> file name -> size, from the files partition (shared with its process cache)
+        self._file_sizes: dict[str, dict[str, int]] = {}
         self._completion: dict[str, str] = {}
         self._mdt_done: dict[str, Instant] = {}
         self._layout2 = True
@@ -1156,12 +1160,13 @@ class MetadataTable:
             identity = self._slice_identity(partition)
             hit = _FILES_CACHE.get(identity)
             if hit is None:
-                _FILES_CACHE[identity] = hit = self._read_slices(partition, slices, None, None)
+                _FILES_CACHE[identity] = hit = (self._read_slices(partition, slices, None, None), {})
                 while len(_FILES_CACHE) > _FILES_CACHE_ENTRIES:
                     _FILES_CACHE.popitem(last=False)
             else:
                 _FILES_CACHE.move_to_end(identity)
-            self._cache[partition] = cached = hit
+            self._cache[partition] = cached = hit[0]
+            self._file_sizes = hit[1]
         if cached is not None:
             if want is None and pre is None:
                 return dict(cached)
@@ -1315,12 +1320,12 @@ class MetadataTable:
             return None
         if rec is None or rec.get("type") != TYPE_FILES:
             return None
-        sizes = rec.get("_sizes")
+        sizes = self._file_sizes.get(key)
         if sizes is None:
-            # computed once per (cached) record: the record is shared by every open of the same files partition
-            sizes = rec["_sizes"] = {name: int(info.get("size") or 0)
-                                     for name, info in (rec.get("filesystemMetadata") or {}).items()
-                                     if not info.get("isDeleted")}
+            # computed once per record of a cached files partition: shared by every open of the same one
+            sizes = self._file_sizes[key] = {name: int(info.get("size") or 0)
+                                             for name, info in (rec.get("filesystemMetadata") or {}).items()
+                                             if not info.get("isDeleted")}
         return dict(sizes)
 
     # ------------------------------------------------------------------------------------------ stats
