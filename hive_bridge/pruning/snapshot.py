@@ -28,7 +28,7 @@ import dataclasses
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from itertools import groupby
@@ -122,6 +122,16 @@ def touched_partitions(old: HudiTable, new: HudiTable) -> set[str] | None:
     return {str(p).strip("/") for p in touched}
 
 
+def _row_offsets(partitions: Iterable[str], slices: Mapping[str, list[FileSlice]]) -> dict[str, int]:
+    """Where each partition's rows start in a statistics table of ``partitions``' slices, in sorted order."""
+    out: dict[str, int] = {}
+    at = 0
+    for p in sorted(partitions):
+        out[p] = at
+        at += len(slices.get(p, ()))
+    return out
+
+
 @dataclass
 class TableSnapshot:
     """One table at one timeline state, prepared for planning."""
@@ -176,21 +186,16 @@ class TableSnapshot:
         # the statistics rows of the partitions no new instant touched are the previous snapshot's; only the
         # touched partitions' slices are looked up (and their new files read)
         old_stats, old_parts = previous
-        starts: dict[str, int] = {}
-        at = 0
-        for p in sorted(old_parts):
-            starts[p] = at
-            at += len(old_parts[p])
-        if at != old_stats.num_rows:
+        starts = _row_offsets(old_parts, old_parts)
+        if sum(map(len, old_parts.values())) != old_stats.num_rows:
             return Pruner(self.table, self.index, self.slices, qt)
         touched_slices = [s for p in sorted(self.touched) for s in self.by_partition.get(p, ())]
         fresh = self.index.table(touched_slices)
+        if not fresh.schema.equals(old_stats.schema):
+            # the columns changed (a column added or retyped by the new instants): nothing to re-use as it is
+            return Pruner(self.table, self.index, self.slices, qt)
         counters = self.index.last
-        fresh_at: dict[str, int] = {}
-        at = 0
-        for p in sorted(self.touched):
-            fresh_at[p] = at
-            at += len(self.by_partition.get(p, ()))
+        fresh_at = _row_offsets(self.touched, self.by_partition)
         pieces = []
         reused = 0
         for p in sorted(self.by_partition):

@@ -155,3 +155,16 @@ def test_two_threads_at_once(tmp_path: Path) -> None:
         t.join()
     assert not errors, errors[0]
     assert cache.stats.opened == 1
+
+
+def test_a_new_column_in_one_partition_is_followed(tmp_path: Path) -> None:
+    """A commit that adds a column and writes to one partition only: the other partitions' prepared statistics
+    lack that column, so they are not re-used as they are; the planning equals a fresh open's."""
+    root = tmp_path / "t"
+    w = HudiWriter(root, version=8, partition_fields=["part"], rows_per_file=5)
+    w.insert(_data(list(range(0, 60))))
+    cache = SnapshotCache()
+    _check(cache, root, "before")
+    w.insert(_data([3, 6, 9]).append_column("extra", pa.array([1.5, None, 2.5], pa.float64())))  # p0 only
+    assert cache.get(str(root)).touched == {"part=p0"}
+    _check(cache, root, "after a new column in one partition")
