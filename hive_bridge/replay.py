@@ -152,6 +152,7 @@ def replay(table: HudiTable, lines: Iterable[str], *, out: Console, err: Console
     anything failed, else 0."""
     requests = table.storage.requests
     index = ColumnStatsIndex(table, source=stats_source)
+    index.want(())          # the metadata table's statistics of each column read when a filter first needs them
     schema = table_sarg_schema(table)
     pruner = Pruner(table, index, table.latest_file_slices(), query_type)
     found = distinct_filters(lines)

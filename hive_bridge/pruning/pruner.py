@@ -9,6 +9,7 @@ kept because of log files; with ``explain``, one :class:`FileVerdict` per slice 
 from __future__ import annotations
 
 import operator
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -196,6 +197,7 @@ def prune_slices(table: HudiTable, index: ColumnStatsIndex, slices: list[FileSli
                  session_time_zone: str = "UTC", explain: bool = False,
                  query_type: str = SNAPSHOT) -> ListStatusResult:
     """Keep the slices a filter may match: partition values first, then column statistics (vectorized)."""
+    index.want(filter_columns(table, filt))
     return Pruner(table, index, slices, query_type).run(filt, schema, session_time_zone, explain)
 
 
@@ -274,26 +276,49 @@ class Pruner:
             self.log_files = int(log_counts.sum())
             bases = list(map(_get_base_file, slices))
             all_based = None not in bases
-        self.groups: list[_Group] = []
-        based = slices if all_based else [s for s in slices if s.base_file is not None]
+        self._based = slices if all_based else [s for s in slices if s.base_file is not None]
+        self._lock = threading.Lock()
+        # the index's version the statistics were taken at: a later version knows more (columns read lazily
+        # from the metadata table, see ColumnStatsIndex.complete)
+        self._version = index.version
         # one call: the index's counters describe the whole planning
-        stats_all = index.table(based) if stats is None else stats
+        self._prepare(index.table(self._based) if stats is None else stats, count=True)
+        self.index_counters = index.last if counters is None else counters
+
+    def _prepare(self, stats_all: pa.Table, count: bool) -> None:
+        slices = self.slices
+        n = len(slices)
+        groups: list[_Group] = []
         self.stats_all = stats_all
         self.bytes_total = int(pc.sum(stats_all.column("file_size")).as_py() or 0) if stats_all.num_rows else 0
         if not self.has_logs.any():
             if n:
-                self.groups.append(self._group(slices, range(n), stats_all))
+                groups.append(self._group(slices, range(n), stats_all))
         else:
             plain_pos = np.flatnonzero(~self.has_logs).tolist()
             merged_pos = np.flatnonzero(self.has_logs).tolist()
-            row_of = {id(s): j for j, s in enumerate(based)}
+            row_of = {id(s): j for j, s in enumerate(self._based)}
             if plain_pos:
                 plain = [slices[i] for i in plain_pos]
                 stats = stats_all.take(pa.array([row_of[id(s)] for s in plain], pa.int64()))
-                self.groups.append(self._group(plain, plain_pos, stats))
+                groups.append(self._group(plain, plain_pos, stats))
             merged = [slices[i] for i in merged_pos]
-            self.groups.append(self._merged_group(merged, merged_pos, stats_all, row_of))
-        self.index_counters = index.last if counters is None else counters
+            groups.append(self._merged_group(merged, merged_pos, stats_all, row_of, count))
+        self.groups = groups
+
+    def _current_groups(self, filt: sarg.SearchArgument | None) -> list[_Group]:
+        """The groups to judge ``filt`` with: when the index read statistics it lacked for the filter's columns
+        (or another query had it read some) since they were made, made again from it first."""
+        index = self.index
+        if filt is not None:
+            index.complete(filter_columns(self.table, filt) or ())
+        if index.version != self._version:
+            with self._lock:
+                version = index.version
+                if version != self._version:
+                    self._prepare(index.table(self._based, count=False), count=False)
+                    self._version = version
+        return self.groups
 
     def _group(self, group: list[FileSlice], positions: Sequence[int], stats: pa.Table) -> _Group:
         part = partition_stats(self.table, group, stats.column("num_rows"), stats)
@@ -303,12 +328,12 @@ class Pruner:
         return _Group(group, positions, StatsTable(_concat(base_cols, part)), StatsTable(_concat(stats, part)))
 
     def _merged_group(self, merged: list[FileSlice], positions: list[int], stats_all: pa.Table,
-                      row_of: dict[int, int]) -> _Group:
+                      row_of: dict[int, int], count: bool = True) -> _Group:
         from hive_bridge.table.log_stats import union_stats
 
         index = self.index
         leaves = leaf_pairs(index.target_leaves())
-        log_rows = index.log_table(merged)
+        log_rows = index.log_table(merged, count=count)
         base_take = [row_of[id(s)] for s in merged if s.base_file is not None]
         base_rows = stats_all.take(pa.array(base_take, pa.int64())).drop(["has_log_files"])
         parts = pa.concat_tables([base_rows, log_rows.cast(base_rows.schema)]) if base_rows.num_rows \
@@ -361,9 +386,10 @@ class Pruner:
         parts: list[tuple[tuple[str, str], ...]] = [()] * n if explain else []
         if filt is not None:
             expression = translate(filt, dict(schema) if schema else self.sarg_schema)
+            groups = self._current_groups(filt)
             answers = self._index_answers(expression, session_time_zone)
             result.index_sources = sorted({a.source for a in answers.values()})
-            for g in self.groups:
+            for g in groups:
                 positions = g.position_array
                 masks = {leaf: pa.array(a.mask[positions]) for leaf, a in answers.items()}
                 first = prune(expression, g.partition, session_tz=session_time_zone)

@@ -37,7 +37,7 @@ from typing import Any
 import pyarrow as pa
 
 import sarg
-from hive_bridge.pruning.pruner import SNAPSHOT, ListStatusResult, Pruner, check_query_type
+from hive_bridge.pruning.pruner import SNAPSHOT, ListStatusResult, Pruner, check_query_type, filter_columns
 from hive_bridge.table import FileSlice, HudiTable
 from hive_bridge.table.fsview import gc_paused, get_partition_path
 from hive_bridge.table.stats import ColumnStatsIndex
@@ -214,7 +214,10 @@ class TableSnapshot:
     def plan(self, filt: sarg.SearchArgument | None, schema: Mapping[str, str] | None = None,
              session_time_zone: str = "UTC", explain: bool = False,
              query_type: str = SNAPSHOT) -> ListStatusResult:
-        """The slices ``filt`` may match (as :func:`hive_bridge.pruning.prune_slices`)."""
+        """The slices ``filt`` may match (as :func:`hive_bridge.pruning.prune_slices`). The first query of a
+        snapshot reads the metadata table's column statistics of its filter's columns only; a later filter on
+        other columns has theirs read then (:meth:`ColumnStatsIndex.want`)."""
+        self.index.want(filter_columns(self.table, filt))
         return self.pruner(query_type).run(filt, schema, session_time_zone, explain)
 
 

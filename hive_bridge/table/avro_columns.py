@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["AvroColumnsError", "Column", "Decoded", "decode_values"]
+__all__ = ["AvroColumnsError", "Column", "Decoded", "decode_buffer", "decode_values", "gather_binary"]
 
 _PRIMITIVES = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
 _MAX_VARINT = 10
@@ -151,27 +151,39 @@ class Decoded:
         lengths[col.rows] = col.lengths
         starts[col.rows] = col.starts
         valid[col.rows] = True
-        offsets = np.zeros(self.n + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
-        total = int(offsets[-1])
-        if total:
-            gather = np.repeat(starts - offsets[:-1], lengths) + np.arange(total, dtype=np.int64)
-            data = self.buffer[gather]
-        else:
-            data = np.zeros(0, dtype=np.uint8)
-        large = total >= 2**31 - 1
-        off = offsets if large else offsets.astype(np.int32)
-        if large:
-            typ = pa.large_string() if string else pa.large_binary()
-        mask = None if valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
-        arr = pa.Array.from_buffers(typ, self.n, [mask, pa.py_buffer(off), pa.py_buffer(data)],
-                                    null_count=int(self.n - valid.sum()))
-        if string:
-            try:
-                arr.validate(full=True)
-            except pa.ArrowInvalid as exc:
-                raise AvroColumnsError(f"a string is not UTF-8: {exc}") from None
-        return arr
+        try:
+            return gather_binary(self.buffer, starts, lengths, string, None if valid.all() else valid)
+        except ValueError as exc:
+            raise AvroColumnsError(str(exc)) from None
+
+
+def gather_binary(buffer: np.ndarray, starts: np.ndarray, lengths: np.ndarray, string: bool,
+                  valid: np.ndarray | None = None) -> pa.Array:
+    """The byte ranges ``buffer[starts[i]:starts[i] + lengths[i]]`` as an Arrow binary (or string) array, null
+    where ``valid`` is False; strings checked as UTF-8 (ValueError naming the problem)."""
+    n = len(starts)
+    typ = pa.string() if string else pa.binary()
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    total = int(offsets[-1])
+    if total:
+        gather = np.repeat(starts - offsets[:-1], lengths) + np.arange(total, dtype=np.int64)
+        data = buffer[gather]
+    else:
+        data = np.zeros(0, dtype=np.uint8)
+    large = total >= 2**31 - 1
+    off = offsets if large else offsets.astype(np.int32)
+    if large:
+        typ = pa.large_string() if string else pa.large_binary()
+    mask = None if valid is None else pa.py_buffer(np.packbits(valid, bitorder="little"))
+    nulls = 0 if valid is None else int(n - valid.sum())
+    arr = pa.Array.from_buffers(typ, n, [mask, pa.py_buffer(off), pa.py_buffer(data)], null_count=nulls)
+    if string:
+        try:
+            arr.validate(full=True)
+        except pa.ArrowInvalid as exc:
+            raise ValueError(f"a string is not UTF-8: {exc}") from None
+    return arr
 
 
 def _varints(buf: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -271,18 +283,29 @@ class _Walker:
 
 def decode_values(values: list[bytes], schema_json: str) -> Decoded:
     """Decode ``values`` (each one whole schemaless Avro value of ``schema_json``) column by column."""
-    node = compile_schema(schema_json)
     n = len(values)
     lengths = np.fromiter(map(len, values), dtype=np.int64, count=n)
     ends = np.cumsum(lengths)
-    starts = ends - lengths
-    buf = np.frombuffer(b"".join(values) + b"\x00" * 16, dtype=np.uint8)
+    buf = np.frombuffer(b"".join(values), dtype=np.uint8)
+    return decode_buffer(buf, ends - lengths, ends, schema_json)
+
+
+def decode_buffer(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, schema_json: str) -> Decoded:
+    """Decode the values ``buf[starts[i]:ends[i]]`` (each one whole schemaless Avro value of ``schema_json``;
+    anything may lie between them) column by column."""
+    node = compile_schema(schema_json)
+    n = len(starts)
     out = Decoded(n, buf)
     if not n:
         return out
+    starts = np.asarray(starts, dtype=np.int64)
+    ends = np.asarray(ends, dtype=np.int64)
+    if not len(buf):
+        buf = np.zeros(1, dtype=np.uint8)      # reads past a value are clamped to the buffer: give it a byte
+        out.buffer = buf
     pos = _Walker(buf, ends, out).walk(node, (), np.arange(n, dtype=np.int64), starts)
     if not np.array_equal(pos, ends):
         bad = int(np.flatnonzero(pos != ends)[0])
         raise AvroColumnsError(f"value {bad} is not one whole record ({int(pos[bad] - starts[bad])} of "
-                               f"{int(lengths[bad])} bytes read)")
+                               f"{int(ends[bad] - starts[bad])} bytes read)")
     return out

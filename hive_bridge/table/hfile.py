@@ -58,10 +58,12 @@ import io
 import json
 import os
 import struct
+import threading
 import zlib
 from bisect import bisect_left, bisect_right
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from enum import IntEnum
 from functools import lru_cache
@@ -78,6 +80,7 @@ from hive_bridge.table.storage import Storage, read_whole
 __all__ = [
     "BLOCK_HEADER_SIZE",
     "TRAILER_SIZE",
+    "Cells",
     "ChecksumType",
     "Codec",
     "HFileError",
@@ -292,6 +295,155 @@ def _be(buf: Any, offsets: Any, width: int) -> Any:
     idx = offsets[:, None] + np.arange(width, dtype=np.int64)[None, :]
     raw = np.ascontiguousarray(buf[idx])
     return raw.view(f">i{width}").reshape(-1).astype(np.int64)
+
+
+#: a block's cells as offsets into its payload: (row starts, row ends, value starts, value ends), int64 arrays
+_Offsets = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+#: rows longer than this are compared in Python when checking a block's key order (the vectorised check pads
+#: every row of the block to the longest)
+_MAX_VECTOR_ROW = 256
+
+
+def _fast_cells(payload: bytes) -> _Offsets | None:
+    """The cells of a data block laid out as Hudi writes them (no tags, an MVCC timestamp of 0..127), walked
+    with the least work per cell and checked with array operations (key layout, rows strictly increasing);
+    None when anything differs (the careful walk then decodes the block or says what is wrong where)."""
+    offsets: list[int] = []
+    append = offsets.append
+    unpack = _II.unpack_from
+    pos = 0
+    end = len(payload)
+    try:
+        while pos < end:
+            klen, vlen = unpack(payload, pos)
+            append(pos)
+            pos += 8 + klen + vlen
+            if payload[pos] >= 128 or klen < _MIN_KEY_LENGTH or vlen < 0:
+                return None
+            pos += 1
+    except (struct.error, IndexError):
+        return None
+    if pos != end or not offsets:
+        return None
+    buf = np.frombuffer(payload, dtype=np.uint8)
+    offs = np.asarray(offsets, dtype=np.int64)
+    klen_a = _be(buf, offs, 4)
+    vlen_a = _be(buf, offs + 4, 4)
+    rowlen = _be(buf, offs + 8, 2)
+    kend = offs + 8 + klen_a
+    fam_at = offs + 10 + rowlen
+    if (rowlen < 0).any() or ((fam_at + 10) != kend).any():
+        return None
+    if (buf[fam_at] != 0).any() or (buf[kend - 1] != _KEY_TYPE_PUT).any():
+        return None
+    if (_be(buf, fam_at + 1, 8) != _LATEST_TIMESTAMP).any():
+        return None
+    row_starts = offs + 10
+    if not _rows_increasing(payload, buf, row_starts, rowlen):
+        return None
+    return row_starts, fam_at, kend, kend + vlen_a
+
+
+def _rows_increasing(payload: bytes, buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> bool:
+    """Whether the rows (``payload[starts[i]:starts[i] + lengths[i]]``) are in strictly increasing unsigned byte
+    order: all pairs at once, each row padded with -1 (a row that is a prefix of the next sorts first)."""
+    n = len(starts)
+    if n < 2:
+        return True
+    width = int(lengths.max())
+    if width > _MAX_VECTOR_ROW:
+        rows = [payload[a:a + b] for a, b in zip(starts.tolist(), lengths.tolist(), strict=True)]
+        return all(a < b for a, b in pairwise(rows))
+    col = np.arange(width, dtype=np.int64)
+    inside = col[None, :] < lengths[:, None]
+    mat = np.full((n, width), -1, dtype=np.int16)
+    mat[inside] = buf[(starts[:, None] + col[None, :])[inside]]
+    a, b = mat[:-1], mat[1:]
+    differ = a != b
+    if not differ.any(axis=1).all():
+        return False                                   # a row twice
+    first = differ.argmax(axis=1)
+    r = np.arange(n - 1)
+    return bool((b[r, first] > a[r, first]).all())
+
+
+def _bisect_keys(payload: bytes, starts: np.ndarray, ends: np.ndarray, key: bytes, lo: int) -> int:
+    """``bisect_left`` of ``key`` in the rows ``payload[starts[i]:ends[i]]`` (sorted), from ``lo``."""
+    hi = len(starts)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if payload[int(starts[mid]):int(ends[mid])] < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def _offsets_of(keys: list[bytes], values: list[bytes]) -> tuple[bytes, _Offsets]:
+    """Cells decoded the careful way, laid out as (payload, offsets): each row followed by its value."""
+    parts: list[bytes] = []
+    for k, v in zip(keys, values, strict=True):
+        parts += (k, v)
+    lengths = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
+    ends = np.cumsum(lengths)
+    starts = ends - lengths
+    return b"".join(parts), (starts[0::2], ends[0::2], starts[1::2], ends[1::2])
+
+
+@dataclass(frozen=True)
+class Cells:
+    """Entries as arrays over one byte buffer (no object per entry): row i is
+    ``buffer[key_starts[i]:key_ends[i]]``, its value ``buffer[value_starts[i]:value_ends[i]]``."""
+
+    buffer: np.ndarray                     # uint8
+    key_starts: np.ndarray                 # int64, like the other three
+    key_ends: np.ndarray
+    value_starts: np.ndarray
+    value_ends: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.key_starts)
+
+    @classmethod
+    def empty(cls) -> Cells:
+        z = np.zeros(0, dtype=np.int64)
+        return cls(np.zeros(0, dtype=np.uint8), z, z, z, z)
+
+    @classmethod
+    def join(cls, parts: Sequence[tuple[bytes | np.ndarray, _Offsets]]) -> Cells:
+        """One :class:`Cells` of several (buffer, offsets) parts, in order."""
+        if not parts:
+            return cls.empty()
+        if len(parts) == 1:
+            buf, offs = parts[0]
+            return cls(np.frombuffer(buf, dtype=np.uint8) if isinstance(buf, bytes) else buf, *offs)
+        bufs = [np.frombuffer(b, dtype=np.uint8) if isinstance(b, bytes) else b for b, _ in parts]
+        shifts = np.cumsum([0] + [len(b) for b in bufs[:-1]])
+        cols = [np.concatenate([offs[c] + shift for (_, offs), shift in zip(parts, shifts.tolist(), strict=True)])
+                for c in range(4)]
+        return cls(np.concatenate(bufs), *cols)
+
+    def keys(self) -> list[bytes]:
+        data = self.buffer.tobytes()
+        return [data[a:b] for a, b in zip(self.key_starts.tolist(), self.key_ends.tolist(), strict=True)]
+
+    def values(self) -> list[bytes]:
+        data = self.buffer.tobytes()
+        return [data[a:b] for a, b in zip(self.value_starts.tolist(), self.value_ends.tolist(), strict=True)]
+
+
+_POOL: ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _pool() -> ThreadPoolExecutor:
+    """The threads that read data blocks ahead of :meth:`HFileReader.prefix_cells` (one process-wide pool)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1), thread_name_prefix="hfile-read")
+        return _POOL
 
 
 def _read_vlong(buf: bytes | memoryview, pos: int, end: int, base: int) -> tuple[int, int]:
@@ -571,25 +723,6 @@ class HFileReader:
                 yield k, values[j]
                 j += 1
 
-    def prefix_lists(self, prefix: bytes) -> tuple[list[bytes], list[bytes]]:
-        """:meth:`prefix` as two lists (keys, values), sliced block by block (for reads of many entries)."""
-        if not prefix:
-            pairs = list(self.entries())
-            return [k for k, _ in pairs], [v for _, v in pairs]
-        out_k: list[bytes] = []
-        out_v: list[bytes] = []
-        start = max(bisect_right(self._index_rows, prefix) - 1, 0)
-        upper = _prefix_upper(prefix)
-        for i in range(start, len(self._data_index)):
-            keys, values = self._block(i)
-            j = bisect_left(keys, prefix) if i == start else 0
-            k = len(keys) if upper is None else bisect_left(keys, upper, j)
-            out_k += keys[j:k]
-            out_v += values[j:k]
-            if k < len(keys):
-                break
-        return out_k, out_v
-
     def __len__(self) -> int:
         return self.num_entries
 
@@ -842,58 +975,83 @@ class HFileReader:
     def _decode_block(self, i: int) -> tuple[list[bytes], list[bytes]]:
         e = self._data_index[i]
         _, payload, _ = self._read_block(e.offset, (MAGIC_DATA,), self._trailer.load_on_open_offset, e.size)
-        fast = self._fast_cells(payload) if self._has_mvcc and not self._has_tags else None
+        fast = self._fast_block(i, payload)
         if fast is not None:
-            keys, values = fast
-            if keys and keys[0] >= e.key and (i + 1 == len(self._data_index)
-                                              or keys[-1] < self._data_index[i + 1].key) \
-                    and (i + 1 < len(self._data_index) or self._last_row is None or keys[-1] == self._last_row):
-                return keys, values
+            ks, ke, vs, ve = (a.tolist() for a in fast)
+            return ([payload[a:b] for a, b in zip(ks, ke, strict=True)],
+                    [payload[a:b] for a, b in zip(vs, ve, strict=True)])
         return self._decode_cells(i, e, payload)
 
-    @staticmethod
-    def _fast_cells(payload: bytes) -> tuple[list[bytes], list[bytes]] | None:
-        """The cells of a data block laid out as Hudi writes them (no tags, an MVCC timestamp of 0..127), walked
-        with the least work per cell and checked with array operations; None when anything differs (the
-        careful walk then decodes the block or says what is wrong where)."""
-        offsets: list[int] = []
-        append = offsets.append
-        unpack = _II.unpack_from
-        pos = 0
-        end = len(payload)
+    def _fast_block(self, i: int, payload: bytes) -> _Offsets | None:
+        """The cells of data block ``i`` as offsets when the block is laid out as Hudi writes it and agrees with
+        the index (its first key no earlier than its index key, its last key before the next block's and, in
+        the last block, equal to the file info's last key); None otherwise (the careful walk decides)."""
+        if not self._has_mvcc or self._has_tags:
+            return None
+        fast = _fast_cells(payload)
+        if fast is None:
+            return None
+        ks, ke = fast[0], fast[1]
+        first = payload[int(ks[0]):int(ke[0])]
+        last = payload[int(ks[-1]):int(ke[-1])]
+        index = self._data_index
+        if first < index[i].key:
+            return None
+        if i + 1 < len(index) and last >= index[i + 1].key:
+            return None
+        if i + 1 == len(index) and self._last_row is not None and last != self._last_row:
+            return None
+        return fast
+
+    def _payloads(self, blocks: range) -> Iterator[tuple[int, bytes]]:
+        """The decompressed payloads of data blocks ``blocks``, in order; with more than one block, read and
+        inflated ahead on a small thread pool (zlib releases the GIL: inflating overlaps the caller's work on
+        the previous block)."""
+        limit = self._trailer.load_on_open_offset
+        index = self._data_index
+
+        def read(i: int) -> bytes:
+            e = index[i]
+            return self._read_block(e.offset, (MAGIC_DATA,), limit, e.size)[1]
+
+        if len(blocks) < 2 or self._trailer.codec == Codec.NONE:
+            for i in blocks:
+                yield i, read(i)
+            return
+        futures = [_pool().submit(read, i) for i in blocks]
         try:
-            while pos < end:
-                klen, vlen = unpack(payload, pos)
-                append(pos)
-                pos += 8 + klen + vlen
-                if payload[pos] >= 128 or klen < _MIN_KEY_LENGTH or vlen < 0:
-                    return None
-                pos += 1
-        except (struct.error, IndexError):
-            return None
-        if pos != end or not offsets:
-            return None
-        buf = np.frombuffer(payload, dtype=np.uint8)
-        offs = np.asarray(offsets, dtype=np.int64)
-        klen_a = _be(buf, offs, 4)
-        vlen_a = _be(buf, offs + 4, 4)
-        rowlen = _be(buf, offs + 8, 2)
-        kend = offs + 8 + klen_a
-        fam_at = offs + 10 + rowlen
-        if (rowlen < 0).any() or ((fam_at + 10) != kend).any():
-            return None
-        if (buf[fam_at] != 0).any() or (buf[kend - 1] != _KEY_TYPE_PUT).any():
-            return None
-        if (_be(buf, fam_at + 1, 8) != _LATEST_TIMESTAMP).any():
-            return None
-        ks = (offs + 10).tolist()
-        ke = fam_at.tolist()
-        ve = (kend + vlen_a).tolist()
-        keys = [payload[a:b] for a, b in zip(ks, ke, strict=True)]
-        values = [payload[a:b] for a, b in zip(kend.tolist(), ve, strict=True)]
-        if any(a >= b for a, b in pairwise(keys)):
-            return None
-        return keys, values
+            for i, fut in zip(blocks, futures, strict=True):
+                yield i, fut.result()
+        finally:
+            for fut in futures:
+                fut.cancel()
+
+    def prefix_cells(self, prefix: bytes) -> Cells:
+        """:meth:`prefix` as :class:`Cells` (no object per entry: for reads of many entries). Raises
+        :class:`HFileError` as the other lookups do."""
+        index_rows = self._index_rows
+        if not index_rows:
+            return Cells.empty()
+        start = max(bisect_right(index_rows, prefix) - 1, 0) if prefix else 0
+        upper = _prefix_upper(prefix) if prefix else None
+        stop = len(index_rows) if upper is None else max(bisect_left(index_rows, upper), start + 1)
+        parts: list[tuple[bytes, _Offsets]] = []
+        try:
+            for i, payload in self._payloads(range(start, stop)):
+                fast = self._fast_block(i, payload)
+                if fast is None:
+                    keys, values = self._decode_cells(i, self._data_index[i], payload)
+                    payload, fast = _offsets_of(keys, values)
+                ks, ke, vs, ve = fast
+                j = _bisect_keys(payload, ks, ke, prefix, 0) if i == start and prefix else 0
+                k = len(ks) if upper is None else _bisect_keys(payload, ks, ke, upper, j)
+                if k > j:
+                    parts.append((payload, (ks[j:k], ke[j:k], vs[j:k], ve[j:k])))
+                if k < len(ks):
+                    break
+        except _Bad as bad:
+            raise self._error(bad) from None
+        return Cells.join(parts)
 
     def _decode_cells(self, i: int, e: Any, payload: bytes) -> tuple[list[bytes], list[bytes]]:
         base = e.offset + BLOCK_HEADER_SIZE

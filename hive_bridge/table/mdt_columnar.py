@@ -37,9 +37,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hive_bridge.table.avro_columns import AvroColumnsError, Decoded, decode_values
+from hive_bridge.table.avro_columns import AvroColumnsError, Decoded, decode_buffer, gather_binary
 from hive_bridge.table.errors import HudiTableError
-from hive_bridge.table.hfile import HFileError, HFileReader
+from hive_bridge.table.hfile import Cells, HFileError, HFileReader
 from hive_bridge.table.logfile import BlockType, HeaderKey, LogFormatError
 from hive_bridge.table.mdt_stats import _INT64_MAX, _MICROS, _bound, _typed
 from hive_bridge.table.metadata import (
@@ -243,12 +243,12 @@ def _side(d: Decoded, field: str, codes: np.ndarray, infos: list[str | None],
     return kind, ints, bins, scales, v1_types
 
 
-def _entries_of(values: list[bytes], keys: list[str], schema_json: str) -> pa.Table:
-    """Column statistics records (HFile values) as entries (partition not yet resolved)."""
-    if not values:
+def _entries_of(cells: Cells, keys: pa.Array, schema_json: str) -> pa.Table:
+    """Column statistics records (the values of HFile cells) as entries (partition not yet resolved)."""
+    if not len(cells):
         return ENTRY_SCHEMA.empty_table()
     try:
-        d = decode_values(values, schema_json)
+        d = decode_buffer(cells.buffer, cells.value_starts, cells.value_ends, schema_json)
         top = d.branches.get(("ColumnStatsMetadata",))
         if top is None or (top != 1).any():
             raise Unsupported("a record without ColumnStatsMetadata")
@@ -264,7 +264,7 @@ def _entries_of(values: list[bytes], keys: list[str], schema_json: str) -> pa.Ta
         names = np.array(_VALUE_TYPES, dtype=object)
         value_type = np.where(codes >= 0, names[np.maximum(codes, 0)], np.where(lo[4] != None, lo[4], hi[4]))  # noqa: E711
         return pa.table([
-            pa.array(keys, pa.string()),
+            keys,
             pa.nulls(d.n, pa.string()),
             d.binary((*_STATS, "fileName", "string"), True),
             d.binary((*_STATS, "columnName", "string"), True),
@@ -357,18 +357,12 @@ def _merge(sources: list[pa.Table | set[str]]) -> pa.Table:
 # ================================================================================================ reading
 
 
-def _prefixed(reader: HFileReader, prefixes: list[str]) -> tuple[list[str], list[bytes]]:
-    """(keys, values) of the entries under each prefix (sorted, distinct: the entries come out in key order)."""
-    keys: list[bytes] = []
-    values: list[bytes] = []
-    for p in prefixes:
-        k, v = reader.prefix_lists(p.encode("utf-8"))
-        keys += k
-        values += v
-    try:
-        return [k.decode("utf-8") for k in keys], values
-    except UnicodeDecodeError as exc:
-        raise HFileError(f"{reader.name}: a key is not UTF-8: {exc}") from None
+def _prefixed(reader: HFileReader, prefixes: list[str]) -> Cells:
+    """The entries under each prefix (sorted, distinct: the entries come out in key order)."""
+    parts = [reader.prefix_cells(p.encode("utf-8")) for p in prefixes]
+    if len(parts) == 1:
+        return parts[0]
+    return Cells.join([(c.buffer, (c.key_starts, c.key_ends, c.value_starts, c.value_ends)) for c in parts])
 
 
 def _source_entries(mdt: MetadataTable, sl: _Slice, prefixes: list[str]) -> list[pa.Table | set[str]]:
@@ -383,10 +377,14 @@ def _source_entries(mdt: MetadataTable, sl: _Slice, prefixes: list[str]) -> list
                 schema = header_schema or reader.avro_schema
                 if schema is None:
                     raise _Unreadable(f"{where}: no Avro schema for the metadata records")
-                keys, values = _prefixed(reader, prefixes)
+                cells = _prefixed(reader, prefixes)
             except HFileError as exc:
                 raise _Unreadable(str(exc)) from None
-            hit = _entries_of(values, keys, schema)
+            try:
+                keys = gather_binary(cells.buffer, cells.key_starts, cells.key_ends - cells.key_starts, True)
+            except ValueError as exc:
+                raise _Unreadable(f"{reader.name}: a key is not UTF-8: {exc}") from None
+            hit = _entries_of(cells, keys, schema)
             _cache_put(key, hit)
         return hit
 

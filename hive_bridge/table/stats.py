@@ -766,6 +766,30 @@ def _lookup(state: _State, paths: pa.Array, sizes: pa.Array, instants: pa.Array)
 
 
 # ------------------------------------------------------------------ index
+def _mdt_keys_of(rows: pa.Table) -> pa.Table:
+    """The file keys (``mdt_columnar.file_keys_table``'s columns) of rows made from the metadata table."""
+    path = rows.column("path")
+    name = pc.replace_substring_regex(path, "^.*/", "")
+    return pa.table({"path": path, "partition": rows.column("partition"), "size": rows.column("file_size"),
+                     "instant": rows.column("instant"), "name": name,
+                     "is_log": pc.match_substring_regex(name, r"^\..*\.log\.")})
+
+
+def _with_leaves(rows: pa.Table, fresh: pa.Table, names: list[str]) -> pa.Table:
+    """``rows`` with the statistics of columns ``names`` taken from ``fresh`` (rows of the same files, those
+    not described left out), where ``fresh`` counts the same number of values as ``rows``; unknown elsewhere."""
+    pos = pc.index_in(rows.column("path"), value_set=fresh.column("path"))
+    same = pc.equal(pc.take(fresh.column("num_rows"), pos), rows.column("num_rows"))
+    ok = pc.fill_null(pc.and_(pc.is_valid(pos), same), False)
+    for name in names:
+        for stat in BOUND_STATS:
+            column = stat_name(name, stat)
+            at = rows.schema.get_field_index(column)
+            taken = pc.take(fresh.column(column), pos)
+            rows = rows.set_column(at, rows.schema.field(at), pc.if_else(ok, taken, rows.column(column)))
+    return rows
+
+
 @dataclass
 class _State:
     raw_segments: list[tuple[str, pa.Table]] = field(default_factory=list)
@@ -801,8 +825,19 @@ class ColumnStatsIndex:
         #: where the statistics of files read by this object came from (path -> "metadata table",
         #: "parquet footer", "log blocks", "none"); a path not in it came from the persisted index
         self.read_sources: dict[str, str] = {}
-        self._mdt_entries: dict[tuple[str, str], dict[str, Any]] | None = None
-        self._mdt_table: pa.Table | bool | None = False     # False: not read yet
+        #: the metadata table's column statistics read so far, by the columns read (record path / columnar)
+        self._mdt_entries: dict[tuple[str, ...], dict[tuple[str, str], dict[str, Any]]] = {}
+        self._mdt_tables: dict[tuple[str, ...], pa.Table | None] = {}
+        #: the columns every row made from the metadata table holds (None: no row made yet); the others' bounds
+        #: are unknown in those rows until :meth:`complete` reads them
+        self._mdt_leaves: set[str] | None = None
+        #: :meth:`want` was called before the first read: read the wanted columns only, the rest on demand
+        self._lazy = False
+        self._wanted: set[str] = set(self.mdt_columns or ())
+        self._mdt_lock = threading.RLock()
+        #: incremented whenever rows already made change (:meth:`complete`): statistics tables made before
+        #: are stale (they know less, never something wrong)
+        self.version = 0
         #: "columns" (decode the metadata table's column statistics column by column, the record path where
         #: that cannot decide) or "records" (record by record: the reference the columnar path is tested against)
         self.mdt_decoder = "columns"
@@ -833,11 +868,64 @@ class ColumnStatsIndex:
         new = ColumnStatsIndex(table, max_workers=self.max_workers, persist=self._persist, source=self.source,
                                mdt_columns=self.mdt_columns, reader=self.reader)
         new.mdt_decoder = self.mdt_decoder
+        new._lazy, new._wanted = self._lazy, set(self._wanted)
         old = self._state
         if old is not None and new.target_leaves() == self.target_leaves():
-            new._state = _State(raw_segments=list(old.raw_segments), entries=old.entries, paths=old.paths,
-                                sizes=old.sizes, instants=old.instants, built=old.built, built_for=old.built_for)
+            with self._mdt_lock:
+                new._state = _State(raw_segments=list(old.raw_segments), entries=old.entries, paths=old.paths,
+                                    sizes=old.sizes, instants=old.instants, built=old.built,
+                                    built_for=old.built_for)
+                new._mdt_leaves = None if self._mdt_leaves is None else set(self._mdt_leaves)
         return new
+
+    @property
+    def mdt_columns_read(self) -> frozenset[str] | None:
+        """The columns whose metadata-table entries the rows made from it hold (None: no such row yet)."""
+        with self._mdt_lock:
+            return None if self._mdt_leaves is None else frozenset(self._mdt_leaves)
+
+    def want(self, columns: Iterable[str] | None) -> None:
+        """The columns a query is about to filter on. Called before the metadata table's column statistics are
+        first read, it makes that read lazy: only these columns' entries are decoded (or the first column's,
+        when none of them has statistics), the other columns' when a filter first needs them
+        (:meth:`complete`). Decoding one column's entries of a 100,000-file table costs about half a second;
+        a table has dozens of columns. Rows made so are kept in memory, not persisted (they are partial)."""
+        with self._mdt_lock:
+            if self._mdt_leaves is None:
+                self._lazy = True
+                self._wanted |= set(columns or ())
+
+    def complete(self, columns: Iterable[str]) -> bool:
+        """Read the metadata table's entries of ``columns`` for the rows made from it without them (a lazy first
+        read: :meth:`want`) and put them in those rows. A file without an entry for a column, or whose entry
+        counts a different number of values than its row, keeps that column unknown. True when rows changed
+        (:attr:`version` is then incremented)."""
+        wanted = set(columns)
+        with self._mdt_lock:
+            state = self._state
+            if state is None or self._mdt_leaves is None:
+                return False
+            leaves = [leaf for leaf in self.target_leaves() if leaf.name in wanted and leaf.name not in
+                      self._mdt_leaves]
+            if not leaves:
+                return False
+            names = [leaf.name for leaf in leaves]
+            self._mdt_leaves |= set(names)              # tried once, whatever the outcome
+            changed = False
+            for k, (segment, rows) in enumerate(state.raw_segments):
+                if segment != "<mdt>" or not rows.num_rows:
+                    continue
+                fresh, _ = self._mdt_rows_of(_mdt_keys_of(rows), names)
+                if fresh is None or not fresh.num_rows:
+                    continue
+                state.raw_segments[k] = (segment, _with_leaves(rows, fresh, names))
+                changed = True
+            if changed:
+                state.entries = None                    # rows changed in place: rebuilt whole
+                state.built = 0
+                self._rebuild_entries(state)
+                self.version += 1
+            return changed
 
     def load(self) -> pa.Table:
         """Statistics of the latest base files: from the index, plus footers of files it lacks (then saved)."""
@@ -850,14 +938,16 @@ class ColumnStatsIndex:
         self._target = None
         return self.table()
 
-    def table(self, slices: Iterable[FileSlice] | None = None) -> pa.Table:
-        """The statistics table for `slices` (default: the latest file slices), one row per slice, in order."""
+    def table(self, slices: Iterable[FileSlice] | None = None, *, count: bool = True) -> pa.Table:
+        """The statistics table for `slices` (default: the latest file slices), one row per slice, in order.
+        ``count=False``: `last` and `counters` are left as they are (the same slices looked up again)."""
         slice_list = list(self.hudi_table.latest_file_slices() if slices is None else slices)
         # no gc_paused() here: pyarrow's FileMetaData <-> ParquetSchema reference cycle keeps every footer read
         # alive until a collection runs
-        return self._table(slice_list)
+        with self._mdt_lock:
+            return self._table(slice_list, count)
 
-    def _table(self, slice_list: list[FileSlice]) -> pa.Table:
+    def _table(self, slice_list: list[FileSlice], count: bool = True) -> pa.Table:
         state, last = self._ensure_loaded(IndexCounters(persisted=self._persist))
         target = self.target_leaves()
         n = len(slice_list)
@@ -963,14 +1053,19 @@ class ColumnStatsIndex:
             persisted=last.persisted,
             files_without_statistics=other_format,
         )
-        self.last = last
-        self.counters = self.counters + last
+        if count:
+            self.last = last
+            self.counters = self.counters + last
         return result
 
-    def log_table(self, slices: Iterable[FileSlice]) -> pa.Table:
+    def log_table(self, slices: Iterable[FileSlice], *, count: bool = True) -> pa.Table:
         """The statistics of every log file of `slices` (slice order, each slice's logs in order), one row each,
         in the index's layout (without has_log_files): from the index, or read from the log files' blocks (in
         parallel) and persisted like footers. Unknown statistics (nulls) for a log file that cannot be read."""
+        with self._mdt_lock:
+            return self._log_table(slices, count)
+
+    def _log_table(self, slices: Iterable[FileSlice], count: bool) -> pa.Table:
         state, last = self._ensure_loaded(IndexCounters(persisted=self._persist))
         target = self.target_leaves()
         logs = [(lf, s.partition_path) for s in slices for lf in s.log_files]
@@ -1009,14 +1104,17 @@ class ColumnStatsIndex:
         last = dataclasses.replace(last, log_files_from_index=n - len(missing_rows),
                                    log_files_read=len(missing_rows) - from_mdt - without_entry,
                                    log_files_from_mdt=from_mdt, files_without_mdt_entry=without_entry)
-        self.last = self.last + last
-        self.counters = self.counters + last
+        if count:
+            self.last = self.last + last
+            self.counters = self.counters + last
         return result
 
-    def metadata_entries(self) -> dict[tuple[str, str], dict[str, Any]]:
-        """The metadata table's column statistics by (partition, file name), read once (empty when the table has
-        no usable column_stats partition; why is in `mdt_problems`)."""
-        if self._mdt_entries is None:
+    def metadata_entries(self, columns: Sequence[str] | None = None) -> dict[tuple[str, str], dict[str, Any]]:
+        """The metadata table's column statistics of ``columns`` (default: those the next read takes) by
+        (partition, file name), read once (empty when the table has no usable column_stats partition; why is in
+        `mdt_problems`)."""
+        names = tuple(self._mdt_first_leaves() if columns is None else columns)
+        if names not in self._mdt_entries:
             from hive_bridge.table.mdt_stats import index_entries
             from hive_bridge.table.metadata import COLUMN_STATS, MetadataTableError
 
@@ -1026,23 +1124,24 @@ class ColumnStatsIndex:
                 self._note_mdt_problems(mdt.status.problems)
                 if COLUMN_STATS in mdt.status.partitions:
                     try:
-                        wanted = [leaf.name for leaf in self.target_leaves()
-                                  if self.mdt_columns is None or leaf.name in self.mdt_columns]
-                        entries = index_entries(mdt.column_stats(wanted)) if wanted else {}
+                        entries = index_entries(mdt.column_stats(list(names))) if names else {}
                     except MetadataTableError as exc:
-                        self.mdt_problems.append(str(exc))
-            self._mdt_entries = entries
-        return self._mdt_entries
+                        if str(exc) not in self.mdt_problems:
+                            self.mdt_problems.append(str(exc))
+            self._mdt_entries[names] = entries
+        return self._mdt_entries[names]
 
     def _note_mdt_problems(self, problems: Iterable[str]) -> None:
         for p in problems:
             if p not in self.mdt_problems:
                 self.mdt_problems.append(p)
 
-    def metadata_entry_table(self) -> pa.Table | None:
-        """The metadata table's column statistics decoded column by column (``mdt_columnar.ENTRY_SCHEMA``), read
-        once; None when that path cannot decide (then :meth:`metadata_entries` reads them record by record)."""
-        if self._mdt_table is False:
+    def metadata_entry_table(self, columns: Sequence[str] | None = None) -> pa.Table | None:
+        """The metadata table's column statistics of ``columns`` (default: those the next read takes) decoded
+        column by column (``mdt_columnar.ENTRY_SCHEMA``), read once; None when that path cannot decide (then
+        :meth:`metadata_entries` reads them record by record)."""
+        names = tuple(self._mdt_first_leaves() if columns is None else columns)
+        if names not in self._mdt_tables:
             from hive_bridge.table.mdt_columnar import ENTRY_SCHEMA, Unsupported, read_column_stats
             from hive_bridge.table.metadata import COLUMN_STATS, MetadataTableError
 
@@ -1051,50 +1150,72 @@ class ColumnStatsIndex:
                 mdt = self.hudi_table.metadata_table()
                 self._note_mdt_problems(mdt.status.problems)
                 if COLUMN_STATS in mdt.status.partitions:
-                    wanted = [leaf.name for leaf in self.target_leaves()
-                              if self.mdt_columns is None or leaf.name in self.mdt_columns]
                     try:
-                        table = read_column_stats(mdt, wanted) if wanted else table
+                        table = read_column_stats(mdt, list(names)) if names else table
                     except Unsupported:
                         table = None
                     except MetadataTableError:
                         table = None            # the record path reports it (and the partition is dropped)
-            self._mdt_table = table
-        return self._mdt_table if isinstance(self._mdt_table, pa.Table) else None
+            self._mdt_tables[names] = table
+        return self._mdt_tables[names]
+
+    def _mdt_first_leaves(self) -> list[str]:
+        """The columns a read of the metadata table takes: those the rows made from it hold; before any, every
+        column (or, after :meth:`want` / with ``mdt_columns``, the wanted ones, else the first)."""
+        names = [leaf.name for leaf in self.target_leaves()]
+        if self._mdt_leaves is not None:
+            return [n for n in names if n in self._mdt_leaves]
+        if not self._lazy and self.mdt_columns is None:
+            return names
+        return [n for n in names if n in self._wanted] or names[:1]
+
+    def _mdt_rows_of(self, key_table: pa.Table, names: list[str]) -> tuple[pa.Table | None, list[bool]]:
+        """Rows (every column of the index; those not in ``names`` unknown) for the files of ``key_table`` the
+        metadata table's entries of ``names`` describe, and which those are; (None, all False) when it has no
+        entry at all."""
+        from hive_bridge.table.mdt_columnar import mdt_rows_columnar
+        from hive_bridge.table.mdt_stats import mdt_rows
+
+        leaves = leaf_pairs(self.target_leaves())
+        appendable = self.hudi_table.properties.version < 8
+        columnar = self.metadata_entry_table(names) if self.mdt_decoder == "columns" else None
+        if columnar is not None:
+            if not columnar.num_rows:
+                self.metadata_entries(names)    # only to report why there is nothing (no partition, damage)
+                return None, [False] * key_table.num_rows
+            return mdt_rows_columnar(key_table, columnar, leaves, appendable_logs=appendable)
+        entries = self.metadata_entries(names)
+        if not entries:
+            return None, [False] * key_table.num_rows
+        tuples = list(zip(*(key_table.column(c).to_pylist() for c in key_table.column_names), strict=True))
+        return mdt_rows(tuples, entries, leaves, appendable_logs=appendable)
 
     def _add_from_mdt(self, state: _State, keys: pa.Table | list[tuple[str, str, int, str, str, bool]],
                       target: list[StatsLeaf]) -> list[bool]:
         """Rows from the metadata table for the files it describes (persisted in the index when every column
         was read, in memory otherwise); which of `keys` ((path, partition, size, instant, file name, is a log
         file) tuples, or a table of those columns) it described."""
-        from hive_bridge.table.mdt_columnar import file_keys_table, mdt_rows_columnar
-        from hive_bridge.table.mdt_stats import mdt_rows
+        from hive_bridge.table.mdt_columnar import file_keys_table
 
         key_table = keys if isinstance(keys, pa.Table) else file_keys_table(keys)
-        appendable = self.hudi_table.properties.version < 8
-        columnar = self.metadata_entry_table() if self.mdt_decoder == "columns" else None
-        if columnar is not None:
-            if not columnar.num_rows:
-                self.metadata_entries()         # only to report why there is nothing (no partition, damage)
-                return [False] * key_table.num_rows
-            rows, found = mdt_rows_columnar(key_table, columnar, leaf_pairs(target), appendable_logs=appendable)
-        else:
-            entries = self.metadata_entries()
-            if not entries:
-                return [False] * key_table.num_rows
-            tuples = list(zip(*(key_table.column(c).to_pylist() for c in key_table.column_names), strict=True))
-            rows, found = mdt_rows(tuples, entries, leaf_pairs(target), appendable_logs=appendable)
-        self.read_sources.update(dict.fromkeys(rows.column("path").to_pylist(), "metadata table"))
-        if rows.num_rows:
-            if self.mdt_columns is None and self._persist:
-                # every column's entries: persisted like footers, so the next query does not decode the
-                # metadata table again (rows of a column-restricted read stay in memory: they are partial)
-                self._store(state, rows.replace_schema_metadata({FORMAT_KEY: FORMAT_VERSION}),
-                            pa.array([True] * rows.num_rows), IndexCounters(persisted=self._persist))
-            else:
-                state.raw_segments.append(("<mdt>", rows))
-                self._rebuild_entries(state)
-        return found
+        with self._mdt_lock:
+            names = self._mdt_first_leaves()
+            rows, found = self._mdt_rows_of(key_table, names)
+            if self._mdt_leaves is None:
+                self._mdt_leaves = set(names)
+            if rows is None:
+                return found
+            self.read_sources.update(dict.fromkeys(rows.column("path").to_pylist(), "metadata table"))
+            if rows.num_rows:
+                if len(names) == len(target) and self._persist:
+                    # every column's entries: persisted like footers, so the next query does not decode the
+                    # metadata table again (rows of a column-restricted read stay in memory: they are partial)
+                    self._store(state, rows.replace_schema_metadata({FORMAT_KEY: FORMAT_VERSION}),
+                                pa.array([True] * rows.num_rows), IndexCounters(persisted=self._persist))
+                else:
+                    state.raw_segments.append(("<mdt>", rows))
+                    self._rebuild_entries(state)
+            return found
 
     def _add_unknown(self, state: _State, keys: list[tuple[str, str, int, str]], target: list[StatsLeaf]) -> None:
         """Rows of unknown statistics (in memory only) for files no source describes."""

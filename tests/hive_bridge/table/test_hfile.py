@@ -782,28 +782,66 @@ def test_hfile_error_messages_name_file_offset_and_problem(damage_subjects: list
 
 
 
-def test_prefix_lists_equal_the_prefix_scan(mdt_hfiles: list[MdtHFile]) -> None:
-    """The block-sliced prefix read (what the column statistics read uses) returns what the entry-by-entry scan
-    returns, for prefixes of every length of the fixtures' keys, absent ones and the empty prefix."""
+def test_prefix_cells_equal_the_prefix_scan(mdt_hfiles: list[MdtHFile]) -> None:
+    """The block-sliced prefix read as arrays (what the column statistics read uses) returns what the
+    entry-by-entry scan returns, for prefixes of every length of the fixtures' keys, absent ones and the empty
+    prefix."""
     checked = 0
     for h in mdt_hfiles:
         keys = [k for k, _ in h.entries]
         prefixes = {b"", b"\xff", b"zz"} | {k[:n] for k in keys[:: max(1, len(keys) // 7)] for n in (1, 4, 12, 24)}
         for p in prefixes:
             scanned = list(h.reader.prefix(p))
-            ks, vs = h.reader.prefix_lists(p)
-            assert list(zip(ks, vs, strict=True)) == scanned, (h.path, p)
+            cells = h.reader.prefix_cells(p)
+            assert list(zip(cells.keys(), cells.values(), strict=True)) == scanned, (h.path, p)
             checked += bool(scanned)
     assert checked > 50
 
 
-def test_prefix_lists_across_blocks_and_ff_bytes() -> None:
-    keys = sorted({bytes([a, b]) + bytes([c]) * 3 for a in (0x41, 0xFE, 0xFF) for b in (0x00, 0x7F, 0xFF)
-                   for c in (0, 0xFF)})
-    data = write_hfile([(k, k * 20) for k in keys], block_size=64, codec=Codec.NONE)
+@pytest.mark.parametrize("codec", [Codec.NONE, Codec.GZ])
+@pytest.mark.parametrize("tags", [False, True])
+def test_prefix_cells_across_blocks_and_ff_bytes(codec: Codec, tags: bool) -> None:
+    """Many blocks (read ahead on the pool when compressed), keys of different lengths (one a prefix of the
+    next), 0xFF bytes around the prefix's upper bound, and cells with tags (decoded the careful way)."""
+    keys = sorted({bytes([a, b]) + bytes([c]) * n for a in (0x41, 0xFE, 0xFF) for b in (0x00, 0x7F, 0xFF)
+                   for c in (0, 0xFF) for n in (0, 3)})
+    data = write_hfile([(k, k * 20) for k in keys], block_size=64, codec=codec, tags=tags)
     reader = HFileReader(data, "t")
     assert reader.data_block_count > 3
     for p in [b"", b"\x41", b"\xff", b"\xff\xff", b"\xfe\xff", b"\xff\x7f", b"\x41\x00\x00", b"\x42"]:
-        ks, vs = reader.prefix_lists(p)
+        cells = reader.prefix_cells(p)
+        ks = cells.keys()
         assert ks == [k for k in keys if k.startswith(p)], p
-        assert vs == [k * 20 for k in ks]
+        assert cells.values() == [k * 20 for k in ks]
+        assert len(cells) == len(ks)
+
+
+def test_prefix_cells_report_a_damaged_block_read_ahead() -> None:
+    """A block inflated on the read-ahead pool that turns out corrupt raises the reader's error (file, byte,
+    what), not the thread's."""
+    keys = [f"k{i:05d}".encode() for i in range(400)]
+    data = bytearray(write_hfile([(k, k * 8) for k in keys], block_size=512, codec=Codec.GZ))
+    reader = HFileReader(bytes(data), "t.hfile")
+    third = reader._data_index[2]
+    data[third.offset + BLOCK_HEADER_SIZE + 20] ^= 0xFF
+    with pytest.raises(HFileError, match=r"^t\.hfile: byte \d+: DATABLK\* block at byte"):
+        HFileReader(bytes(data), "t.hfile").prefix_cells(b"k")
+
+
+def test_block_key_order_checked_by_the_fast_walk() -> None:
+    """The vectorised key-order check of the fast cell walk: a block whose rows are out of order or repeated
+    (of equal or different lengths) is refused and reported by the careful walk."""
+    from hive_bridge.table import hfile
+
+    for rows in ([b"b", b"a"], [b"ab", b"ab"], [b"abc", b"ab"], [b"a" * 300, b"a" * 299]):
+        good = sorted(set(rows))
+        payload = bytearray()
+        for r in rows:
+            key = struct.pack(">h", len(r)) + r + b"\x00" + struct.pack(">q", 2**63 - 1) + b"\x04"
+            payload += struct.pack(">ii", len(key), 1) + key + b"v" + b"\x00"
+        assert hfile._fast_cells(bytes(payload)) is None, rows
+        payload = bytearray()
+        for r in good:
+            key = struct.pack(">h", len(r)) + r + b"\x00" + struct.pack(">q", 2**63 - 1) + b"\x04"
+            payload += struct.pack(">ii", len(key), 1) + key + b"v" + b"\x00"
+        assert hfile._fast_cells(bytes(payload)) is not None, good

@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import sarg
 from hive_bridge.table import HudiTable, mdt_columnar
 from hive_bridge.table.avro_columns import AvroColumnsError, decode_values
 from hive_bridge.table.mdt_columnar import mdt_rows_columnar, read_column_stats
@@ -396,3 +397,135 @@ def test_log_blocks_merge_as_the_record_path_merges(tmp_path: Path) -> None:
     assert by_key[widened]["lo_int"] == original.min
     for a, b, fa, fb in _both(root):
         _assert_same(a, b, fa, fb)
+
+
+# ------------------------------------------------------------------------- columns read when first needed
+
+LAZY_FILTERS = [
+    ("id", "leaf-(BETWEEN id 20 30)"),
+    ("name", "leaf-(LESS_THAN name a-000015)"),
+    ("amount", "(not leaf-(LESS_THAN_EQUALS amount 0.5))"),
+    ("day", "leaf-(LESS_THAN_EQUALS day 2020-01-20)"),
+    ("ts", "leaf-(LESS_THAN ts 2024-01-01T00:10:00)"),
+    ("small", "(not leaf-(IS_NULL small))"),
+    ("id", "(or leaf-(EQUALS id 3) leaf-(EQUALS id 77))"),
+]
+
+
+def _kept_files(result: Any) -> list[tuple[str, str]]:
+    return sorted((s.partition_path, s.file_id) for s in result.slices)
+
+
+@pytest.mark.parametrize("name", ["cow", "mor"])
+@pytest.mark.parametrize("query_type", ["snapshot", "read_optimized"])
+def test_a_lazy_index_reads_each_column_when_a_filter_first_needs_it(generated: dict[str, Path], name: str,
+                                                                    query_type: str) -> None:
+    """An index told which columns the first query filters on decodes only those columns' metadata-table
+    entries; a later filter on another column has that column's entries read into the same rows, and every
+    filter keeps exactly what an index that read every column keeps (base files and log files)."""
+    from hive_bridge.pruning.pruner import Pruner
+
+    mdt_columnar.clear_cache()
+    root = generated[name]
+    eager_table = HudiTable.open(root)
+    eager_index = ColumnStatsIndex(eager_table, persist=False, source="mdt")
+    eager = Pruner(eager_table, eager_index, eager_table.latest_file_slices(), query_type)
+    assert eager_index.mdt_columns_read == frozenset(leaf.name for leaf in eager_index.target_leaves())
+    table = HudiTable.open(root)
+    index = ColumnStatsIndex(table, persist=False, source="mdt")
+    index.want({"id"})
+    lazy = Pruner(table, index, table.latest_file_slices(), query_type)
+    assert index.mdt_columns_read == frozenset({"id"})
+    assert lazy.stats_all.column("name::min").null_count == lazy.stats_all.num_rows
+    read = {"id"}
+    pruned_somewhere = 0
+    for column, text in LAZY_FILTERS:
+        filt = sarg.parse(text, SCHEMA)
+        got = lazy.run(filt)
+        want = eager.run(filt)
+        read.add(column)
+        assert index.mdt_columns_read == frozenset(read), text
+        assert _kept_files(got) == _kept_files(want), text
+        assert got.kept_unknown == want.kept_unknown, text
+        pruned_somewhere += len(got.slices) < got.files_total
+    assert pruned_somewhere >= 4
+    assert lazy.stats_sources == eager.stats_sources
+    assert lazy.stats_sources.get("metadata table", 0) > 0
+    # the rows now hold the columns read, as the eager index's do
+    for column in read:
+        assert lazy.stats_all.column(f"{column}::min").to_pylist() == \
+            eager.stats_all.column(f"{column}::min").to_pylist(), column
+
+
+def test_two_pruners_of_one_lazy_index_see_what_either_read(generated: dict[str, Path]) -> None:
+    """A snapshot's two query types share one index: a column read for one is used by the other's next query
+    (its statistics are made again from the index), which then prunes by it."""
+    from hive_bridge.pruning.pruner import Pruner
+
+    mdt_columnar.clear_cache()
+    table = HudiTable.open(generated["mor"])
+    index = ColumnStatsIndex(table, persist=False, source="mdt")
+    index.want({"id"})
+    ro = Pruner(table, index, table.latest_file_slices(), "read_optimized")
+    snap = Pruner(table, index, table.latest_file_slices(), "snapshot")
+    filt = sarg.parse("leaf-(LESS_THAN name a-000015)", SCHEMA)
+    before = ro.stats_all.column("name::min").null_count
+    snap.run(filt)
+    assert "name" in (index.mdt_columns_read or ())
+    assert ro.stats_all.column("name::min").null_count == before      # not made again until it is used
+    got = ro.run(filt)
+    assert ro.stats_all.column("name::min").null_count < before
+    eager_index = ColumnStatsIndex(HudiTable.open(generated["mor"]), persist=False, source="mdt")
+    want = Pruner(eager_index.hudi_table, eager_index, eager_index.hudi_table.latest_file_slices(),
+                  "read_optimized").run(filt)
+    assert _kept_files(got) == _kept_files(want)
+    assert len(got.slices) < got.files_total
+
+
+def test_a_column_read_later_is_unknown_where_its_entry_disagrees() -> None:
+    """Rows made from the metadata table get a later column's bounds only where its entry counts as many
+    values as the row: a file without an entry, or with another count, keeps that column unknown."""
+    from hive_bridge.table.stats import _with_leaves
+
+    def rows(paths: list[str], counts: list[int], lo: list[int | None]) -> pa.Table:
+        return pa.table({"path": paths, "num_rows": pa.array(counts, pa.int64()),
+                         "x::min": pa.array(lo, pa.int64()), "x::max": pa.array(lo, pa.int64()),
+                         "x::null_count": pa.array([0 if v is not None else None for v in lo], pa.int64()),
+                         "x::min_exact": pa.array([True if v is not None else None for v in lo], pa.bool_()),
+                         "x::max_exact": pa.array([True if v is not None else None for v in lo], pa.bool_())})
+
+    old = rows(["a", "b", "c", "d"], [10, 10, 10, 10], [None] * 4)
+    fresh = rows(["d", "b", "c"], [10, 10, 9], [4, 2, 3])
+    out = _with_leaves(old, fresh, ["x"])
+    assert out.column("x::min").to_pylist() == [None, 2, None, 4]
+    assert out.column("x::null_count").to_pylist() == [None, 0, None, 0]
+    assert out.column("x::max_exact").to_pylist() == [None, True, None, True]
+    assert out.column("num_rows").to_pylist() == [10, 10, 10, 10]
+
+
+def test_a_snapshot_decodes_only_the_columns_its_queries_filter_on(generated: dict[str, Path],
+                                                                   tmp_path: Path) -> None:
+    """The product's path (a process's table snapshot, statistics from the metadata table where it has them):
+    the first query decodes its filter's column only, nothing partial is persisted, a query on another column
+    decodes that one, and each keeps what an index of every column keeps."""
+    import shutil
+
+    from hive_bridge.pruning.pruner import Pruner
+    from hive_bridge.pruning.snapshot import SnapshotCache
+
+    mdt_columnar.clear_cache()
+    root = tmp_path / "t"
+    shutil.copytree(generated["cow"], root)
+    snap = SnapshotCache().get(str(root), listing="mdt", stats_source="auto", persist=True)
+    assert snap.table.listing_source == "mdt"
+    fresh = HudiTable.open(root)
+    eager = Pruner(fresh, ColumnStatsIndex(fresh, persist=False), fresh.latest_file_slices())   # every column
+    for i, (_, text) in enumerate(LAZY_FILTERS[:3]):
+        filt = sarg.parse(text, SCHEMA)
+        got = snap.plan(filt)
+        assert snap.index.mdt_columns_read == frozenset(c for c, _ in LAZY_FILTERS[:i + 1]), text
+        want = eager.run(filt)
+        assert _kept_files(got) == _kept_files(want), text
+        assert got.stats_sources == {"metadata table": got.files_total}, got.stats_sources
+    assert snap.index.counters.segments_written == 0
+    assert not list((root / ".hoodie" / ".hive_bridge").glob("**/seg-*"))
