@@ -305,29 +305,22 @@ _Offsets = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 _MAX_VECTOR_ROW = 256
 
 
+#: how every key Hudi writes ends: empty family, the latest timestamp, Put
+_KEY_TAIL = b"\x00" + _I64.pack(_LATEST_TIMESTAMP) + bytes([_KEY_TYPE_PUT])
+
+
 def _fast_cells(payload: bytes) -> _Offsets | None:
-    """The cells of a data block laid out as Hudi writes them (no tags, an MVCC timestamp of 0..127), walked
+    """The cells of a data block laid out as Hudi writes them (no tags, an MVCC timestamp of 0..127), found
     with the least work per cell and checked with array operations (key layout, rows strictly increasing);
     None when anything differs (the careful walk then decodes the block or says what is wrong where)."""
-    offsets: list[int] = []
-    append = offsets.append
-    unpack = _II.unpack_from
-    pos = 0
-    end = len(payload)
-    try:
-        while pos < end:
-            klen, vlen = unpack(payload, pos)
-            append(pos)
-            pos += 8 + klen + vlen
-            if payload[pos] >= 128 or klen < _MIN_KEY_LENGTH or vlen < 0:
-                return None
-            pos += 1
-    except (struct.error, IndexError):
-        return None
-    if pos != end or not offsets:
+    if not payload:
         return None
     buf = np.frombuffer(payload, dtype=np.uint8)
-    offs = np.asarray(offsets, dtype=np.int64)
+    offs = _cells_by_key_tail(payload, buf)
+    if offs is None:
+        offs = _cells_walked(payload)
+    if offs is None:
+        return None
     klen_a = _be(buf, offs, 4)
     vlen_a = _be(buf, offs + 4, 4)
     rowlen = _be(buf, offs + 8, 2)
@@ -345,9 +338,65 @@ def _fast_cells(payload: bytes) -> _Offsets | None:
     return row_starts, fam_at, kend, kend + vlen_a
 
 
+def _cells_walked(payload: bytes) -> np.ndarray | None:
+    """Where each cell starts, walking the cells one by one (each cell's lengths say where the next starts)."""
+    offsets: list[int] = []
+    append = offsets.append
+    unpack = _II.unpack_from
+    pos = 0
+    end = len(payload)
+    try:
+        while pos < end:
+            klen, vlen = unpack(payload, pos)
+            append(pos)
+            pos += 8 + klen + vlen
+            if payload[pos] >= 128 or klen < _MIN_KEY_LENGTH or vlen < 0:
+                return None
+            pos += 1
+    except (struct.error, IndexError):
+        return None
+    if pos != end or not offsets:
+        return None
+    return np.asarray(offsets, dtype=np.int64)
+
+
+def _cells_by_key_tail(payload: bytes, buf: np.ndarray) -> np.ndarray | None:
+    """Where each cell starts, without a walk, for a block whose keys all have the first cell's length (the
+    metadata table's keys: fixed-length ids): every key ends with :data:`_KEY_TAIL`, so the cells start
+    ``key length + 8`` bytes before each place it ends. Accepted only when those starts are exactly the ones the
+    walk would visit (the first at 0, each at the end of the one before: its lengths and a one-byte MVCC
+    timestamp; the last ending the block): a value that happens to hold the tail, or keys of other lengths,
+    give other starts, and then None (the walk decides)."""
+    end = len(payload)
+    if end < 8:
+        return None
+    klen, _ = _II.unpack_from(payload, 0)
+    if klen < _MIN_KEY_LENGTH or klen + 9 > end:
+        return None
+    # a key's last byte: the Put type, at cell start + 8 + klen - 1
+    cand = np.flatnonzero(buf[klen + 7:] == _KEY_TYPE_PUT) + (klen + 7)
+    tail = _be(buf, cand - 8, 8)
+    cand = cand[(tail == _LATEST_TIMESTAMP) & (buf[cand - 9] == 0)]
+    starts: np.ndarray = cand - (klen + 7)
+    if not len(starts) or starts[0] != 0:
+        return None
+    if (_be(buf, starts, 4) != klen).any():
+        return None
+    vlen = _be(buf, starts + 4, 4)
+    mvcc_at = starts + 8 + klen + vlen
+    if (vlen < 0).any() or int(mvcc_at[-1]) + 1 != end:
+        return None
+    if (buf[np.minimum(mvcc_at, end - 1)] >= 128).any():
+        return None
+    if not np.array_equal(starts[1:], mvcc_at[:-1] + 1):
+        return None
+    return starts
+
+
 def _rows_increasing(payload: bytes, buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> bool:
     """Whether the rows (``payload[starts[i]:starts[i] + lengths[i]]``) are in strictly increasing unsigned byte
-    order: all pairs at once, each row padded with -1 (a row that is a prefix of the next sorts first)."""
+    order: all pairs at once, at the first byte where each pair differs (rows of different lengths padded with
+    -1: a row that is a prefix of the next sorts first)."""
     n = len(starts)
     if n < 2:
         return True
@@ -356,9 +405,12 @@ def _rows_increasing(payload: bytes, buf: np.ndarray, starts: np.ndarray, length
         rows = [payload[a:a + b] for a, b in zip(starts.tolist(), lengths.tolist(), strict=True)]
         return all(a < b for a, b in pairwise(rows))
     col = np.arange(width, dtype=np.int64)
-    inside = col[None, :] < lengths[:, None]
-    mat = np.full((n, width), -1, dtype=np.int16)
-    mat[inside] = buf[(starts[:, None] + col[None, :])[inside]]
+    idx = starts[:, None] + col[None, :]
+    if int(lengths.min()) == width:
+        mat: np.ndarray = buf[idx]
+    else:
+        np.minimum(idx, len(buf) - 1, out=idx)
+        mat = np.where(col[None, :] < lengths[:, None], buf[idx].astype(np.int16), np.int16(-1))
     a, b = mat[:-1], mat[1:]
     differ = a != b
     if not differ.any(axis=1).all():

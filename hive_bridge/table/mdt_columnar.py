@@ -531,7 +531,8 @@ def file_keys_table(keys: Sequence[tuple[str, str, int, str, str, bool]]) -> pa.
 def mdt_rows_columnar(keys: pa.Table | Sequence[tuple[str, str, int, str, str, bool]], entries: pa.Table,
                       leaves: Sequence[tuple[str, pa.DataType]], appendable_logs: bool) -> tuple[pa.Table, list[bool]]:
     """:func:`hive_bridge.table.mdt_stats.mdt_rows` for entries read by :func:`read_column_stats`; ``keys`` as
-    tuples or as a :func:`file_keys_table`."""
+    tuples or as a :func:`file_keys_table` (its ``name`` column may be left out: an entry is matched by its
+    partition and file name joined as the listing's path). The keys' paths are distinct."""
     if not isinstance(keys, pa.Table):
         keys = file_keys_table(keys)
     rows_key = ("rows", id(entries), _fingerprint(keys), tuple((n, str(t)) for n, t in leaves), appendable_logs)
@@ -553,7 +554,7 @@ _rows_cache: OrderedDict[tuple[Any, ...], tuple[pa.Table, pa.Table, list[bool]]]
 def _fingerprint(keys: pa.Table) -> tuple[int, bytes]:
     """A digest of a keys table's content (paths, sizes, instants, log flags)."""
     h = hashlib.blake2b(digest_size=16)
-    for name in ("path", "partition", "size", "instant", "name", "is_log"):
+    for name in ("path", "partition", "size", "instant", "is_log"):     # (a name is a function of its path)
         col = keys.column(name).combine_chunks()
         for buf in col.buffers():
             h.update(b"-" if buf is None else f"+{buf.size}:".encode())
@@ -566,36 +567,43 @@ def _fingerprint(keys: pa.Table) -> tuple[int, bytes]:
 def _mdt_rows(keys: pa.Table, entries: pa.Table, leaves: Sequence[tuple[str, pa.DataType]],
               appendable_logs: bool) -> tuple[pa.Table, list[bool]]:
     n = keys.num_rows
-    part = pc.utf8_trim(keys.column("partition"), "/")
-    name = keys.column("name")
     is_log = keys.column("is_log").to_numpy(zero_copy_only=False).astype(bool)
-    file_key = pc.binary_join_element_wise(part, name, "\x00")
     usable = entries.filter(pc.and_(pc.is_valid(entries.column("partition")),
-                                    pc.is_valid(entries.column("file_name"))))
-    ekey = pc.binary_join_element_wise(pc.utf8_trim(usable.column("partition"), "/"),
-                                       usable.column("file_name"), "\x00")
-    usable = usable.append_column("file_key", ekey)
-    by_column: dict[str, tuple[pa.Table, pa.Array]] = {}
+                                    pc.is_valid(entries.column("file_name")))).combine_chunks()
+    # an entry's file as the listing names it: <partition>/<file name> (the file name alone in a table without
+    # partitions); each entry's row among the keys (their paths are distinct), -1 for a file not listed
+    part = pc.utf8_trim(usable.column("partition"), "/")
+    name = usable.column("file_name")
+    ekey = pc.if_else(pc.equal(part, ""), name, pc.binary_join_element_wise(part, name, "/"))
+    row_of = pc.fill_null(pc.index_in(ekey, value_set=keys.column("path")), -1).to_numpy(zero_copy_only=False)
+    columns_of = usable.column("column")
+    value_count = usable.column("value_count")
+    vc_all = value_count.fill_null(0).to_numpy(zero_copy_only=False)
+    vc_ok_all = value_count.is_valid().to_numpy(zero_copy_only=False)
+    by_column: dict[str, np.ndarray] = {}
     any_entry = np.zeros(n, dtype=bool)
     vc_min = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
     vc_max = np.full(n, np.iinfo(np.int64).min, dtype=np.int64)
     vc_any = np.zeros(n, dtype=bool)
-    for column in pc.unique(usable.column("column")).to_pylist():
+    for column in pc.unique(columns_of).to_pylist():
         if column is None:
             continue
-        sub = usable.filter(pc.equal(usable.column("column"), column))
-        if len(pc.unique(sub.column("file_key"))) != sub.num_rows:
-            sub = _last_of_each(sub, "file_key")
-        pos = pc.index_in(file_key, value_set=sub.column("file_key"))
-        has = pos.is_valid().to_numpy(zero_copy_only=False)
+        mine = np.flatnonzero(pc.equal(columns_of, column).to_numpy(zero_copy_only=False) & (row_of >= 0))
+        rows = row_of[mine]
+        pos = np.full(n, -1, dtype=np.int64)
+        if len(rows) and np.bincount(rows, minlength=n).max() > 1:
+            np.maximum.at(pos, rows, mine)      # a file with two entries: the later one (as a dict update)
+        else:
+            pos[rows] = mine
+        has = pos >= 0
         any_entry |= has
-        vc = pc.take(sub.column("value_count"), pos)
-        vc_np = vc.fill_null(0).to_numpy(zero_copy_only=False)
-        vc_valid = vc.is_valid().to_numpy(zero_copy_only=False)
+        at = np.maximum(pos, 0)
+        vc_valid = has & vc_ok_all[at]
+        vc_np = vc_all[at]
         vc_min = np.where(vc_valid, np.minimum(vc_min, vc_np), vc_min)
         vc_max = np.where(vc_valid, np.maximum(vc_max, vc_np), vc_max)
         vc_any |= vc_valid
-        by_column[column] = (sub, pos)
+        by_column[column] = pos
     found = any_entry & ~(is_log & appendable_logs) & vc_any & (vc_min == vc_max)
     found &= ~(is_log & (vc_min == 0))
     rows = np.flatnonzero(found)
@@ -608,14 +616,16 @@ def _mdt_rows(keys: pa.Table, entries: pa.Table, leaves: Sequence[tuple[str, pa.
         "num_rows": pa.array(vc_min[rows], pa.int64()),
     }
     m = len(rows)
+    needed = usable.select(["value_count", "null_count", "value_type", *(f"{side}_{f}" for side in ("lo", "hi")
+                                                                           for f in ("kind", "int", "bin", "scale"))])
     for leaf, typ in leaves:
         got = by_column.get(leaf)
         if got is None or m == 0:
             columns.update(bound_columns(leaf, typ, pa.nulls(m, typ), pa.nulls(m, typ), pa.nulls(m, pa.int64())))
             continue
-        sub, pos_all = got
-        pos_i = pc.cast(pos_all.take(sel), pa.int64())
-        t = sub.take(pos_i)
+        pos_sel = got[rows]
+        pos_i = pa.array(np.maximum(pos_sel, 0), pa.int64(), mask=pos_sel < 0)
+        t = needed.take(pos_i)
         vc = t.column("value_count").combine_chunks()
         nc = t.column("null_count").combine_chunks()
         bad = pc.and_(pc.and_(pc.is_valid(nc), pc.is_valid(vc)),

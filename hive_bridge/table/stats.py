@@ -26,7 +26,7 @@ import struct
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -766,6 +766,83 @@ def _lookup(state: _State, paths: pa.Array, sizes: pa.Array, instants: pa.Array)
 
 
 # ------------------------------------------------------------------ index
+class _Sources(dict[str, str]):
+    """Path -> where its statistics came from. Paths given as an Arrow array (100,000 rows from the metadata
+    table) are turned into entries when the mapping is first looked at, not on the planning's path."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._pending: list[tuple[pa.Array | pa.ChunkedArray, str]] = []
+
+    def add_paths(self, paths: pa.Array | pa.ChunkedArray, source: str) -> None:
+        self._pending.append((paths, source))
+
+    def _flush(self) -> None:
+        while self._pending:
+            paths, source = self._pending.pop(0)
+            super().update(dict.fromkeys(paths.to_pylist(), source))
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self._flush()
+        return super().get(key, default)
+
+    def __getitem__(self, key: str) -> str:
+        self._flush()
+        return super().__getitem__(key)
+
+    def __setitem__(self, key: str, value: str) -> None:
+        self._flush()
+        super().__setitem__(key, value)
+
+    def __contains__(self, key: object) -> bool:
+        self._flush()
+        return super().__contains__(key)
+
+    def __eq__(self, other: object) -> bool:
+        self._flush()
+        if isinstance(other, _Sources):
+            other._flush()
+        return super().__eq__(other)
+
+    __hash__ = None
+
+    def copy(self) -> dict[str, str]:
+        self._flush()
+        return dict(super().items())
+
+    def __len__(self) -> int:
+        self._flush()
+        return super().__len__()
+
+    def __iter__(self) -> Iterator[str]:
+        self._flush()
+        return super().__iter__()
+
+    def __repr__(self) -> str:
+        self._flush()
+        return super().__repr__()
+
+    def items(self) -> Any:
+        self._flush()
+        return super().items()
+
+    def keys(self) -> Any:
+        self._flush()
+        return super().keys()
+
+    def values(self) -> Any:
+        self._flush()
+        return super().values()
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        self._flush()
+        super().update(*args, **kwargs)
+
+
+#: the columns of a table of file keys (``mdt_columnar.file_keys_table``); ``name`` may be left out
+FILE_KEY_COLUMNS = ("path", "partition", "size", "instant", "name", "is_log")
+
+
 def _mdt_keys_of(rows: pa.Table) -> pa.Table:
     """The file keys (``mdt_columnar.file_keys_table``'s columns) of rows made from the metadata table."""
     path = rows.column("path")
@@ -824,7 +901,7 @@ class ColumnStatsIndex:
         self.mdt_columns = None if mdt_columns is None else set(mdt_columns)
         #: where the statistics of files read by this object came from (path -> "metadata table",
         #: "parquet footer", "log blocks", "none"); a path not in it came from the persisted index
-        self.read_sources: dict[str, str] = {}
+        self.read_sources: dict[str, str] = _Sources()
         #: the metadata table's column statistics read so far, by the columns read (record path / columnar)
         self._mdt_entries: dict[tuple[str, ...], dict[tuple[str, str], dict[str, Any]]] = {}
         self._mdt_tables: dict[tuple[str, ...], pa.Table | None] = {}
@@ -997,7 +1074,6 @@ class ColumnStatsIndex:
             keys = pa.table({
                 "path": mpaths, "partition": pc.take(partition_arr, missing_idx),
                 "size": pc.take(size_arr, missing_idx), "instant": pc.take(instant_arr, missing_idx),
-                "name": pc.replace_substring_regex(mpaths, "^.*/", ""),
                 "is_log": pa.array(np.zeros(len(missing_idx), dtype=bool)),
             })
             found = self._add_from_mdt(state, keys, target)
@@ -1187,7 +1263,10 @@ class ColumnStatsIndex:
         entries = self.metadata_entries(names)
         if not entries:
             return None, [False] * key_table.num_rows
-        tuples = list(zip(*(key_table.column(c).to_pylist() for c in key_table.column_names), strict=True))
+        if "name" not in key_table.column_names:
+            key_table = key_table.append_column("name", pc.replace_substring_regex(key_table.column("path"),
+                                                                                   "^.*/", ""))
+        tuples = list(zip(*(key_table.column(c).to_pylist() for c in FILE_KEY_COLUMNS), strict=True))
         return mdt_rows(tuples, entries, leaves, appendable_logs=appendable)
 
     def _add_from_mdt(self, state: _State, keys: pa.Table | list[tuple[str, str, int, str, str, bool]],
@@ -1205,7 +1284,8 @@ class ColumnStatsIndex:
                 self._mdt_leaves = set(names)
             if rows is None:
                 return found
-            self.read_sources.update(dict.fromkeys(rows.column("path").to_pylist(), "metadata table"))
+            assert isinstance(self.read_sources, _Sources)
+            self.read_sources.add_paths(rows.column("path"), "metadata table")
             if rows.num_rows:
                 if len(names) == len(target) and self._persist:
                     # every column's entries: persisted like footers, so the next query does not decode the

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import fastavro
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -845,3 +846,38 @@ def test_block_key_order_checked_by_the_fast_walk() -> None:
             key = struct.pack(">h", len(r)) + r + b"\x00" + struct.pack(">q", 2**63 - 1) + b"\x04"
             payload += struct.pack(">ii", len(key), 1) + key + b"v" + b"\x00"
         assert hfile._fast_cells(bytes(payload)) is not None, good
+
+
+def test_cells_found_by_their_key_tails_equal_the_walk() -> None:
+    """A block of fixed-length keys has its cells found without a walk (each key ends with the family, latest
+    timestamp and Put bytes); a value holding those bytes, or keys of other lengths, make that refuse and the
+    walk decide, with the same entries either way."""
+    from hive_bridge.table import hfile
+
+    tail = hfile._KEY_TAIL
+    def block(pairs: list[tuple[bytes, bytes]]) -> bytes:
+        out = bytearray()
+        for k, v in pairs:
+            key = struct.pack(">h", len(k)) + k + tail
+            out += struct.pack(">ii", len(key), len(v)) + key + v + b"\x00"
+        return bytes(out)
+
+    clean = [(f"key{i:05d}".encode(), b"v" * (i % 13)) for i in range(300)]
+    tricky = [(k, v + tail + b"x" if i % 50 == 7 else v) for i, (k, v) in enumerate(clean)]
+    mixed = sorted((b"k" * (1 + i % 3) + f"{i:04d}".encode(), b"w") for i in range(60))
+    for pairs, by_tail in ((clean, True), (tricky, False), (mixed, False)):
+        payload = block(pairs)
+        buf = np.frombuffer(payload, dtype=np.uint8)
+        walked = hfile._cells_walked(payload)
+        assert walked is not None
+        found = hfile._cells_by_key_tail(payload, buf)
+        assert (found is not None) == by_tail
+        if found is not None:
+            assert found.tolist() == walked.tolist()
+        cells = hfile._fast_cells(payload)
+        assert cells is not None
+        ks, ke, vs, ve = (a.tolist() for a in cells)
+        assert [(payload[a:b], payload[c:d]) for a, b, c, d in zip(ks, ke, vs, ve, strict=True)] == sorted(pairs)
+    data = write_hfile(tricky, block_size=1024, codec=Codec.GZ)
+    got = HFileReader(data, "t").prefix_cells(b"key")
+    assert list(zip(got.keys(), got.values(), strict=True)) == tricky

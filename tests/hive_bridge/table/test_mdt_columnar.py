@@ -529,3 +529,33 @@ def test_a_snapshot_decodes_only_the_columns_its_queries_filter_on(generated: di
         assert got.stats_sources == {"metadata table": got.files_total}, got.stats_sources
     assert snap.index.counters.segments_written == 0
     assert not list((root / ".hoodie" / ".hive_bridge").glob("**/seg-*"))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=120), st.lists(st.tuples(st.integers(0, 130), st.integers(0, 40), st.booleans()),
+                                         max_size=25), st.booleans())
+def test_gathered_byte_ranges_equal_slicing(data: bytes, ranges: list[tuple[int, int, bool]], string: bool) -> None:
+    """The byte ranges gathered through Arrow binary views (inline up to 12 bytes, else by offset) are the
+    slices of the buffer; nulls where not valid; a range that is not UTF-8 refused for a string array."""
+    from hive_bridge.table.avro_columns import gather_binary
+
+    buf = np.frombuffer(data, dtype=np.uint8)
+    spans = [(min(s, len(data)), min(n, len(data) - min(s, len(data))), ok) for s, n, ok in ranges]
+    starts = np.array([s for s, _, _ in spans], dtype=np.int64)
+    lengths = np.array([n for _, n, _ in spans], dtype=np.int64)
+    valid = np.array([ok for _, _, ok in spans], dtype=bool)
+    want = [data[s:s + n] if ok else None for s, n, ok in spans]
+    if string and any(w is not None and not _utf8(w) for w in want):
+        with pytest.raises(ValueError, match="not UTF-8"):
+            gather_binary(buf, starts, lengths, True, valid)
+        return
+    got = gather_binary(buf, starts, lengths, string, valid).to_pylist()
+    assert [g.encode() if isinstance(g, str) else g for g in got] == want
+
+
+def _utf8(b: bytes) -> bool:
+    try:
+        b.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
