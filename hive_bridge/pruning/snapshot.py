@@ -49,9 +49,11 @@ def _collector_paused() -> AbstractContextManager[None]:
     """No cyclic garbage collection while a snapshot is built or followed. A process holding a 1,000,000-file
     snapshot has millions of long-lived tuples; building the next one allocates enough to trigger full
     collections that scan them all, each taking longer than the rest of the work (measured: 1.0 s of a 1.6 s
-    re-planning). A plain pause: nothing is frozen or moved between generations, the collector simply runs
-    later, as it would have."""
-    return gc_paused(to_oldest=False)
+    re-planning). On exit what was built goes straight to the oldest generation (``gc_paused(to_oldest=True)``):
+    a snapshot's objects live as long as it does, and the young collection that would otherwise scan them all
+    right after the pause (30 ms a query at 100,000 files) is skipped; cyclic garbage among them is collected
+    by the next full collection."""
+    return gc_paused(to_oldest=True)
 
 
 def timeline_state(table: HudiTable) -> tuple[Any, ...]:

@@ -574,7 +574,9 @@ def _mdt_rows(keys: pa.Table, entries: pa.Table, leaves: Sequence[tuple[str, pa.
     # partitions); each entry's row among the keys (their paths are distinct), -1 for a file not listed
     part = pc.utf8_trim(usable.column("partition"), "/")
     name = usable.column("file_name")
-    ekey = pc.if_else(pc.equal(part, ""), name, pc.binary_join_element_wise(part, name, "/"))
+    ekey = pc.binary_join_element_wise(part, name, "/")
+    if pc.any(pc.equal(part, "")).as_py():
+        ekey = pc.utf8_ltrim(ekey, "/")        # "/<name>": a partition's trimmed name has no leading "/"
     row_of = pc.fill_null(pc.index_in(ekey, value_set=keys.column("path")), -1).to_numpy(zero_copy_only=False)
     columns_of = usable.column("column")
     value_count = usable.column("value_count")

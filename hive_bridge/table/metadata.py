@@ -93,6 +93,7 @@ from hive_bridge.table.logfile import (
     delete_block_keys,
     read_log_file,
 )
+from hive_bridge.table.mdt_files import FileInfos, decode_files_record, files_plan
 from hive_bridge.table.properties import PROPERTIES_FILE, TableProperties
 from hive_bridge.table.timeline import Instant, Timeline
 
@@ -749,25 +750,35 @@ def _parsed_schema(schema_json: str) -> Any:
 
 
 def _decode_values(pairs: Iterable[tuple[bytes, bytes]], schema_json: str,
-                   where: str) -> list[tuple[str, dict[str, Any]]]:
+                   where: str, files: bool = False) -> list[tuple[str, dict[str, Any]]]:
     """(record key, record) of HFile entries: the value in the writer schema, unions of several records as
-    (record name, record) tuples (the wrapper of a min/max tells its type), single-record unions plain."""
+    (record name, record) tuples (the wrapper of a min/max tells its type), single-record unions plain.
+    ``files``: records of the files partition, read without an object per file where they have the usual shape
+    (:mod:`hive_bridge.table.mdt_files`), by fastavro otherwise."""
     try:
         schema = _parsed_schema(schema_json)
     except MetadataTableError as exc:
         raise _Unreadable(f"{where}: {exc}") from None
+    plan = files_plan(schema_json) if files else None
     out = []
     for key, value in pairs:
-        buf = io.BytesIO(value)
+        rec = decode_files_record(value, plan) if plan is not None else None
+        if rec is None:
+            buf = io.BytesIO(value)
+            try:
+                read: Any = fastavro.schemaless_reader(buf, schema, None, return_record_name=True,
+                                                       return_record_name_override=True)
+            except Exception as exc:  # fastavro raises EOFError, ValueError, IndexError, UnicodeDecodeError, ...
+                raise _Unreadable(f"{where}: the value of key {key[:80]!r} does not decode "
+                                  f"({type(exc).__name__}: {exc})") from None
+            if buf.tell() != len(value) or not isinstance(read, dict):
+                raise _Unreadable(f"{where}: the value of key {key[:80]!r} is not one metadata record")
+            rec = read
         try:
-            rec = fastavro.schemaless_reader(buf, schema, None, return_record_name=True,
-                                             return_record_name_override=True)
             skey = key.decode("utf-8")
-        except Exception as exc:  # fastavro raises EOFError, ValueError, IndexError, UnicodeDecodeError, ...
+        except UnicodeDecodeError as exc:
             raise _Unreadable(f"{where}: the value of key {key[:80]!r} does not decode "
                               f"({type(exc).__name__}: {exc})") from None
-        if buf.tell() != len(value) or not isinstance(rec, dict):
-            raise _Unreadable(f"{where}: the value of key {key[:80]!r} is not one metadata record")
         rec["key"] = skey                   # Hudi blanks the field in HFiles: the HFile key is the record key
         out.append((skey, rec))
     return out
@@ -1185,7 +1196,7 @@ class MetadataTable:
         out: dict[str, dict[str, Any]] = {}
         try:
             for sl in slices:
-                out.update(self._read_slice(sl, want, pre))
+                out.update(self._read_slice(sl, want, pre, partition == FILES))
         except _Unreadable as why:
             raise self._fail(partition, str(why)) from None
         except (HudiTableError, KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
@@ -1216,7 +1227,8 @@ class MetadataTable:
             self._readers.move_to_end(key)
         return reader
 
-    def _read_slice(self, sl: _Slice, want: set[str] | None, pre: list[str] | None) -> dict[str, dict[str, Any]]:
+    def _read_slice(self, sl: _Slice, want: set[str] | None, pre: list[str] | None,
+                    files: bool = False) -> dict[str, dict[str, Any]]:
         merged: dict[str, Any] = {}
         if sl.base is not None:
             base = sl.base
@@ -1225,7 +1237,7 @@ class MetadataTable:
                 schema = reader.avro_schema
                 if schema is None:
                     raise _Unreadable(f"{base}: HFile has no Avro schema in its file info")
-                for key, rec in _decode_values(_select(reader, want, pre), schema, base):
+                for key, rec in _decode_values(_select(reader, want, pre), schema, base, files):
                     merged[key] = rec
             except HFileError as exc:
                 raise _Unreadable(str(exc)) from None
@@ -1241,7 +1253,7 @@ class MetadataTable:
                 schema = block.header.get(HeaderKey.SCHEMA) or reader.avro_schema
                 if schema is None:
                     raise _Unreadable(f"{where}: HFILE_DATA block without a schema")
-                decoded = _decode_values(_select(reader, want, pre), schema, where)
+                decoded = _decode_values(_select(reader, want, pre), schema, where, files)
             except HFileError as exc:
                 raise _Unreadable(str(exc)) from None
             for key, rec in decoded:
@@ -1323,9 +1335,12 @@ class MetadataTable:
         sizes = self._file_sizes.get(key)
         if sizes is None:
             # computed once per record of a cached files partition: shared by every open of the same one
-            sizes = self._file_sizes[key] = {name: int(info.get("size") or 0)
-                                             for name, info in (rec.get("filesystemMetadata") or {}).items()
-                                             if not info.get("isDeleted")}
+            infos = rec.get("filesystemMetadata") or {}
+            if isinstance(infos, FileInfos):
+                sizes = self._file_sizes[key] = infos.live_sizes()
+            else:
+                sizes = self._file_sizes[key] = {name: int(info.get("size") or 0) for name, info in infos.items()
+                                                 if not info.get("isDeleted")}
         return dict(sizes)
 
     # ------------------------------------------------------------------------------------------ stats

@@ -765,6 +765,24 @@ def _lookup(state: _State, paths: pa.Array, sizes: pa.Array, instants: pa.Array)
     return pc.if_else(same, positions, pa.nulls(len(positions), pa.int32()))
 
 
+def _after_added(state: _State, positions: pa.Array, added: pa.Array, paths: pa.Array, sizes: pa.Array,
+                 instants: pa.Array) -> pa.Array:
+    """The index rows of the listed files after the rows of files ``added`` (listing positions, in order) were
+    put in front of the index (:meth:`ColumnStatsIndex._rebuild_entries` puts the newest segment first): the
+    earlier rows moved down by as many, the added files are the first rows. Checked against the index (their
+    paths, sizes and instants are the first rows'); :func:`_lookup` otherwise."""
+    m = len(added)
+    if len(state.paths) < m:
+        return _lookup(state, paths, sizes, instants)
+    for mine, theirs in ((paths, state.paths), (sizes, state.sizes), (instants, state.instants)):
+        if not pc.all(pc.equal(pc.take(mine, added), theirs.slice(0, m))).as_py():
+            return _lookup(state, paths, sizes, instants)
+    pos = pc.fill_null(positions, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+    pos[pos >= 0] += m
+    pos[added.to_numpy(zero_copy_only=False)] = np.arange(m, dtype=np.int64)
+    return pa.array(pos.astype(np.int32), pa.int32(), mask=pos < 0)
+
+
 # ------------------------------------------------------------------ index
 class _Sources(dict[str, str]):
     """Path -> where its statistics came from. Paths given as an Arrow array (100,000 rows from the metadata
@@ -1077,15 +1095,19 @@ class ColumnStatsIndex:
                 "is_log": pa.array(np.zeros(len(missing_idx), dtype=bool)),
             })
             found = self._add_from_mdt(state, keys, target)
-            from_mdt = int(np.count_nonzero(found))
-            missing_idx = pc.filter(missing_idx, pa.array(~np.asarray(found, dtype=bool)))
+            found_mask = np.asarray(found, dtype=bool)
+            from_mdt = int(np.count_nonzero(found_mask))
+            found_idx = pc.filter(missing_idx, pa.array(found_mask))
+            missing_idx = pc.filter(missing_idx, pa.array(~found_mask))
             if self.source == "mdt" and len(missing_idx):
                 without_entry = len(missing_idx)
                 self._add_unknown(state, [(slice_list[i].base_file.path, slice_list[i].partition_path,
                                            slice_list[i].base_file.size, slice_list[i].base_instant)
                                           for i in missing_idx.to_pylist()], target)
                 missing_idx = pa.array([], pa.int64())
-            if from_mdt or without_entry:       # rows were added: look the files up again
+            if from_mdt and not without_entry:
+                positions = _after_added(state, positions, found_idx, path_arr, size_arr, instant_arr)
+            elif from_mdt or without_entry:     # rows were added: look the files up again
                 positions = _lookup(state, path_arr, size_arr, instant_arr)
         missing: list[tuple[str, str, int, str, str]] = []
         for i in missing_idx.to_pylist():
