@@ -559,3 +559,46 @@ def _utf8(b: bytes) -> bool:
     except UnicodeDecodeError:
         return False
     return True
+
+
+def test_queries_on_different_columns_at_once(generated: dict[str, Path], tmp_path: Path) -> None:
+    """Three threads plan filters on different columns through one snapshot of a never-indexed table at the
+    same time (each column's entries read by whichever query needs it first): every answer is what an index
+    of every column gives."""
+    import shutil
+    import threading
+
+    from hive_bridge.pruning.pruner import Pruner
+    from hive_bridge.pruning.snapshot import SnapshotCache
+
+    mdt_columnar.clear_cache()
+    root = tmp_path / "t"
+    shutil.copytree(generated["mor"], root)
+    fresh = HudiTable.open(root)
+    filters = [sarg.parse(text, SCHEMA) for _, text in LAZY_FILTERS]
+    want = {}
+    for qt in ("snapshot", "read_optimized"):
+        eager = Pruner(fresh, ColumnStatsIndex(fresh, persist=False), fresh.latest_file_slices(), qt)
+        want[qt] = [_kept_files(eager.run(f)) for f in filters]
+    cache = SnapshotCache()
+    errors: list[BaseException] = []
+
+    def run(offset: int) -> None:
+        try:
+            for k in range(len(filters)):
+                i = (k + offset) % len(filters)
+                qt = ("snapshot", "read_optimized")[(k + offset) % 2]
+                got = cache.get(str(root), listing="mdt", persist=False).plan(filters[i], query_type=qt)
+                assert _kept_files(got) == want[qt][i], (offset, LAZY_FILTERS[i], qt)
+        except BaseException as exc:  # reported by the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(k * 2,)) for k in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
+    assert cache.stats.opened == 1
+    snap = cache.get(str(root), listing="mdt", persist=False)
+    assert snap.index.mdt_columns_read == frozenset(c for c, _ in LAZY_FILTERS)
