@@ -21,7 +21,7 @@ from hive_bridge.table.hfile import HFileReader
 from hive_bridge.table.logfile import BlockType, HeaderKey, read_log_file
 from hive_bridge.table.mdt_files import FileInfos, decode_files_record, files_plan
 from hive_bridge.table.metadata import MetadataTable, _decode_values
-from hive_bridge.testing.mdt_writer import metadata_record_schema
+from hive_bridge.testing.mdt_writer import _varint, metadata_record_schema
 
 from .test_metadata import MDT_TABLES
 
@@ -93,19 +93,6 @@ def test_files_listing_is_the_same_through_fastavro(fixture_tables: dict[str, Pa
     assert {p: slow.files(p) for p in parts} == got
     assert any(got.values())
     metadata._FILES_CACHE.clear()
-
-
-def _varint(n: int) -> bytes:
-    u = (n << 1) ^ (n >> 63)
-    out = bytearray()
-    while True:
-        b = u & 0x7F
-        u >>= 7
-        if u:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
 
 
 def _string(s: str) -> bytes:
