@@ -20,7 +20,7 @@ from hive_bridge.errors import HiveBridgeError
 from hive_bridge.hive_types import table_sarg_schema
 from hive_bridge.logscan import FoundFilter, distinct_filters
 from hive_bridge.pruning import ListStatusResult, Pruner
-from hive_bridge.pruning.pruner import READ_OPTIMIZED, SNAPSHOT, read_optimized_view
+from hive_bridge.pruning.pruner import READ_OPTIMIZED, SNAPSHOT, filter_columns, read_optimized_view
 from hive_bridge.table import HudiTable
 from hive_bridge.table.stats import ColumnStatsIndex
 
@@ -152,9 +152,10 @@ def replay(table: HudiTable, lines: Iterable[str], *, out: Console, err: Console
     anything failed, else 0."""
     requests = table.storage.requests
     index = ColumnStatsIndex(table, source=stats_source)
-    index.want(())          # the metadata table's statistics of each column read when a filter first needs them
     schema = table_sarg_schema(table)
-    pruner = Pruner(table, index, table.latest_file_slices(), query_type)
+    # prepared with the first filter that parses: the metadata table's statistics of its columns are read then,
+    # those of other columns when a filter first needs them (ColumnStatsIndex.want)
+    pruner: Pruner | None = None
     found = distinct_filters(lines)
     failures = 0
     rows: list[ReplayRow] = []
@@ -179,6 +180,9 @@ def replay(table: HudiTable, lines: Iterable[str], *, out: Console, err: Console
                 if progress and task is not None:
                     progress.advance(task)
                 continue
+            if pruner is None:
+                index.want(filter_columns(table, parsed))
+                pruner = Pruner(table, index, table.latest_file_slices(), query_type)
             t0 = time.perf_counter()
             before = requests.snapshot()
             listing = pruner.run(parsed, None, time_zone)

@@ -383,3 +383,36 @@ def test_index_sources_and_replay_json(shared_tables: dict[str, Path], tmp_path:
     row = json.loads(out.splitlines()[0])
     assert code == 0 and row["listing_source"] == "mdt" and row["index_sources"] == ["record index"]
     assert row["files_kept"] == 1 and row["stats_sources"]
+
+
+def test_replay_reads_each_filters_columns_from_the_metadata_table(tmp_path: Path) -> None:
+    """Replaying filters on different columns of a never-indexed table with a metadata table: each filter keeps
+    what an index of every column keeps (the first filter's columns are decoded first, the others when a filter
+    first needs them)."""
+    import sarg
+    from hive_bridge.pruning.pruner import Pruner, table_sarg_schema
+    from hive_bridge.table import ColumnStatsIndex, HudiTable
+    from hive_bridge.testing.mdt_writer import write_metadata_table
+
+    root = tmp_path / "t"
+    w = HudiWriter(root, version=8, partition_fields=["part"], rows_per_file=6)
+    ids = list(range(120))
+    w.insert(pa.table({"id": pa.array(ids, pa.int64()), "name": [f"n{i:04d}" for i in ids],
+                       "score": pa.array([i * 0.5 for i in ids], pa.float64()),
+                       "part": [f"p{i % 2}" for i in ids]}))
+    write_metadata_table(root)
+    filters = ["leaf-(BETWEEN id 10 20)", "leaf-(LESS_THAN name n0030)", "(and leaf-(EQUALS id 7) "
+               "leaf-(EQUALS name n0007))", "leaf-(EQUALS name n0100)"]
+    log = tmp_path / "filters.txt"
+    log.write_text("\n".join(filters) + "\n", encoding="utf-8")
+    code, out, err = run("replay", "--json", "--table", str(root), "--listing", "mdt", "--stats-source", "mdt",
+                         str(log))
+    assert code == 0, err
+    rows = [json.loads(line) for line in out.splitlines()]
+    table = HudiTable.open(root)
+    eager = Pruner(table, ColumnStatsIndex(table, persist=False, source="mdt"), table.latest_file_slices())
+    schema = table_sarg_schema(table)
+    for text, row in zip(filters, rows, strict=True):
+        want = eager.run(sarg.read_filter(text, schema))
+        assert row["files_kept"] == len(want.slices) < row["files_total"], text
+        assert row["stats_sources"] == {"metadata table": row["files_total"]}, row["stats_sources"]
