@@ -306,6 +306,11 @@ class Pruner:
             groups.append(self._merged_group(merged, merged_pos, stats_all, row_of, count))
         self.groups = groups
 
+    @property
+    def current(self) -> bool:
+        """Whether the statistics hold all the index knows (no column read into it since they were made)."""
+        return self._version == self.index.version
+
     def _current_groups(self, filt: sarg.SearchArgument | None) -> list[_Group]:
         """The groups to judge ``filt`` with: when the index read statistics it lacked for the filter's columns
         (or another query had it read some) since they were made, made again from it first."""

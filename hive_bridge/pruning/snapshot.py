@@ -282,7 +282,8 @@ class SnapshotCache:
                 if touched is not None:
                     snap = TableSnapshot(table, index, state, slices, origin, touched, by_partition,
                                          {qt: (pr.stats_all, hit.by_partition) for qt, pr in hit._pruners.items()
-                                          if not pr.has_logs.any() and len(pr.slices) == len(hit.slices)})
+                                          if not pr.has_logs.any() and len(pr.slices) == len(hit.slices)
+                                          and pr.current})
                     return self._store(key, snap)
             else:
                 # the state is read before the table is opened (a first, lazy open only says where the timeline

@@ -907,9 +907,9 @@ class ColumnStatsIndex:
         """``source``: where statistics of files the index lacks come from — ``footers`` (parquet footers and
         log blocks, read here), ``mdt`` (the metadata table's column_stats partition only; files it has no entry
         for stay unknown), ``auto`` (the metadata table where it has an entry, footers and log blocks for the
-        rest; the default). ``mdt_columns``: read only these columns' entries from the metadata table (the
-        filter's columns, for a one-shot query: decoding every column's entries of a large table costs seconds);
-        the other columns of files it describes are then unknown. ``reader``: who reads the footers and log
+        rest; the default). ``mdt_columns``: read these columns' entries from the metadata table first (a
+        filter's columns: decoding every column's entries of a large table costs seconds), the others' when
+        :meth:`complete` is asked for them (as after :meth:`want`). ``reader``: who reads the footers and log
         files the index lacks (a ``hive_bridge.table.stats_reader.StatsReader``); default ``None``: this process,
         on ``max_workers`` threads; ``hive_bridge.spark_index.SparkStatsReader(spark)``: Spark executors. The
         rows stored are the same whoever reads them."""
