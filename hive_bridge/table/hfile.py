@@ -75,7 +75,7 @@ import fastavro
 import numpy as np
 
 from hive_bridge.table.errors import HudiTableError
-from hive_bridge.table.storage import Storage, read_whole
+from hive_bridge.table.storage import Storage, storage_for
 
 __all__ = [
     "BLOCK_HEADER_SIZE",
@@ -565,7 +565,7 @@ def _signed64(v: int) -> int:
     return v - (1 << 64) if v >= 1 << 63 else v
 
 
-def _parse_trailer(data: memoryview) -> HFileTrailer:
+def _parse_trailer(data: memoryview | _RangeFile) -> HFileTrailer:
     size = len(data)
     if size < TRAILER_SIZE:
         raise _Bad(0, f"file of {size} bytes is shorter than the {TRAILER_SIZE}-byte HFile trailer "
@@ -668,20 +668,72 @@ def _row_of_key(key: bytes | memoryview, at: int) -> bytes:
     return bytes(key[2:2 + rowlen])
 
 
+#: files up to this size are read whole (one request); larger ones in ranges: the tail (trailer and, usually, the
+#: whole load-on-open section), then the data blocks a lookup needs
+_WHOLE_FILE_MAX = 4 * 1024 * 1024
+_TAIL_READ = 256 * 1024
+
+
+class _RangeFile:
+    """A file read in byte ranges when first sliced, the ranges kept: sliced like the bytes of the whole file
+    (a slice is a memoryview of the range holding it). A range that cannot be read, or reads short (a file
+    shorter than its listed size), raises :class:`_Bad` at its first byte."""
+
+    def __init__(self, size: int, read: Callable[[int, int], bytes]) -> None:
+        self._size = size
+        self._read = read
+        self._chunks: list[tuple[int, bytes]] = []
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return self._size
+
+    def fetch(self, start: int, stop: int) -> memoryview:
+        """Bytes ``start``..``stop`` (clipped to the file), read with one request unless already held."""
+        start, stop = max(0, start), min(self._size, stop)
+        if stop <= start:
+            return memoryview(b"")
+        with self._lock:
+            for at, chunk in self._chunks:
+                if at <= start and stop <= at + len(chunk):
+                    return memoryview(chunk)[start - at:stop - at]
+            try:
+                data = self._read(start, stop - start)
+            except OSError as exc:
+                raise _Bad(start, f"cannot read bytes {start}-{stop - 1}: {exc}") from None
+            if len(data) != stop - start:
+                raise _Bad(start, f"reading bytes {start}-{stop - 1} gave {len(data)} bytes: the file is shorter "
+                                  f"than its {self._size} bytes (truncated while read?)")
+            self._chunks.append((start, data))
+            return memoryview(data)
+
+    def __getitem__(self, key: slice | int) -> Any:
+        if isinstance(key, slice):
+            start, stop, step = key.indices(self._size)
+            if step != 1:
+                raise ValueError("only contiguous slices")
+            return self.fetch(start, stop)
+        i = key + self._size if key < 0 else key
+        if not 0 <= i < self._size:
+            raise IndexError(key)
+        return self.fetch(i, i + 1)[0]
+
+
 class HFileReader:
     """An HFile held in memory: trailer, index and file info parsed on open, data blocks decoded when read.
 
     Keys are rows (the MDT record key's UTF-8 bytes), in unsigned byte order; values are the raw cell values.
     """
 
-    def __init__(self, data: bytes | memoryview, name: str = "", *, verify_checksums: bool = True) -> None:
+    def __init__(self, data: bytes | memoryview | _RangeFile, name: str = "", *,
+                 verify_checksums: bool = True) -> None:
         """Parse the trailer and the load-on-open section of ``data`` (the whole file); data blocks are read,
         checked and decoded when a lookup or scan first needs them. ``verify_checksums=False`` skips the
         CRC32C of HBase-written blocks (pure Python, about 8 MB/s) for very large files; gzip's own CRC32 and
         every structural check still apply."""
         self.name = name or "<hfile>"
         self._verify_checksums = verify_checksums
-        self._data = memoryview(bytes(data))
+        self._data: memoryview | _RangeFile = data if isinstance(data, _RangeFile) else memoryview(bytes(data))
         self._blocks: OrderedDict[int, tuple[list[bytes], list[bytes]]] = OrderedDict()
         try:
             self._open()
@@ -695,9 +747,20 @@ class HFileReader:
         it."""
         spath = os.fspath(path)
         try:
-            data = read_whole(spath, storage)
+            if storage is None:
+                storage = storage_for(spath) or Storage.local(os.path.dirname(spath) or ".")
+            size, read = storage.ranges(spath)
+            if size <= _WHOLE_FILE_MAX:
+                data: bytes | _RangeFile = read(0, size)
+            else:
+                # a large file (the column statistics of 100,000 files: 30 MB) is read in ranges: its tail,
+                # then only the data blocks a lookup needs
+                data = _RangeFile(size, read)
+                data.fetch(size - _TAIL_READ, size)
         except OSError as exc:
             raise HFileError(f"{spath}: cannot read HFile: {exc.strerror or exc}") from None
+        except _Bad as bad:
+            raise HFileError(f"{spath}: byte {bad.offset}: {bad.what}") from None
         return cls(data, spath, verify_checksums=verify_checksums)
 
     # -------------------------------------------------------------------------------------- public API
@@ -807,6 +870,8 @@ class HFileReader:
             raise _Bad(base, f"{tr.num_data_index_levels} data index levels")
         # load-on-open: root data index, meta index, file info, then optionally HBase bloom metadata
         pos = tr.load_on_open_offset
+        if isinstance(data, _RangeFile):
+            data.fetch(pos, trailer_start)      # in the tail already read, unless the section is large
         _, root, size = self._read_block(pos, (MAGIC_ROOT_INDEX,), trailer_start)
         root_entries = self._parse_root_index(root, pos, tr.data_index_count, data_index=True,
                                               multi_level=tr.num_data_index_levels > 1)
@@ -889,7 +954,10 @@ class HFileReader:
         if offset < 0 or offset + BLOCK_HEADER_SIZE > limit:
             raise _Bad(max(offset, 0), f"block header at byte {offset} runs past byte {limit}, the end of its "
                                        "section (truncated file or bad offset)")
-        magic, on_disk, uncompressed, _prev, ck_type, bytes_per_ck, data_size = _HEADER.unpack_from(data, offset)
+        if isinstance(data, _RangeFile) and expected_size is not None and expected_size > 0:
+            data.fetch(offset, min(offset + expected_size, limit))      # the whole block: one request
+        magic, on_disk, uncompressed, _prev, ck_type, bytes_per_ck, data_size = _HEADER.unpack_from(
+            data[offset:offset + BLOCK_HEADER_SIZE])
         if magic not in magics:
             want = " or ".join(repr(m) for m in sorted(magics))
             raise _Bad(offset, f"block magic is {magic!r}, expected {want}")
@@ -923,7 +991,7 @@ class HFileReader:
             ck_at = offset + data_size
             for chunk, start in enumerate(range(offset, offset + data_size, bytes_per_ck)):
                 stop = min(start + bytes_per_ck, offset + data_size)
-                stored = _U32.unpack_from(data, ck_at + 4 * chunk)[0]
+                stored = _U32.unpack_from(data[ck_at + 4 * chunk:ck_at + 4 * chunk + 4])[0]
                 if _checksum(ck_type, data[start:stop]) != stored:
                     raise _Bad(start, f"{ChecksumType(ck_type).name} checksum mismatch in bytes {start}-{stop - 1} "
                                       f"of the {magic.decode('latin-1')} block at byte {offset}")
@@ -1066,6 +1134,11 @@ class HFileReader:
             e = index[i]
             return self._read_block(e.offset, (MAGIC_DATA,), limit, e.size)[1]
 
+        if isinstance(self._data, _RangeFile) and len(blocks):
+            try:                                # the blocks' bytes: one request
+                self._data.fetch(index[blocks[0]].offset, index[blocks[-1]].offset + index[blocks[-1]].size)
+            except _Bad as bad:
+                raise self._error(bad) from None
         if len(blocks) < 2 or self._trailer.codec == Codec.NONE:
             for i in blocks:
                 yield i, read(i)

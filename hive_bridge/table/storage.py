@@ -30,7 +30,7 @@ import hashlib
 import os
 import threading
 import weakref
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -438,6 +438,38 @@ class Storage:
                 return bytes(f.read_at(min(length, size), max(0, size - length))), size
         except (OSError, pa.ArrowException) as exc:
             raise _arrow_error(location, "cannot read", exc) from None
+
+    def ranges(self, location: str) -> tuple[int, Callable[[int, int], bytes]]:
+        """A file's size and a function reading ``length`` bytes at ``offset`` of it (one GET a call; opening it
+        is one HEAD on object storage). Both raise FileNotFoundError / PermissionError / OSError naming the
+        location."""
+        if self.is_local:
+            size = os.stat(location).st_size
+
+            def read_local(offset: int, length: int) -> bytes:
+                self.requests.add("get")
+                with open(location, "rb") as fh:
+                    fh.seek(offset)
+                    return fh.read(length)
+
+            return size, read_local
+        self.requests.add("head")
+        try:
+            f = self.fs.open_input_file(self.fs_path(location))
+            size = int(f.size())
+        except (OSError, pa.ArrowException) as exc:
+            raise _arrow_error(location, "cannot read", exc) from None
+        lock = threading.Lock()
+
+        def read_remote(offset: int, length: int) -> bytes:
+            self.requests.add("get")
+            try:
+                with lock:
+                    return bytes(f.read_at(length, offset))
+            except (OSError, pa.ArrowException) as exc:
+                raise _arrow_error(location, "cannot read", exc) from None
+
+        return size, read_remote
 
     def size(self, location: str) -> int:
         """A file's size (one HEAD request on object storage). Raises FileNotFoundError / OSError."""

@@ -132,6 +132,30 @@ def test_listed_like_the_local_copy(s3: S3Server, tables: dict[str, tuple[Path, 
         assert remote.storage.requests.list == 2 + partitions
 
 
+def test_metadata_table_hfiles_read_in_ranges_on_s3(s3: S3Server, tables: dict[str, tuple[Path, str]],
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """HFiles above the whole-read size are read in ranges (one HEAD, the tail, the blocks a lookup needs): the
+    metadata table's listing and statistics are the local copy's, and the counter still tells the truth."""
+    from hive_bridge.table import hfile, mdt_columnar
+    from hive_bridge.table.metadata import _FILES_CACHE
+
+    monkeypatch.setattr(hfile, "_WHOLE_FILE_MAX", 0)
+    monkeypatch.setattr(hfile, "_TAIL_READ", 4096 + 64)
+    _FILES_CACHE.clear()
+    mdt_columnar.clear_cache()
+    local, uri = tables[MOR]
+    s3.reset()
+    remote = HudiTable.open(uri, listing="mdt", storage_options=_options(s3))
+    stats = ColumnStatsIndex(remote, source="mdt", persist=False).table()
+    mine = HudiTable.open(local, listing="mdt")
+    assert remote.listing_source == "mdt" and _slices(remote) == _slices(mine) and _slices(mine)
+    assert stats.equals(ColumnStatsIndex(mine, source="mdt", persist=False).table())
+    assert _server_kinds(remote.storage.requests.snapshot()) == _server_kinds(s3.requests())
+    assert remote.storage.requests.get > remote.storage.requests.head > 0
+    _FILES_CACHE.clear()
+    mdt_columnar.clear_cache()
+
+
 # ------------------------------------------------------------------------------------------------ index
 
 

@@ -881,3 +881,46 @@ def test_cells_found_by_their_key_tails_equal_the_walk() -> None:
     data = write_hfile(tricky, block_size=1024, codec=Codec.GZ)
     got = HFileReader(data, "t").prefix_cells(b"key")
     assert list(zip(got.keys(), got.values(), strict=True)) == tricky
+
+
+def test_large_files_read_in_ranges_answer_the_same(mdt_hfiles: list[MdtHFile], tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file above the whole-read size is read in ranges (its tail, then the blocks a lookup needs): every
+    fixture HFile opened so answers entries, lookups and prefix reads as the whole file does; a prefix read of a
+    large multi-block file fetches only its blocks; a file shorter than its size is a clear error."""
+    from hive_bridge.table import hfile
+    from hive_bridge.table.storage import Storage
+
+    monkeypatch.setattr(hfile, "_WHOLE_FILE_MAX", 0)
+    monkeypatch.setattr(hfile, "_TAIL_READ", 4096 + 64)         # the load-on-open section: a second range
+    bases = [h for h in mdt_hfiles if h.block_offset is None]
+    assert bases
+    for h in bases:
+        ranged = HFileReader.open(h.path)
+        assert isinstance(ranged._data, hfile._RangeFile)
+        assert list(ranged.entries()) == h.entries, h.path
+        keys = [k for k, _ in h.entries]
+        for k in keys[:: max(1, len(keys) // 5)]:
+            assert HFileReader.open(h.path).get(k) == dict(h.entries)[k]
+            p = k[:12]
+            cells = HFileReader.open(h.path).prefix_cells(p)
+            assert list(zip(cells.keys(), cells.values(), strict=True)) == [e for e in h.entries
+                                                                            if e[0].startswith(p)]
+    # a large file: only the tail and the blocks of the prefix are read
+    pairs = [(f"{c}{i:06d}".encode(), bytes(range(256)) * 2) for c in "abcdefgh" for i in range(400)]
+    path = tmp_path / "big.hfile"
+    path.write_bytes(write_hfile(pairs, block_size=4096, codec=Codec.GZ))
+    storage = Storage.local(tmp_path)
+    reader = HFileReader.open(path, storage=storage)
+    before = storage.requests.snapshot()
+    cells = reader.prefix_cells(b"c")
+    assert cells.keys() == [k for k, _ in pairs if k.startswith(b"c")]
+    read = sum(len(c) for _, c in reader._data._chunks)     # type: ignore[union-attr]
+    assert read < path.stat().st_size / 4, (read, path.stat().st_size)
+    assert storage.requests.since(before).get("get") == 1    # the prefix's blocks: one request
+    # truncated after its tail was read: the blocks read later are short, and that is said
+    reader = HFileReader.open(path, storage=storage)
+    with open(path, "r+b") as fh:
+        fh.truncate(reader._data_index[10].offset + 5)
+    with pytest.raises(HFileError, match=r"big\.hfile: byte \d+: .*(shorter|runs past|cannot read)"):
+        reader.prefix_cells(b"d")
