@@ -799,6 +799,7 @@ class HFileReader:
         file turns out to be damaged, including when the count or last key disagrees with the trailer."""
         count = 0
         last: bytes | None = None
+        self._fetch_blocks(range(len(self._data_index)))
         for i in range(len(self._data_index)):
             keys, values = self._block(i)
             count += len(keys)
@@ -810,6 +811,30 @@ class HFileReader:
         if self._last_row is not None and last != self._last_row:
             raise HFileError(f"{self.name}: byte {self._trailer.file_info_offset}: file info last key "
                              f"{self._last_row!r} is not the last key of the data {last!r}")
+
+    def prefetch(self, keys: Iterable[bytes]) -> None:
+        """Read ahead, in as few requests as blocks allow, the data blocks where ``keys`` would be (a file read
+        in ranges; nothing otherwise): many :meth:`get` calls then make no request each."""
+        if not isinstance(self._data, _RangeFile) or not self._index_rows:
+            return
+        wanted = sorted({max(bisect_right(self._index_rows, k) - 1, 0) for k in keys})
+        run: list[int] = []
+        for i in wanted:
+            if run and i - run[-1] > 4:          # blocks close together: one request, the gap read too
+                self._fetch_blocks(range(run[0], run[-1] + 1))
+                run = []
+            run.append(i)
+        if run:
+            self._fetch_blocks(range(run[0], run[-1] + 1))
+
+    def _fetch_blocks(self, blocks: range) -> None:
+        """The bytes of data blocks ``blocks`` (contiguous), in one request (a file read in ranges)."""
+        if isinstance(self._data, _RangeFile) and len(blocks):
+            index = self._data_index
+            try:
+                self._data.fetch(index[blocks[0]].offset, index[blocks[-1]].offset + index[blocks[-1]].size)
+            except _Bad as bad:
+                raise self._error(bad) from None
 
     def get(self, key: bytes) -> bytes | None:
         """The value of ``key``, found through the block index (one data block decoded), or None."""
@@ -1134,11 +1159,7 @@ class HFileReader:
             e = index[i]
             return self._read_block(e.offset, (MAGIC_DATA,), limit, e.size)[1]
 
-        if isinstance(self._data, _RangeFile) and len(blocks):
-            try:                                # the blocks' bytes: one request
-                self._data.fetch(index[blocks[0]].offset, index[blocks[-1]].offset + index[blocks[-1]].size)
-            except _Bad as bad:
-                raise self._error(bad) from None
+        self._fetch_blocks(blocks)              # the blocks' bytes: one request
         if len(blocks) < 2 or self._trailer.codec == Codec.NONE:
             for i in blocks:
                 yield i, read(i)

@@ -1518,6 +1518,8 @@ def _select(reader: HFileReader, want: set[str] | None, pre: list[str] | None) -
     if want is None and pre is None:
         return list(reader.entries())
     out: dict[bytes, bytes] = {}
+    if want and len(want) > 1:
+        reader.prefetch(k.encode("utf-8") for k in want)
     for k in sorted(want or ()):
         kb = k.encode("utf-8")
         v = reader.get(kb)

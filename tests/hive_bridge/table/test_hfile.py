@@ -918,6 +918,17 @@ def test_large_files_read_in_ranges_answer_the_same(mdt_hfiles: list[MdtHFile], 
     read = sum(len(c) for _, c in reader._data._chunks)     # type: ignore[union-attr]
     assert read < path.stat().st_size / 4, (read, path.stat().st_size)
     assert storage.requests.since(before).get("get") == 1    # the prefix's blocks: one request
+    # a whole scan: every data block in one request; many point lookups: one request per run of close blocks
+    reader = HFileReader.open(path, storage=storage)
+    before = storage.requests.snapshot()
+    assert list(reader.entries()) == pairs
+    assert storage.requests.since(before).get("get") == 1
+    reader = HFileReader.open(path, storage=storage)
+    wanted = [pairs[i][0] for i in (5, 6, 900, 901, 2000)] + [b"zzz"]
+    before = storage.requests.snapshot()
+    reader.prefetch(wanted)
+    assert [reader.get(k) for k in wanted] == [dict(pairs).get(k) for k in wanted]
+    assert storage.requests.since(before).get("get") == 4, storage.requests.since(before)
     # truncated after its tail was read: the blocks read later are short, and that is said
     reader = HFileReader.open(path, storage=storage)
     with open(path, "r+b") as fh:
