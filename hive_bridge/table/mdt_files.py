@@ -159,13 +159,18 @@ def _file_infos(data: bytes, pos: int) -> tuple[FileInfos, int]:
             count = -count
             _, pos = _varint(data, pos)             # the block's byte size
         for _ in range(count):
-            # the name: a length (one byte below 64) and UTF-8 bytes; IndexError past the end
-            n = data[pos]
-            if n < 0x80:
-                n = (n >> 1) ^ -(n & 1)
+            # the name: a length (two bytes for names of 64 bytes and more) and UTF-8 bytes; IndexError past
+            # the end (the varints are inlined: this loop runs once per file of the table)
+            b = data[pos]
+            pos += 1
+            n = b & 0x7F
+            shift = 7
+            while b >= 0x80:
+                b = data[pos]
                 pos += 1
-            else:
-                n, pos = _varint(data, pos)
+                n |= (b & 0x7F) << shift
+                shift += 7
+            n = (n >> 1) ^ -(n & 1)
             if n < 0:
                 raise IndexError("negative name length")
             end = pos + n
