@@ -114,7 +114,8 @@ def files_plan(schema_json: str) -> tuple[tuple[str, int, Any], ...] | None:
 
 
 def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    """A zigzag varint at ``pos``: (value, position after it). IndexError past the end."""
+    """A zigzag varint at ``pos``: (value, position after it). IndexError past the end, and for a varint whose
+    value does not fit in 64 bits (fastavro wraps those: it decides)."""
     b = data[pos]
     if b < 0x80:
         return (b >> 1) ^ -(b & 1), pos + 1
@@ -126,6 +127,8 @@ def _varint(data: bytes, pos: int) -> tuple[int, int]:
         pos += 1
         n |= (b & 0x7F) << shift
         if b < 0x80:
+            if n >> 64:
+                raise IndexError("varint wider than 64 bits")
             return (n >> 1) ^ -(n & 1), pos
         shift += 7
         if shift > 63:
@@ -159,33 +162,13 @@ def _file_infos(data: bytes, pos: int) -> tuple[FileInfos, int]:
             count = -count
             _, pos = _varint(data, pos)             # the block's byte size
         for _ in range(count):
-            # the name: a length (two bytes for names of 64 bytes and more) and UTF-8 bytes; IndexError past
-            # the end (the varints are inlined: this loop runs once per file of the table)
-            b = data[pos]
-            pos += 1
-            n = b & 0x7F
-            shift = 7
-            while b >= 0x80:
-                b = data[pos]
-                pos += 1
-                n |= (b & 0x7F) << shift
-                shift += 7
-            n = (n >> 1) ^ -(n & 1)
+            n, pos = _varint(data, pos)             # the name: its length and UTF-8 bytes
             if n < 0:
                 raise IndexError("negative name length")
             end = pos + n
             add_name(data[pos:end])
-            # the size: a varint (three bytes for most files), inlined
-            b = data[end]
-            pos = end + 1
-            size = b & 0x7F
-            shift = 7
-            while b >= 0x80:
-                b = data[pos]
-                pos += 1
-                size |= (b & 0x7F) << shift
-                shift += 7
-            add_size((size >> 1) ^ -(size & 1))
+            size, pos = _varint(data, end)
+            add_size(size)
             add_flag(data[pos])
             pos += 1
     if flags and max(flags) > 1:

@@ -201,3 +201,19 @@ def test_the_metadata_reader_uses_it_only_for_files_records() -> None:
     assert isinstance(rec["filesystemMetadata"], dict)
     assert rec["filesystemMetadata"] == {"a.parquet": {"size": 10, "isDeleted": False},
                                          "b.parquet": {"size": 5, "isDeleted": True}}
+
+
+def test_a_size_wider_than_64_bits_is_left_to_fastavro() -> None:
+    """fastavro wraps a varint wider than 64 bits; the fast reader gives no answer for it rather than another."""
+    schema = metadata_record_schema(False)
+    schema_json = json.dumps(schema)
+    plan = files_plan(schema_json)
+    assert plan is not None
+    value = _record(schema, [("a.parquet", 7, False)], [1], False)
+    seven = _varint(7)
+    at = value.index(b"a.parquet") + len(b"a.parquet")
+    assert value[at:at + len(seven)] == seven
+    for wide in (bytes([0xFF] * 9 + [0x7F]), bytes([0xFF] * 11 + [0x01])):
+        damaged = value[:at] + wide + value[at + len(seven):]
+        assert _fastavro(damaged, schema_json) is not None           # fastavro reads it, wrapped
+        assert decode_files_record(damaged, plan) is None
