@@ -26,7 +26,7 @@ import struct
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -784,79 +784,6 @@ def _after_added(state: _State, positions: pa.Array, added: pa.Array, paths: pa.
 
 
 # ------------------------------------------------------------------ index
-class _Sources(dict[str, str]):
-    """Path -> where its statistics came from. Paths given as an Arrow array (100,000 rows from the metadata
-    table) are turned into entries when the mapping is first looked at, not on the planning's path."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._pending: list[tuple[pa.Array | pa.ChunkedArray, str]] = []
-
-    def add_paths(self, paths: pa.Array | pa.ChunkedArray, source: str) -> None:
-        self._pending.append((paths, source))
-
-    def _flush(self) -> None:
-        while self._pending:
-            paths, source = self._pending.pop(0)
-            super().update(dict.fromkeys(paths.to_pylist(), source))
-
-    def get(self, key: str, default: Any = None) -> Any:
-        self._flush()
-        return super().get(key, default)
-
-    def __getitem__(self, key: str) -> str:
-        self._flush()
-        return super().__getitem__(key)
-
-    def __setitem__(self, key: str, value: str) -> None:
-        self._flush()
-        super().__setitem__(key, value)
-
-    def __contains__(self, key: object) -> bool:
-        self._flush()
-        return super().__contains__(key)
-
-    def __eq__(self, other: object) -> bool:
-        self._flush()
-        if isinstance(other, _Sources):
-            other._flush()
-        return super().__eq__(other)
-
-    __hash__ = None
-
-    def copy(self) -> dict[str, str]:
-        self._flush()
-        return dict(super().items())
-
-    def __len__(self) -> int:
-        self._flush()
-        return super().__len__()
-
-    def __iter__(self) -> Iterator[str]:
-        self._flush()
-        return super().__iter__()
-
-    def __repr__(self) -> str:
-        self._flush()
-        return super().__repr__()
-
-    def items(self) -> Any:
-        self._flush()
-        return super().items()
-
-    def keys(self) -> Any:
-        self._flush()
-        return super().keys()
-
-    def values(self) -> Any:
-        self._flush()
-        return super().values()
-
-    def update(self, *args: Any, **kwargs: Any) -> None:
-        self._flush()
-        super().update(*args, **kwargs)
-
-
 #: the columns of a table of file keys (``mdt_columnar.file_keys_table``); ``name`` may be left out
 FILE_KEY_COLUMNS = ("path", "partition", "size", "instant", "name", "is_log")
 
@@ -917,19 +844,22 @@ class ColumnStatsIndex:
             raise HudiTableError(f"unknown statistics source {source!r}: use {', '.join(STATS_SOURCES)}")
         self.source = source
         self.mdt_columns = None if mdt_columns is None else set(mdt_columns)
-        #: where the statistics of files read by this object came from (path -> "metadata table",
-        #: "parquet footer", "log blocks", "none"); a path not in it came from the persisted index
-        self.read_sources: dict[str, str] = _Sources()
+        self._read_sources: dict[str, str] = {}
+        #: paths whose statistics came from the metadata table, as arrays (100,000 rows a read): put into
+        #: `read_sources` when it is first looked at, not on the planning's path
+        self._pending_sources: list[pa.Array | pa.ChunkedArray] = []
         #: the metadata table's column statistics read so far, by the columns read (record path / columnar)
         self._mdt_entries: dict[tuple[str, ...], dict[tuple[str, str], dict[str, Any]]] = {}
         self._mdt_tables: dict[tuple[str, ...], pa.Table | None] = {}
         #: the columns every row made from the metadata table holds (None: no row made yet); the others' bounds
         #: are unknown in those rows until :meth:`complete` reads them
         self._mdt_leaves: set[str] | None = None
-        #: :meth:`want` was called before the first read: read the wanted columns only, the rest on demand
-        self._lazy = False
+        #: read the wanted columns only, the rest on demand (``mdt_columns`` given, or :meth:`want` called before
+        #: the first read)
+        self._lazy = mdt_columns is not None
         self._wanted: set[str] = set(self.mdt_columns or ())
-        self._mdt_lock = threading.RLock()
+        #: one reader or writer of the in-memory rows at a time (queries of several threads, lazy columns)
+        self._lock = threading.RLock()
         #: incremented whenever rows already made change (:meth:`complete`): statistics tables made before
         #: are stale (they know less, never something wrong)
         self.version = 0
@@ -966,7 +896,7 @@ class ColumnStatsIndex:
         new._lazy, new._wanted = self._lazy, set(self._wanted)
         old = self._state
         if old is not None and new.target_leaves() == self.target_leaves():
-            with self._mdt_lock:
+            with self._lock:
                 new._state = _State(raw_segments=list(old.raw_segments), entries=old.entries, paths=old.paths,
                                     sizes=old.sizes, instants=old.instants, built=old.built,
                                     built_for=old.built_for)
@@ -974,9 +904,17 @@ class ColumnStatsIndex:
         return new
 
     @property
+    def read_sources(self) -> dict[str, str]:
+        """Where the statistics of files read by this object came from (path -> "metadata table", "parquet
+        footer", "log blocks", "none ..."); a path not in it came from the persisted index."""
+        while self._pending_sources:
+            self._read_sources.update(dict.fromkeys(self._pending_sources.pop(0).to_pylist(), "metadata table"))
+        return self._read_sources
+
+    @property
     def mdt_columns_read(self) -> frozenset[str] | None:
         """The columns whose metadata-table entries the rows made from it hold (None: no such row yet)."""
-        with self._mdt_lock:
+        with self._lock:
             return None if self._mdt_leaves is None else frozenset(self._mdt_leaves)
 
     def want(self, columns: Iterable[str] | None) -> None:
@@ -985,7 +923,7 @@ class ColumnStatsIndex:
         when none of them has statistics), the other columns' when a filter first needs them
         (:meth:`complete`). Decoding one column's entries of a 100,000-file table costs about half a second;
         a table has dozens of columns. Rows made so are kept in memory, not persisted (they are partial)."""
-        with self._mdt_lock:
+        with self._lock:
             if self._mdt_leaves is None:
                 self._lazy = True
                 self._wanted |= set(columns or ())
@@ -996,7 +934,7 @@ class ColumnStatsIndex:
         counts a different number of values than its row, keeps that column unknown. True when rows changed
         (:attr:`version` is then incremented)."""
         wanted = set(columns)
-        with self._mdt_lock:
+        with self._lock:
             state = self._state
             if state is None or self._mdt_leaves is None:
                 return False
@@ -1039,7 +977,7 @@ class ColumnStatsIndex:
         slice_list = list(self.hudi_table.latest_file_slices() if slices is None else slices)
         # no gc_paused() here: pyarrow's FileMetaData <-> ParquetSchema reference cycle keeps every footer read
         # alive until a collection runs
-        with self._mdt_lock:
+        with self._lock:
             return self._table(slice_list, count)
 
     def _table(self, slice_list: list[FileSlice], count: bool = True) -> pa.Table:
@@ -1160,7 +1098,7 @@ class ColumnStatsIndex:
         """The statistics of every log file of `slices` (slice order, each slice's logs in order), one row each,
         in the index's layout (without has_log_files): from the index, or read from the log files' blocks (in
         parallel) and persisted like footers. Unknown statistics (nulls) for a log file that cannot be read."""
-        with self._mdt_lock:
+        with self._lock:
             return self._log_table(slices, count)
 
     def _log_table(self, slices: Iterable[FileSlice], count: bool) -> pa.Table:
@@ -1263,7 +1201,7 @@ class ColumnStatsIndex:
         names = [leaf.name for leaf in self.target_leaves()]
         if self._mdt_leaves is not None:
             return [n for n in names if n in self._mdt_leaves]
-        if not self._lazy and self.mdt_columns is None:
+        if not self._lazy:
             return names
         return [n for n in names if n in self._wanted] or names[:1]
 
@@ -1299,15 +1237,14 @@ class ColumnStatsIndex:
         from hive_bridge.table.mdt_columnar import file_keys_table
 
         key_table = keys if isinstance(keys, pa.Table) else file_keys_table(keys)
-        with self._mdt_lock:
+        with self._lock:
             names = self._mdt_first_leaves()
             rows, found = self._mdt_rows_of(key_table, names)
             if self._mdt_leaves is None:
                 self._mdt_leaves = set(names)
             if rows is None:
                 return found
-            assert isinstance(self.read_sources, _Sources)
-            self.read_sources.add_paths(rows.column("path"), "metadata table")
+            self._pending_sources.append(rows.column("path"))
             if rows.num_rows:
                 if len(names) == len(target) and self._persist:
                     # every column's entries: persisted like footers, so the next query does not decode the
