@@ -178,114 +178,7 @@ def _profile(fn: Callable[[], Any], top: int) -> str:
     return buf.getvalue()
 
 
-# ---------------------------------------------------------------------------------------------- what-if
-
-
-def _zigzag(b: bytes, pos: int) -> tuple[int, int]:
-    n = shift = 0
-    while True:
-        c = b[pos]
-        pos += 1
-        n |= (c & 0x7F) << shift
-        if c < 0x80:
-            return (n >> 1) ^ -(n & 1), pos
-        shift += 7
-
-
-def _decode_stats(b: bytes) -> tuple[str, Any, Any, int | None, int | None]:
-    """A prototype decoder for one column stats ``HoodieMetadataRecord`` (table version 8, with meta fields):
-    (file name, min, max, null count, value count) with ints, longs and strings decoded (other wrappers as
-    their raw bytes). Not the product's path: it measures what a decoder specialised to this record costs."""
-    pos = 0
-    for _ in range(5):                                   # _hoodie_* meta fields: ["null", "string"]
-        branch, pos = _zigzag(b, pos)
-        if branch:
-            n, pos = _zigzag(b, pos)
-            pos += n
-    n, pos = _zigzag(b, pos)                             # key
-    pos += n
-    _, pos = _zigzag(b, pos)                             # type
-    for _ in range(2):                                   # filesystemMetadata, BloomFilterMetadata: null
-        branch, pos = _zigzag(b, pos)
-        assert branch == 0
-    branch, pos = _zigzag(b, pos)                        # ColumnStatsMetadata
-    assert branch == 1
-    branch, pos = _zigzag(b, pos)
-    n, pos = _zigzag(b, pos)
-    name = b[pos:pos + n].decode()
-    pos += n
-    branch, pos = _zigzag(b, pos)                        # columnName
-    n, pos = _zigzag(b, pos)
-    pos += n
-    bounds: list[Any] = []
-    for _ in range(2):
-        branch, pos = _zigzag(b, pos)
-        if branch == 0:
-            bounds.append(None)
-        elif branch in (2, 3, 8, 11, 12):
-            v, pos = _zigzag(b, pos)
-            bounds.append(v)
-        elif branch == 1:
-            bounds.append(b[pos] == 1)
-            pos += 1
-        elif branch in (4, 5):
-            size = 4 if branch == 4 else 8
-            bounds.append(b[pos:pos + size])
-            pos += size
-        else:
-            n, pos = _zigzag(b, pos)
-            bounds.append(b[pos:pos + n].decode() if branch == 7 else b[pos:pos + n])
-            pos += n
-    counts: list[int | None] = []
-    for _ in range(2):                                   # valueCount, nullCount (sizes not needed)
-        branch, pos = _zigzag(b, pos)
-        if branch:
-            v, pos = _zigzag(b, pos)
-            counts.append(v)
-        else:
-            counts.append(None)
-    return name, bounds[0], bounds[1], counts[1], counts[0]
-
-
-def what_if(root: Path, column: str, files: int) -> None:
-    """What the fixes the profile points at would buy, measured on this MDT with prototypes (not the product's
-    code path): column stats of the filter's column only (prefix lookups), read with and without the pure-
-    Python CRC32C, decoded by fastavro as the product does and by a decoder specialised to the record."""
-    from hive_bridge.table.hfile import HFileReader, decode_metadata_values
-    from hive_bridge.table.metadata import column_index_id
-
-    mdt = root / ".hoodie" / "metadata"
-    prefix = column_index_id(column).encode()
-    bases = sorted((mdt / "column_stats").glob("*.hfile"))
-    files_hfile = next((mdt / "files").glob("*.hfile"))
-    for verify in (True, False):
-        t0 = time.perf_counter()
-        readers = [HFileReader.open(p, verify_checksums=verify) for p in bases]
-        values = [v for r in readers for _, v in r.prefix(prefix)]
-        t_read = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        f_reader = HFileReader.open(files_hfile, verify_checksums=verify)
-        f_entries = list(f_reader.entries())
-        t_files = time.perf_counter() - t0
-        print(f"[what-if] read the {len(values):,} column stats values of {column!r} (prefix lookups in "
-              f"{len(bases)} HFiles) {'with' if verify else 'without'} CRC32C verification: {t_read:.3f} s; the "
-              f"files partition's HFile ({files_hfile.stat().st_size / 2**20:.1f} MiB, {len(f_entries)} records): "
-              f"{t_files:.3f} s")
-    assert len(values) == files, (len(values), files)
-    schema = readers[0].avro_schema or ""
-    t0 = time.perf_counter()
-    decode_metadata_values(values, schema, wrapper_names=True)
-    t_fastavro = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    decoded = [_decode_stats(v) for v in values]
-    arrays = [pa.array([d[i] for d in decoded]) for i in range(5)]
-    t_special = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    decode_metadata_values([v for _, v in f_entries], f_reader.avro_schema or "", wrapper_names=True)
-    t_files_decode = time.perf_counter() - t0
-    print(f"[what-if] decode them: fastavro per record (the product's way) {t_fastavro:.3f} s; a decoder "
-          f"specialised to the column stats record, into Arrow arrays {t_special:.3f} s "
-          f"({len(arrays[0]):,} rows); the files partition's records with fastavro {t_files_decode:.3f} s")
+# ---------------------------------------------------------------------------------------------- peer
 
 
 def native_peer(root: Path) -> None:
@@ -318,7 +211,7 @@ def native_peer(root: Path) -> None:
         t0 = time.perf_counter()
         rows = sum(reader.read_file_slice_from_paths(p.relative_to(dst).as_posix(), []).num_rows
                    for p in sorted(dst.glob("column_stats/*.hfile")))
-        print(f"[what-if] hudi-rs (native) decodes all {rows:,} column stats records of every column into Arrow "
+        print(f"[peer] hudi-rs (native) decodes all {rows:,} column stats records of every column into Arrow "
               f"in {time.perf_counter() - t0:.3f} s")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -498,7 +391,6 @@ def run(root: Path, args: argparse.Namespace) -> None:
     if args.profile or mdt_med > MDT_TARGET_S or ratio_first < 20:
         print("[profile] one MDT planning under cProfile (slower than the timed runs):")
         print(_profile(lambda: mdt_path(root, filt), 25))
-        what_if(root, "id", n)
         if args.hudi_rs:
             native_peer(root)
 
