@@ -28,7 +28,7 @@ from hive_bridge.errors import HiveBridgeError
 from hive_bridge.hive_types import table_sarg_schema
 from hive_bridge.pruning import FileVerdict, prune_slices
 from hive_bridge.pruning.pruner import filter_columns
-from hive_bridge.replay import ReplayInputError, human_bytes, input_lines, replay
+from hive_bridge.replay import ReplayInputError, human_bytes, input_lines, replay, replay_workload
 from hive_bridge.table import HudiTable
 from hive_bridge.table.stats import ColumnStatsIndex
 from hive_bridge.table.storage import is_local_uri, parse_storage_options
@@ -54,13 +54,38 @@ def _open_table(path: str, listing: str = "folders", args: argparse.Namespace | 
 
 
 def cmd_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
-    table = _open_table(args.table, args.listing, args)
+    from hive_bridge.workload.sources import split_inputs
+    from hive_bridge.workload.tables import TableResolver, parse_table_args
+
+    try:
+        named, default = parse_table_args(args.table or [])
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    events, _texts = split_inputs(args.logs or [])
+    if events or default is None or args.metastore:
+        if not args.logs:
+            raise UsageError("give the logs to replay (files or folders) when replaying many tables")
+        resolver = TableResolver(named, default, metastore=_metastore_lookup(args.metastore))
+        return replay_workload(args.logs, resolver, out=out, err=err, verify=args.verify, verbose=args.verbose,
+                               as_json=args.json, query_type=args.query_type, stats_source=args.stats_source,
+                               listing=args.listing, storage_options=_storage_options(args),
+                               time_zone=args.time_zone)
+    table = _open_table(default, args.listing, args)
     try:  # log lines are streamed: an unreadable file is found while replaying
         return replay(table, input_lines(args.logs), out=out, err=err, time_zone=args.time_zone,
                       verify=args.verify, verbose=args.verbose, as_json=args.json, query_type=args.query_type,
                       stats_source=args.stats_source)
     except ReplayInputError as exc:
         raise UsageError(str(exc)) from None
+
+
+def _metastore_lookup(uri: str | None) -> Any:
+    """``db.t`` -> the table's location, through a Hive metastore (None without one)."""
+    if not uri:
+        return None
+    from hive_bridge.workload.tables import metastore_locator
+
+    return metastore_locator(uri)
 
 
 DEFAULT_FILES_SHOWN = 20
@@ -402,9 +427,17 @@ def build_parser() -> argparse.ArgumentParser:
                               parents=[verbose] if spark else [])
 
     p = command("replay", "find the filters in Hive/Spark logs and replay them against a Hudi table", spark=True)
-    p.add_argument("--table", required=True, help="the Hudi table's folder or URI (s3://bucket/path, ...)")
-    p.add_argument("logs", nargs="*", help="log files (default or '-': standard input)")
-    p.add_argument("--json", action="store_true", help="JSON Lines: one object per distinct filter")
+    p.add_argument("--table", action="append", default=[], metavar="[NAME=]URI",
+                   help="the Hudi table's folder or URI (s3://bucket/path, ...): every filter is replayed against "
+                        "it; or NAME=URI (repeatable): scans of the table NAME (t, db.t) or under the location "
+                        "NAME go to URI. Without --table, a scan's table is the folder holding .hoodie/ above its "
+                        "location")
+    p.add_argument("--metastore", default=None, metavar="thrift://HOST:PORT",
+                   help="a Hive metastore: a scan's table name (db.t, Hive sync's _ro/_rt) resolved to its location")
+    p.add_argument("logs", nargs="*", help="log files or folders: Spark event logs (any codec, rolled folders, a "
+                                           "History Server's folder), text logs (default or '-': standard input)")
+    p.add_argument("--json", action="store_true", help="JSON Lines: one object per table and distinct filter, "
+                                                       "then a summary object")
     p.add_argument("--verify", action="store_true", help="read each filter pruned and unpruned with Spark")
     p.add_argument("--time-zone", default="UTC", help="session time zone for timestamp literals (default UTC)")
     _query_type_args(p)

@@ -253,3 +253,72 @@ def print_replay(out: Console, table: HudiTable, rows: list[ReplayRow], failures
               f"files kept {files_kept} / {files_total} ({pct:.1f}% pruned), bytes kept "
               f"{human_bytes(bytes_kept)} / {human_bytes(bytes_total)}; {unknown} kept only because something "
               f"was unknown; {failures} failed", highlight=False)
+
+
+def replay_workload(inputs: Sequence[str], resolver: Any, *, out: Console, err: Console, verify: bool = False,
+                    verbose: bool = False, as_json: bool = False, query_type: str = SNAPSHOT,
+                    stats_source: str = "auto", listing: str = "folders",
+                    storage_options: dict[str, str] | None = None, time_zone: str = "UTC") -> int:
+    """Replay a workload of many tables: the scans of Spark event logs and the filters of text logs (see
+    :mod:`hive_bridge.workload`), each table opened once and each distinct filter planned once through its
+    snapshot; a report per table with Spark's own read figures beside hive-bridge's (or JSON Lines). Problems
+    in the input are reported with file and line and the run goes on. Returns 1 if anything failed."""
+    from hive_bridge.workload.eventlog import Problem
+    from hive_bridge.workload.report import print_report, write_json
+    from hive_bridge.workload.runner import Workload
+    from hive_bridge.workload.sources import event_log_scans, split_inputs
+    from hive_bridge.workload.textlogs import text_occurrences
+
+    work = Workload(resolver, listing=listing, stats_source=stats_source, storage_options=storage_options,
+                    query_type=query_type)
+    problems: list[Problem] = []
+    events, texts = split_inputs(list(inputs))
+    for scan in event_log_scans(events, problems):
+        work.add_scan(scan)
+    for occ in text_occurrences(texts, problems, time_zone=time_zone):
+        work.add(occ)
+    failures = work.plan()
+    if verify:
+        failures += _verify_workload(work, err, verbose)
+    for p in problems:
+        err.print(f"error: {p}", highlight=False, markup=False)
+    for state in work.tables.values():
+        if state.error:
+            failures += 1
+            err.print(f"error: table {state.uri} ({state.scans} scans): {state.error}", highlight=False,
+                      markup=False)
+    for entry in work.entries():
+        if entry.error:
+            err.print(f"error: {entry.table}: filter {entry.hiveql!r}: {entry.error}", highlight=False, markup=False)
+    failures += len(problems)
+    if as_json:
+        write_json(out.file, work, failures, problems)
+    else:
+        print_report(out, work, failures, problems)
+    return 1 if failures else 0
+
+
+def _verify_workload(work: Any, err: Console, verbose: bool) -> int:
+    from hive_bridge import spark_start
+    from hive_bridge.residual import to_sql
+
+    spark = spark_start.start_session("hive-bridge-replay", verbose=verbose)
+    failures = 0
+    for state in work.tables.values():
+        if state.snapshot is None:
+            continue
+        for entry in state.entries.values():
+            if entry.listing is None:
+                continue
+            parsed = sarg.parse_hiveql(entry.hiveql, state.types) if entry.hiveql else None
+            residual = to_sql(parsed) if parsed is not None else None
+            try:
+                entry.verified, entry.verify_detail = verify_filter(spark, state.snapshot.table, entry.listing,
+                                                                    residual)
+            except Exception as exc:  # a Spark failure is reported, the run goes on
+                entry.verified, entry.verify_detail = False, f"verify failed: {str(exc).splitlines()[0]}"
+            if not entry.verified:
+                failures += 1
+                err.print(f"verify {entry.table}: {entry.hiveql}: {entry.verify_detail}", markup=False,
+                          highlight=False)
+    return failures

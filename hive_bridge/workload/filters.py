@@ -338,13 +338,17 @@ def describe(node: Node) -> str:
 def translate(lists: list[tuple[str, bool]], types: Mapping[str, str],
               keep: Callable[[Node], bool] | None = None) -> Translated:
     """The conjunction of printed filter lists (each ``(text, is_v1)``), typed by ``types``, as HiveQL: the
-    conjuncts every reading of a list agrees on; the rest counted unknown."""
+    conjuncts every reading of a list agrees on; the rest counted unknown. V1 lists beside Catalyst ones (a
+    scan's PushedFilters beside its DataFilters) are a cross-check: what they say for certain is added (each is
+    implied by the Catalyst filters), what they leave unknown is not counted again."""
     conjuncts: list[str] = []
     unknown_texts: list[str] = []
+    catalyst = any(not v1 for _, v1 in lists)
     for text, v1 in lists:
         readings = parse_list(text, v1)
+        counted = not (v1 and catalyst)
         if not readings:
-            if text.strip() not in ("", "[]"):
+            if text.strip() not in ("", "[]") and counted:
                 unknown_texts.append(text.strip())
             continue
         per_reading: list[list[str | None]] = []
@@ -356,7 +360,7 @@ def translate(lists: list[tuple[str, bool]], types: Mapping[str, str],
             if h is not None and h in common:
                 if h not in conjuncts:
                     conjuncts.append(h)
-            else:
+            elif counted:
                 unknown_texts.append(describe(node))
     hiveql = " AND ".join(conjuncts) if conjuncts else None
     return Translated(hiveql, len(unknown_texts), conjuncts, unknown_texts)

@@ -1,0 +1,204 @@
+"""A workload replayed: per table, each distinct filter planned once through the table's snapshot, with where it
+occurred and, where the log says, what Spark (or Hudi) really read beside what hive-bridge keeps.
+
+Filters arrive from every source as :class:`Occurrence` values (table location or name, HiveQL text or the
+printed Spark filter lists, the query it came from, Spark's read figures); :class:`Workload` resolves each to a
+table (opened once, on its first occurrence, its failure reported with the number of scans it had), types its
+filter with the table's columns and counts it under ``(table, filter, time zone)``. :meth:`Workload.plan` then
+plans each distinct filter once.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import sarg
+from hive_bridge.errors import HiveBridgeError
+from hive_bridge.hive_types import table_sarg_schema
+from hive_bridge.pruning import ListStatusResult
+from hive_bridge.pruning.pruner import SNAPSHOT
+from hive_bridge.pruning.snapshot import SnapshotCache, TableSnapshot
+from hive_bridge.workload.eventlog import Problem, Scan
+from hive_bridge.workload.filters import translate
+from hive_bridge.workload.tables import TableResolver, redact
+
+#: how many queries are listed per filter (the count is always complete)
+MAX_QUERIES = 50
+_IDS = re.compile(r"#\d+")
+
+
+@dataclass
+class Occurrence:
+    """One filter occurrence from a log, before its table is known."""
+
+    source: str  # "spark-eventlog", "spark-eventlog-v2", "hiveserver2", "spark-driver", ...
+    query: str  # where: file#execution, queryId, file:line
+    table_name: str | None = None
+    locations: list[str] = field(default_factory=list)
+    #: printed Spark filter lists (text, is_v1) — or, for SQL-derived filters, HiveQL text in ``hiveql``
+    lists: list[tuple[str, bool]] = field(default_factory=list)
+    hiveql: str | None = None
+    time_zone: str = "UTC"
+    spark_files: int | None = None
+    spark_bytes: int | None = None
+    #: Hudi's own data skipping count for the scan (``HoodieFileIndex`` lines), when paired
+    hudi_candidates: int | None = None
+
+
+@dataclass
+class FilterEntry:
+    """One distinct filter of one table, with its occurrences and (after planning) its listing."""
+
+    table: str
+    hiveql: str | None
+    time_zone: str
+    source: str
+    unknown: int = 0
+    unknown_texts: list[str] = field(default_factory=list)
+    occurrences: int = 0
+    queries: list[str] = field(default_factory=list)
+    sources: set[str] = field(default_factory=set)
+    spark_scans: int = 0  # occurrences with Spark's read figures
+    spark_files: int = 0
+    spark_bytes: int = 0
+    listing: ListStatusResult | None = None
+    sarg_text: str | None = None
+    seconds: float = 0.0
+    error: str | None = None
+    verified: bool | None = None
+    verify_detail: str = ""
+
+    def as_json(self) -> dict[str, Any]:
+        lst = self.listing
+        out: dict[str, Any] = {
+            "table": redact(self.table), "filter": self.hiveql, "sarg": self.sarg_text, "time_zone": self.time_zone,
+            "source": sorted(self.sources)[0] if len(self.sources) == 1 else sorted(self.sources),
+            "occurrences": self.occurrences, "queries": self.queries,
+            "queries_listed": len(self.queries), "unknown_filters": self.unknown,
+            "unknown_filter_texts": self.unknown_texts[:10],
+        }
+        if lst is not None:
+            out.update({
+                "files_total": lst.files_total, "files_kept": lst.files_kept, "bytes_total": lst.bytes_total,
+                "bytes_kept": lst.bytes_kept, "kept_unknown": lst.kept_unknown,
+                "dropped_by_partition": lst.dropped_by_partition, "dropped_by_statistics": lst.dropped_by_statistics,
+                "query_type": lst.query_type, "seconds": round(self.seconds, 6),
+            })
+        if self.spark_scans:
+            out.update({"spark_scans_measured": self.spark_scans, "spark_files_read": self.spark_files,
+                        "spark_bytes_read": self.spark_bytes})
+        if self.error:
+            out["error"] = self.error
+        if self.verified is not None:
+            out["verified"] = self.verified
+        return out
+
+
+@dataclass
+class TableState:
+    uri: str
+    snapshot: TableSnapshot | None = None
+    error: str | None = None
+    types: dict[str, str] = field(default_factory=dict)
+    scans: int = 0
+    entries: dict[tuple[str | None, str], FilterEntry] = field(default_factory=dict)
+
+
+class Workload:
+    """Occurrences collected per table and filter; tables opened once each."""
+
+    def __init__(self, resolver: TableResolver, *, listing: str = "folders", stats_source: str = "auto",
+                 storage_options: dict[str, str] | None = None, query_type: str = SNAPSHOT) -> None:
+        self.resolver = resolver
+        self.cache = SnapshotCache(max_tables=1 << 20)
+        self.listing = listing
+        self.stats_source = stats_source
+        self.storage_options = storage_options
+        self.query_type = query_type
+        self.tables: dict[str, TableState] = {}
+        #: scans whose table could not be resolved, by a printable name
+        self.unresolved: dict[str, int] = {}
+        self.problems: list[Problem] = []
+        self._memo: dict[tuple[str, tuple[tuple[str, bool], ...]], tuple[str | None, int, list[str]]] = {}
+
+    def table(self, uri: str) -> TableState:
+        state = self.tables.get(uri)
+        if state is None:
+            state = self.tables[uri] = TableState(uri)
+            try:
+                state.snapshot = self.cache.get(uri, listing=self.listing, stats_source=self.stats_source,
+                                                storage_options=self.storage_options)
+                state.types = table_sarg_schema(state.snapshot.table)
+            except (HiveBridgeError, OSError) as exc:
+                state.error = redact(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+        return state
+
+    def add_scan(self, scan: Scan) -> None:
+        self.add(Occurrence(
+            "spark-eventlog-v2" if scan.v2 else "spark-eventlog", scan.query, scan.table_name,
+            scan.paths or ([scan.location] if scan.location else []),
+            [(scan.partition_filters, False), (scan.data_filters, False), (scan.pushed_filters, True)],
+            time_zone=scan.time_zone, spark_files=scan.spark_files, spark_bytes=scan.spark_bytes))
+
+    def add(self, occ: Occurrence) -> None:
+        uri = self.resolver.resolve(occ.table_name, occ.locations)
+        if uri is None:
+            name = occ.table_name or (occ.locations[0] if occ.locations else "(no location)")
+            name = redact(name)
+            self.unresolved[name] = self.unresolved.get(name, 0) + 1
+            return
+        state = self.table(uri)
+        state.scans += 1
+        if state.snapshot is None:
+            return
+        if occ.hiveql is not None or not occ.lists:
+            hiveql, unknown, unknown_texts = occ.hiveql, 0, []
+        else:
+            key = (uri, tuple((_IDS.sub("#", t), v1) for t, v1 in occ.lists))
+            hit = self._memo.get(key)
+            if hit is None:
+                tr = translate(occ.lists, state.types)
+                hit = self._memo[key] = (tr.hiveql, tr.unknown, tr.unknown_texts)
+                if len(self._memo) > 100_000:
+                    self._memo.clear()
+            hiveql, unknown, unknown_texts = hit
+        entry = state.entries.get((hiveql, occ.time_zone))
+        if entry is None:
+            entry = state.entries[(hiveql, occ.time_zone)] = FilterEntry(
+                uri, hiveql, occ.time_zone, occ.source, unknown, list(unknown_texts))
+        entry.occurrences += 1
+        entry.sources.add(occ.source)
+        if len(entry.queries) < MAX_QUERIES:
+            entry.queries.append(occ.query)
+        if occ.spark_files is not None:
+            entry.spark_scans += 1
+            entry.spark_files += occ.spark_files
+            entry.spark_bytes += occ.spark_bytes or 0
+
+    def plan(self, progress: Callable[[], None] | None = None) -> int:
+        """Plan every distinct filter of every opened table; the number of filters that failed."""
+        failures = 0
+        for state in self.tables.values():
+            snap = state.snapshot
+            if snap is None:
+                continue
+            for entry in state.entries.values():
+                try:
+                    parsed = sarg.parse_hiveql(entry.hiveql, state.types) if entry.hiveql else None
+                    t0 = time.perf_counter()
+                    entry.listing = snap.plan(parsed, None, entry.time_zone, query_type=self.query_type)
+                    entry.seconds = time.perf_counter() - t0
+                    entry.sarg_text = str(parsed) if parsed is not None else None
+                except (sarg.SargError, HiveBridgeError, ValueError) as exc:
+                    failures += 1
+                    entry.error = str(exc).splitlines()[0]
+                if progress is not None:
+                    progress()
+        return failures
+
+    def entries(self) -> list[FilterEntry]:
+        return [e for s in self.tables.values() for e in s.entries.values()]

@@ -1,0 +1,51 @@
+"""Which reader an input goes to, without being told: Spark event logs (a folder, a rolled ``eventlog_v2_``
+folder, a file named by a codec, or a file whose first line is a ``SparkListener`` event) or text logs (read line
+by line by :mod:`hive_bridge.workload.textlogs`)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+
+from hive_bridge.workload.codecs import codec_of
+from hive_bridge.workload.eventlog import Problem, Scan, application_files, read_application
+
+
+def is_event_log(path: str) -> bool:
+    """Whether ``path`` is a Spark event log (file or rolled folder) or a folder of them."""
+    if path == "-":
+        return False
+    if os.path.isdir(path):
+        return True
+    if codec_of(path) is not None:
+        return True
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(64)
+    except OSError:
+        return False
+    return head.startswith(b'{"Event":"SparkListener')
+
+
+def split_inputs(paths: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(event logs, text logs) among the inputs, in their order."""
+    events = [p for p in paths if is_event_log(p)]
+    texts = [p for p in paths if p not in events]
+    return events, texts
+
+
+def event_log_scans(paths: Sequence[str], problems: list[Problem]) -> Iterator[Scan]:
+    """Every scan of every application under ``paths`` (problems appended as met, the reading goes on)."""
+    for path in paths:
+        try:
+            apps = application_files(path)
+        except OSError as exc:
+            problems.append(Problem(path, 0, f"cannot read: {exc.strerror}"))
+            continue
+        except Exception as exc:  # LogReadError: no such file or folder
+            problems.append(Problem(path, 0, str(exc).removeprefix(f"{path}: ")))
+            continue
+        if not apps:
+            problems.append(Problem(path, 0, "no Spark event log in this folder"))
+        for files in apps:
+            yield from read_application(files, problems)
