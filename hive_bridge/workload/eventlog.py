@@ -72,6 +72,8 @@ class Scan:
     accumulators: list[tuple[int | None, int | None]] = field(default_factory=list)
     spark_files: int | None = None
     spark_bytes: int | None = None
+    #: the execution's description: a call site, or the statement or job description when one was set
+    description: str = ""
 
     @property
     def query(self) -> str:
@@ -109,8 +111,29 @@ def application_files(path: str) -> list[list[str]]:
     for f in sorted(os.listdir(path)):
         if f.startswith((".", "_")) or f.endswith(".crc"):
             continue
-        apps.extend(application_files(os.path.join(path, f)))
+        child = os.path.join(path, f)
+        if os.path.isdir(child):
+            apps.extend(application_files(child))
+        elif _is_event_file(child):
+            apps.append([child])
     return apps
+
+
+_APP_NAME = re.compile(r"^(?:local-|application_|app-|spark-|driver-)?[\w.-]*\d{6,}")
+
+
+def _is_event_file(path: str) -> bool:
+    """In a folder of applications: a file named as a compressed event log of an application, or one whose
+    first line is a Spark event (other files — data, notes — are not looked at further)."""
+    from hive_bridge.workload.codecs import codec_of
+
+    if codec_of(path) is not None:
+        return bool(_APP_NAME.match(os.path.basename(path)))
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(32).startswith(b'{"Event":"SparkListener')
+    except OSError:
+        return False
 
 
 def _scan_nodes(node: dict[str, Any], out: list[dict[str, Any]]) -> None:
@@ -168,12 +191,15 @@ class _App:
         self.system_zone: str | None = None
         self.scans: dict[int, dict[tuple[str, ...], Scan]] = {}
         self.values: dict[int, int] = {}
+        self.descriptions: dict[int, str] = {}
 
     def add_plan(self, ev: dict[str, Any], line: int) -> None:
         exec_id = ev.get("executionId")
         if not isinstance(exec_id, int):
             raise ValueError("a plan event without an executionId")
         scans = self.scans.setdefault(exec_id, {})
+        if isinstance(ev.get("description"), str):
+            self.descriptions[exec_id] = ev["description"]
         nodes: list[dict[str, Any]] = []
         info = ev.get("sparkPlanInfo")
         if isinstance(info, dict):
@@ -214,7 +240,9 @@ class _App:
 
     def finish(self, exec_id: int) -> list[Scan]:
         scans = list(self.scans.pop(exec_id, {}).values())
+        description = self.descriptions.pop(exec_id, "")
         for scan in scans:
+            scan.description = description
             read = [(self.values.get(f) if f is not None else None, self.values.get(b) if b is not None else None)
                     for f, b in scan.accumulators]
             read = [r for r in read if r[0] is not None]

@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 from dataclasses import dataclass, field
+from typing import Any
 
 _USERINFO = re.compile(r"^(?P<scheme>[A-Za-z][\w+.-]*://)[^/@]*@")
 

@@ -1,0 +1,45 @@
+"""Event logs of real pyspark runs over Hudi tables written by the test writer (one subprocess, every codec)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hive_bridge.cli import main
+
+SHARED = Path(os.environ.get("HIVE_BRIDGE_WORKLOAD_LOGS", "/work/shared/data/workload-logs"))
+HERE = Path(__file__).parent
+
+
+@pytest.fixture(scope="session")
+def hudi_eventlogs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """{"root": folder, "tables": name -> path, "queries": [(sql, per-table predicate)], "logs": codec -> folder}"""
+    root = tmp_path_factory.mktemp("hudi-eventlogs")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE.parents[2]), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.run([sys.executable, str(HERE / "make_hudi_eventlogs.py"), str(root)], env=env,
+                          capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0:
+        raise RuntimeError(f"make_hudi_eventlogs.py failed:\n{proc.stderr[-3000:]}")
+    info = json.loads((root / "queries.json").read_text())
+    info["root"] = root
+    info["logs"] = {p.name: p for p in (root / "eventlogs").iterdir()}
+    return info
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), stdout=out, stderr=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def json_lines(text: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+    assert rows and rows[-1].get("summary") is True
+    return rows[:-1], rows[-1]
