@@ -10,6 +10,12 @@ Recognised, line by line:
 - Files with one filter per line: a line that is a SearchArgument in any printed form (``sarg.looks_like_sarg``,
   the rule every reader shares), or (a line that does not look like a log line) HiveQL filter text.
 A scan logs one line per file, so filters repeat: they are deduplicated, counting occurrences.
+
+A log line that is not a filter is never taken for one (:func:`bare_filter_line`): a bare line is HiveQL filter
+text only when it reads like a comparison, and never when it is JSON, binary, a SQL statement or its
+continuation (a HiveServer2 ``Compiling command(...)`` statement runs on over the following lines), a stack
+trace or a log's status line (``OK``, ``Time taken``); an input whose first line is JSON or binary (an event
+log, compressed bytes) has no bare filter lines at all.
 """
 
 from __future__ import annotations
@@ -27,6 +33,16 @@ _FILTER_TEXT = re.compile(r"hive\.io\.filter\.text\s*[=:]\s*(?P<text>.+?)\s*$")
 _LOG_PREFIX = re.compile(
     r"^\s*(?:\d{2,4}[-/]\d{2}[-/]\d{2}[ T]\d{2}:\d{2}|\d{2}:\d{2}:\d{2}|\[?(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL)\b)"
 )
+_STATEMENT = re.compile(r"(?:Compiling|Executing) command\(queryId=")
+_NOT_FILTER_START = re.compile(
+    r"^(?:select|from|where|with|set|use|insert|create|explain|drop|alter|show|describe|desc|load|analyze|grant|"
+    r"join|left|right|full|inner|cross|group|order|having|limit|union|on|as|and|or|ok|failed|time taken|"
+    r"query id|total jobs|launching|stage|caused by|at|warning|result|err|\.\.\.)\b",
+    re.I,
+)
+_FILTER_HINT = re.compile(r"[=<>]|\b(?:is\s+(?:not\s+)?null\b|in\s*\(|between\b|r?like\s+')", re.I)
+_KEY_VALUE = re.compile(r"^[A-Za-z][\w .-]*:\s|=>")
+_BINARY = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffd]")
 _OLD_ENTRY = re.compile(r"^\s*leaf-\d+\s*=\s*\(")
 _OLD_EXPR = re.compile(r"^\s*expr\s*=")
 
@@ -103,12 +119,41 @@ def _col(line: str, text: str) -> int:
     return at + 1 if at >= 0 else 1
 
 
+def bare_filter_line(line: str) -> bool:
+    """Whether a line with no log prefix and no known marker may be HiveQL filter text: it reads like a
+    comparison and is not JSON, binary, a SQL statement's line, a stack trace or a status line."""
+    stripped = line.strip()
+    if not stripped or stripped[0] in "{[}]\"'|+-=<>*/\\:;," or _BINARY.search(stripped):
+        return False
+    if _NOT_FILTER_START.match(stripped) or _KEY_VALUE.search(stripped):
+        return False
+    return _FILTER_HINT.search(stripped) is not None
+
+
+def _parses(text: str) -> bool:
+    import sarg
+
+    try:
+        sarg.parse_hiveql(text)
+    except sarg.SargSyntaxError:
+        return False
+    except sarg.SargError:
+        return True
+    return True
+
+
 def scan_lines(lines: Iterable[str]) -> Iterator[FoundFilter]:
     """Every filter occurrence in the input, in order (not deduplicated)."""
     pending: list[str] | None = None
     pending_line = 0
+    in_statement = False  # on the continuation lines of a HiveServer2 statement
+    structured: bool | None = None  # the first line is JSON or binary: no bare filter lines in this input
+    log = False  # a log line was seen: a bare line must also parse as a filter to be one
     for number, raw in enumerate(lines, start=1):
         line = raw.rstrip("\r\n")
+        if structured is None and line.strip():
+            head = line.lstrip()
+            structured = head.startswith("{") or _BINARY.search(head[:200]) is not None
         if pending is not None:  # inside an old newline-separated SearchArgument
             stripped = line.strip()
             if _OLD_ENTRY.match(stripped):
@@ -144,6 +189,9 @@ def scan_lines(lines: Iterable[str]) -> Iterator[FoundFilter]:
             yield FoundFilter(m.group("text"), "hiveql", "jobconf", number, None, m.start("text") + 1)
             continue
         stripped = line.strip()
+        if _LOG_PREFIX.match(line):
+            in_statement = _STATEMENT.search(line) is not None
+            log = True
         if not stripped or stripped.startswith("#"):
             continue
         if _OLD_ENTRY.match(stripped) and "expr =" not in stripped and not stripped.rstrip().endswith(", "):
@@ -152,7 +200,9 @@ def scan_lines(lines: Iterable[str]) -> Iterator[FoundFilter]:
         if looks_like_sarg(stripped):
             yield FoundFilter(stripped, "sarg", "line", number, None, _col(line, stripped))
             continue
-        if _LOG_PREFIX.match(line):
+        if _LOG_PREFIX.match(line) or in_statement or structured or not bare_filter_line(stripped):
+            continue
+        if log and not _parses(stripped):
             continue
         yield FoundFilter(stripped, "hiveql", "line", number, None, _col(line, stripped))
     if pending is not None:

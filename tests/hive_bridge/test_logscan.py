@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from importlib import resources
+from pathlib import Path
+
+import pytest
 
 import sarg
 from hive_bridge.logscan import distinct_filters, scan_lines
@@ -81,3 +84,31 @@ def test_bundled_sample_log_filters_all_parse_with_the_demo_schema() -> None:
         if f.kind == "sarg":
             parsed = sarg.parse(f.text, f.schema)
             assert parsed.leaves
+
+
+_SHARED = Path("/work/shared/data/workload-logs")
+
+
+@pytest.mark.skipif(not _SHARED.is_dir(), reason="the shared real logs are not here")
+def test_real_logs_lines_that_are_not_filters_are_never_taken_for_filters() -> None:
+    """Hive 2.3.9's output (multi-line statements, OK, stack traces, JSON schemas), Spark drivers' output and the
+    bytes of event logs: the only bare filter is EXPLAIN's filterExpr."""
+    hive = _SHARED / "hive" / "hive-2.3.9-driver-in-spark.log"
+    found = distinct_filters(hive.read_text(encoding="utf-8").splitlines())
+    assert [f.source for f in found] == ["explain"]
+    assert found[0].text.startswith("((id > 1) and (name) IN ('a', 'b')")
+    for log in [*(_SHARED / "spark-driver-logs").glob("*.log"), _SHARED / "hive" / "hive-2.3.9-parquet-reader.log"]:
+        assert distinct_filters(log.read_text(encoding="utf-8").splitlines()) == [], log
+    for log in (_SHARED / "spark-eventlogs").rglob("events_*"):  # zstd bytes and JSON lines
+        with open(log, encoding="utf-8", errors="replace") as fh:
+            assert distinct_filters(fh) == [], log
+
+
+def test_status_lines_statements_and_json_are_not_filters() -> None:
+    lines = ["2024-01-01T10:00:00,123  INFO [main] ql.Driver: Compiling command(queryId=q1): SELECT id,",
+             "  name", "FROM hp", "WHERE id > 1 AND name = 'c,d'", "OK", "Time taken: 1.2 seconds",
+             '{"Event":"SparkListenerLogStart","Spark Version":"3.5.8"}', "Dictionary is true",
+             "Number of reduce tasks is set to 0 since there's no reduce operator"]
+    assert distinct_filters(lines) == []
+    assert distinct_filters(['{"Event":"SparkListenerLogStart"}', "id = 5"]) == []
+    assert [f.text for f in distinct_filters(["id = 5", "OK", "name IN ('a')"])] == ["id = 5", "name IN ('a')"]
