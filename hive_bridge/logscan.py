@@ -28,7 +28,8 @@ from sarg.detect import looks_like_sarg
 
 _READER_MARK = "Reading ORC rows from "
 _PUSHDOWN = re.compile(r"ORC pushdown predicate:\s?(?P<sarg>.*)$")
-_FILTER_EXPR = re.compile(r"filterExpr:\s*(?P<text>.+?)\s*(?:\(type: boolean\))?\s*$")
+# the text ends at its "(type: boolean)" (a line holding a printed list of EXPLAIN lines goes on after it)
+_FILTER_EXPR = re.compile(r"filterExpr:\s*(?P<text>.+?)\s*(?:\(type: boolean\).*|\s*)$")
 _FILTER_TEXT = re.compile(r"hive\.io\.filter\.text\s*[=:]\s*(?P<text>.+?)\s*$")
 _LOG_PREFIX = re.compile(
     r"^\s*(?:\d{2,4}[-/]\d{2}[-/]\d{2}[ T]\d{2}:\d{2}|\d{2}:\d{2}:\d{2}|\[?(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL)\b)"

@@ -29,7 +29,7 @@ CODECS = ("zstd", "lz4", "snappy", "lzf")
 #: an expanded stream may be this many times larger than its file before it is taken for a decompression bomb
 MAX_RATIO = 400
 #: ... but never capped below this many bytes
-MIN_CAP = 512 << 20
+MIN_CAP = 64 << 20
 #: lines longer than this are skipped
 MAX_LINE = 64 << 20
 _CHUNK = 1 << 20
@@ -65,15 +65,29 @@ def _read_exact(fh: BinaryIO, n: int, path: str, what: str) -> bytes:
 def _zstd_chunks(fh: BinaryIO, path: str) -> Iterator[bytes]:
     import zstandard
 
-    reader = zstandard.ZstdDecompressor().stream_reader(fh, read_across_frames=True)
+    dctx = zstandard.ZstdDecompressor()
+    dobj = dctx.decompressobj()
+    started = False
     while True:
-        try:
-            chunk = reader.read(_CHUNK)
-        except zstandard.ZstdError as exc:
-            raise LogReadError(f"{path}: not a readable zstd stream ({exc})") from None
-        if not chunk:
-            return
-        yield chunk
+        data = fh.read(_CHUNK)
+        if not data:
+            break
+        while data:
+            started = True
+            try:
+                out = dobj.decompress(data)
+            except zstandard.ZstdError as exc:
+                raise LogReadError(f"{path}: not a readable zstd stream ({exc})") from None
+            if out:
+                yield out
+            if dobj.eof:  # a frame ended: another may follow in the same file
+                data = dobj.unused_data
+                dobj = dctx.decompressobj()
+                started = False
+            else:
+                data = b""
+    if started and not dobj.eof:
+        raise LogReadError(f"{path}: truncated zstd stream (the file ends inside a frame)")
 
 
 _LZ4_MAGIC = b"LZ4Block"

@@ -17,13 +17,13 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from hive_bridge.workload.codecs import LogReadError, LongLine, decompressed_chunks, lines_of
 
-_EVENT = re.compile(rb'^\{"Event":"([^"]+)"')
+_EVENT = re.compile(rb'^\{\s*"Event"\s*:\s*"([^"]+)"')
 _WANTED = {
     b"SparkListenerLogStart", b"SparkListenerEnvironmentUpdate",
     b"org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart",
@@ -256,50 +256,62 @@ class _App:
 
 
 def read_application(files: list[str], problems: list[Problem]) -> Iterator[Scan]:
-    """The scans of one application's event log files, as each SQL execution ends (the rest at the end)."""
+    """The scans of one application's event log files, as each SQL execution ends (the rest at the end). A
+    last line cut short in a file still being written (``.inprogress``) is expected and passed over."""
     app = _App(files)
     for path in files:
         number = 0
+        held: Problem | None = None  # a line's problem, held until the next line shows it was not the last
         try:
             for number, raw in enumerate(lines_of(decompressed_chunks(path)), start=1):
+                if held is not None:
+                    problems.append(held)
+                    held = None
                 if isinstance(raw, LongLine):
                     problems.append(Problem(path, number, f"a line of {raw.length} bytes, over the limit: skipped"))
                     continue
-                m = _EVENT.match(raw)
-                if m is None:
-                    if raw.strip():
-                        problems.append(Problem(path, number, "not a Spark event (JSON object) line: "
-                                                + _excerpt(raw)))
-                    continue
-                if m.group(1) not in _WANTED:
-                    continue
-                try:
-                    ev = json.loads(raw)
-                except ValueError as exc:
-                    problems.append(Problem(path, number, f"malformed JSON ({exc}): {_excerpt(raw)}"))
-                    continue
-                name = m.group(1)
-                try:
-                    if name.endswith(b"SQLExecutionStart") or name.endswith(b"AdaptiveExecutionUpdate"):
-                        app.add_plan(ev, number)
-                    elif name.endswith(b"DriverAccumUpdates"):
-                        app.add_values(ev)
-                    elif name.endswith(b"SQLExecutionEnd"):
-                        exec_id = ev.get("executionId")
-                        if isinstance(exec_id, int):
-                            yield from app.finish(exec_id)
-                    elif name == b"SparkListenerEnvironmentUpdate":
-                        props = ev.get("Spark Properties") or {}
-                        system = ev.get("System Properties") or {}
-                        zone = props.get("spark.sql.session.timeZone") or system.get("user.timezone")
-                        if isinstance(zone, str) and zone:
-                            app.time_zone = zone
-                except (ValueError, TypeError, AttributeError, KeyError) as exc:
-                    problems.append(Problem(path, number, f"an event not understood ({exc})"))
+                held = yield from _read_event(app, path, number, raw)
         except LogReadError as exc:
             problems.append(Problem(path, number + 1 if number else 0, str(exc).removeprefix(f"{path}: ")))
+        if held is not None and not path.endswith(".inprogress"):
+            held.message = "the last line is cut short: " + held.message
+            problems.append(held)
     for exec_id in list(app.scans):
         yield from app.finish(exec_id)
+
+
+def _read_event(app: _App, path: str, number: int, raw: bytes) -> Generator[Scan, None, Problem | None]:
+    """One line of an event log: its scans (when it ends an execution), or the problem it has."""
+    m = _EVENT.match(raw)
+    if m is None:
+        if raw.strip():
+            return Problem(path, number, "not a Spark event (JSON object) line: " + _excerpt(raw))
+        return None
+    name = m.group(1)
+    if name not in _WANTED:
+        return None
+    try:
+        ev = json.loads(raw)
+    except ValueError as exc:
+        return Problem(path, number, f"malformed JSON ({exc}): {_excerpt(raw)}")
+    try:
+        if name.endswith(b"SQLExecutionStart") or name.endswith(b"AdaptiveExecutionUpdate"):
+            app.add_plan(ev, number)
+        elif name.endswith(b"DriverAccumUpdates"):
+            app.add_values(ev)
+        elif name.endswith(b"SQLExecutionEnd"):
+            exec_id = ev.get("executionId")
+            if isinstance(exec_id, int):
+                yield from app.finish(exec_id)
+        elif name == b"SparkListenerEnvironmentUpdate":
+            props = ev.get("Spark Properties") or {}
+            system = ev.get("System Properties") or {}
+            zone = props.get("spark.sql.session.timeZone") or system.get("user.timezone")
+            if isinstance(zone, str) and zone:
+                app.time_zone = zone
+    except (ValueError, TypeError, AttributeError, KeyError) as exc:
+        return Problem(path, number, f"an event not understood ({exc})")
+    return None
 
 
 def _excerpt(raw: bytes, n: int = 80) -> str:

@@ -16,7 +16,7 @@ inside ``OR``/``NOT`` is written ``unknown()`` (a call the SearchArgument reads 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sarg.schema import find_column
@@ -235,9 +235,9 @@ def _v1_name(name: str) -> str:
     return name
 
 
-def parse_list(text: str, v1: bool = False) -> list[list[Node]]:
-    """Every reading of a printed filter list ``[f1, f2, ...]`` (Catalyst) or ``[F1, F2]`` (V1); empty when
-    the text reads no way at all."""
+def parse_list(text: str, v1: bool = False, sep: str = ", ") -> list[list[Node]]:
+    """Every reading of a printed filter list ``[f1, f2, ...]`` (Catalyst) or ``[F1, F2]`` (V1), items
+    separated by ``sep``; empty when the text reads no way at all."""
     text = text.strip()
     if not text.startswith("[") or not text.endswith("]") or len(text) > _MAX_TEXT:
         return []
@@ -247,7 +247,7 @@ def parse_list(text: str, v1: bool = False) -> list[list[Node]]:
     if inner.startswith("Set("):  # Spark 4's driver log: [Set(...)] is not a filter list form used in metadata
         return []
     parser = _Parser(inner, v1)
-    return parser.readings(0, ", ", "]")
+    return parser.readings(0, sep, "]")
 
 
 # ------------------------------------------------------------------------------------------------ HiveQL
@@ -335,7 +335,7 @@ def describe(node: Node) -> str:
     return f"({node.column} {node.op} {node.values[0]})"
 
 
-def translate(lists: list[tuple[str, bool]], types: Mapping[str, str],
+def translate(lists: Sequence[tuple[str, bool] | tuple[str, bool, str]], types: Mapping[str, str],
               keep: Callable[[Node], bool] | None = None) -> Translated:
     """The conjunction of printed filter lists (each ``(text, is_v1)``), typed by ``types``, as HiveQL: the
     conjuncts every reading of a list agrees on; the rest counted unknown. V1 lists beside Catalyst ones (a
@@ -343,9 +343,10 @@ def translate(lists: list[tuple[str, bool]], types: Mapping[str, str],
     implied by the Catalyst filters), what they leave unknown is not counted again."""
     conjuncts: list[str] = []
     unknown_texts: list[str] = []
-    catalyst = any(not v1 for _, v1 in lists)
-    for text, v1 in lists:
-        readings = parse_list(text, v1)
+    catalyst = any(not item[1] for item in lists)
+    for item in lists:
+        text, v1 = item[0], item[1]
+        readings = parse_list(text, v1, item[2] if len(item) > 2 else ", ")  # type: ignore[misc]
         counted = not (v1 and catalyst)
         if not readings:
             if text.strip() not in ("", "[]") and counted:

@@ -40,13 +40,20 @@ class Occurrence:
     table_name: str | None = None
     locations: list[str] = field(default_factory=list)
     #: printed Spark filter lists (text, is_v1) — or, for SQL-derived filters, HiveQL text in ``hiveql``
-    lists: list[tuple[str, bool]] = field(default_factory=list)
+    lists: list[tuple[str, bool] | tuple[str, bool, str]] = field(default_factory=list)
     hiveql: str | None = None
+    #: a SQL statement (HiveServer2): each table it reads is one scan, with the filter pushed to it
+    sql: str | None = None
+    database: str = "default"
+    #: where in the input (``file:line``), for messages
+    origin: str = ""
     time_zone: str = "UTC"
     spark_files: int | None = None
     spark_bytes: int | None = None
     #: Hudi's own data skipping count for the scan (``HoodieFileIndex`` lines), when paired
     hudi_candidates: int | None = None
+    #: filters aimed at this scan that could not be kept (counted as unknown)
+    unknown: int = 0
 
 
 @dataclass
@@ -145,6 +152,9 @@ class Workload:
             time_zone=scan.time_zone, spark_files=scan.spark_files, spark_bytes=scan.spark_bytes))
 
     def add(self, occ: Occurrence) -> None:
+        if occ.sql is not None:
+            self._add_statement(occ)
+            return
         uri = self.resolver.resolve(occ.table_name, occ.locations)
         if uri is None:
             name = occ.table_name or (occ.locations[0] if occ.locations else "(no location)")
@@ -156,7 +166,7 @@ class Workload:
         if state.snapshot is None:
             return
         if occ.hiveql is not None or not occ.lists:
-            hiveql, unknown, unknown_texts = occ.hiveql, 0, []
+            hiveql, unknown, unknown_texts = occ.hiveql, occ.unknown, []
         else:
             key = (uri, tuple((_IDS.sub("#", t), v1) for t, v1 in occ.lists))
             hit = self._memo.get(key)
@@ -179,6 +189,29 @@ class Workload:
             entry.spark_files += occ.spark_files
             entry.spark_bytes += occ.spark_bytes or 0
 
+    def _add_statement(self, occ: Occurrence) -> None:
+        from hive_bridge.workload.hiveserver2 import SqlError, table_filters
+
+        assert occ.sql is not None
+
+        def columns_of(name: str) -> dict[str, str] | None:
+            uri = self.resolver.resolve(name, [])
+            if uri is None:
+                return None
+            state = self.table(uri)
+            return state.types if state.snapshot is not None else None
+
+        try:
+            scans = table_filters(occ.sql, occ.database, columns_of)
+        except SqlError as exc:
+            where, _, line = occ.origin.rpartition(":")
+            self.problems.append(Problem(where or occ.origin, int(line) if line.isdigit() else 0,
+                                         f"query {occ.query}: {exc}: {occ.sql[:200]!r}"))
+            return
+        for tf in scans:
+            self.add(Occurrence(occ.source, occ.query, tf.table, [], hiveql=tf.hiveql, time_zone=occ.time_zone,
+                                unknown=tf.unknown))
+
     def plan(self, progress: Callable[[], None] | None = None) -> int:
         """Plan every distinct filter of every opened table; the number of filters that failed."""
         failures = 0
@@ -188,7 +221,7 @@ class Workload:
                 continue
             for entry in state.entries.values():
                 try:
-                    parsed = sarg.parse_hiveql(entry.hiveql, state.types) if entry.hiveql else None
+                    parsed = sarg.read_filter(entry.hiveql, state.types) if entry.hiveql else None
                     t0 = time.perf_counter()
                     entry.listing = snap.plan(parsed, None, entry.time_zone, query_type=self.query_type)
                     entry.seconds = time.perf_counter() - t0

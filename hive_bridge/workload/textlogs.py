@@ -1,13 +1,139 @@
-"""Filters in text logs (HiveServer2, Spark driver and executor logs, Hive task logs), as occurrences."""
+"""Filters in text logs, as occurrences: HiveServer2 statements, Spark driver lines, and the forms
+:mod:`hive_bridge.logscan` finds (ORC readers, Hive's ORC pushdown, EXPLAIN's ``filterExpr:``, filter-per-line
+files).
+
+- HiveServer2 (``ql.Driver``): ``Compiling command(queryId=…): <SQL>`` and its continuation lines (up to the next
+  line starting with a timestamp); ``Executing command`` repeats it: each ``queryId`` once. ``USE db`` followed.
+  EXPLAIN statements read nothing and are not scans.
+- Spark driver, INFO ``FileSourceStrategy``: ``Pruning directories with: …`` (partition filters, Catalyst),
+  ``Pushed Filters: …`` (V1) and ``Post-Scan Filters: …`` (Catalyst): one scan, completed by its Post-Scan line.
+  Items are separated by ``,`` (Spark 3) or wrapped in ``Set(…)`` and separated by ``, `` (Spark 4). These lines
+  name no table: their scans go to ``--table``.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import re
+import sys
+from collections.abc import Iterable, Iterator, Sequence
 
+from hive_bridge.logscan import scan_lines
 from hive_bridge.workload.eventlog import Problem
+from hive_bridge.workload.hiveserver2 import use_database
 from hive_bridge.workload.runner import Occurrence
+
+_TIMESTAMP = re.compile(r"^\s*(?:\d{2,4}[-/]\d{2}[-/]\d{2}[ T]\d{2}:\d{2}|\d{2}:\d{2}:\d{2})")
+_COMMAND = re.compile(r"(?P<kind>Compiling|Executing) command\(queryId=(?P<id>[^)]*)\):\s?(?P<sql>.*)$")
+_PRUNING = re.compile(r"Pruning directories with:\s?(?P<f>.*)$")
+_PUSHED = re.compile(r"Pushed Filters:\s?(?P<f>.*)$")
+_POST_SCAN = re.compile(r"Post-Scan Filters:\s?(?P<f>.*)$")
+_EXPLAIN = re.compile(r"^\s*EXPLAIN\b", re.I)
+
+
+def _driver_list(text: str, v1: bool) -> tuple[str, bool, str]:
+    text = text.strip()
+    if text.startswith("Set(") and text.endswith(")"):
+        return "[" + text[4:-1] + "]", v1, ", "
+    return "[" + text + "]", v1, ","
+
+
+class _State:
+    """What one text log has shown so far."""
+
+    def __init__(self, name: str, time_zone: str) -> None:
+        self.name = name
+        self.time_zone = time_zone
+        self.database = "default"
+        self.statement: list[str] | None = None
+        self.statement_id = ""
+        self.statement_line = 0
+        self.seen_ids: set[str] = set()
+        self.pruning: str | None = None
+        self.pushed: str | None = None
+
+    def feed(self, number: int, line: str, out: list[Occurrence]) -> None:
+        if self.statement is not None:
+            if _TIMESTAMP.match(line):
+                self._end_statement(out)
+            else:
+                self.statement.append(line)
+                return
+        m = _COMMAND.search(line)
+        if m:
+            qid = m.group("id")
+            if qid not in self.seen_ids:
+                self.seen_ids.add(qid)
+                self.statement, self.statement_id, self.statement_line = [m.group("sql")], qid, number
+            return
+        m = _PRUNING.search(line)
+        if m:
+            self.pruning = m.group("f")
+            return
+        m = _PUSHED.search(line)
+        if m:
+            self.pushed = m.group("f")
+            return
+        m = _POST_SCAN.search(line)
+        if m:
+            lists = [_driver_list(m.group("f"), False)]
+            if self.pruning:
+                lists.append(_driver_list(self.pruning, False))
+            if self.pushed:
+                lists.append(_driver_list(self.pushed, True))
+            out.append(Occurrence("spark-driver", f"{self.name}:{number}", None, [], lists=lists,
+                                  time_zone=self.time_zone, origin=f"{self.name}:{number}"))
+            self.pruning = self.pushed = None
+
+    def _end_statement(self, out: list[Occurrence]) -> None:
+        assert self.statement is not None
+        sql = "\n".join(self.statement).strip()
+        self.statement = None
+        db = use_database(sql)
+        if db is not None:
+            self.database = db
+            return
+        if not sql or _EXPLAIN.match(sql):
+            return
+        out.append(Occurrence("hiveserver2", self.statement_id, sql=sql, database=self.database,
+                              time_zone=self.time_zone, origin=f"{self.name}:{self.statement_line}"))
+
+    def finish(self, out: list[Occurrence]) -> None:
+        if self.statement is not None:
+            self._end_statement(out)
+
+
+def _lines(path: str) -> Iterator[str]:
+    if path == "-":
+        yield from sys.stdin
+        return
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        yield from fh
+
+
+def file_occurrences(name: str, lines: Iterable[str], time_zone: str = "UTC") -> Iterator[Occurrence]:
+    """Every filter occurrence of one text log (its lines streamed once)."""
+    state = _State(name, time_zone)
+    mine: list[Occurrence] = []
+
+    def tap() -> Iterator[str]:
+        for number, line in enumerate(lines, start=1):
+            state.feed(number, line.rstrip("\r\n"), mine)
+            yield line
+
+    for found in scan_lines(tap()):
+        yield from mine
+        mine.clear()
+        yield Occurrence(found.source, f"{name}:{found.line}", None, [], hiveql=found.text, time_zone=time_zone,
+                         origin=f"{name}:{found.line}")
+    state.finish(mine)
+    yield from mine
 
 
 def text_occurrences(paths: Sequence[str], problems: list[Problem], time_zone: str = "UTC") -> Iterator[Occurrence]:
-    """Every filter occurrence of the text logs ``paths``."""
-    return iter(())
+    """Every filter occurrence of the text logs ``paths`` ('-': standard input); an unreadable file is a
+    problem and the others are read."""
+    for path in paths:
+        try:
+            yield from file_occurrences("<stdin>" if path == "-" else path, _lines(path), time_zone)
+        except OSError as exc:
+            problems.append(Problem(path, 0, f"cannot read: {exc.strerror or exc}"))
