@@ -277,6 +277,7 @@ def replay_workload(inputs: Sequence[str], resolver: Any, *, out: Console, err: 
         work.add_scan(scan)
     for occ in text_occurrences(texts, problems, time_zone=time_zone):
         work.add(occ)
+    problems.extend(work.problems)
     failures = work.plan()
     if verify:
         failures += _verify_workload(work, err, verbose)

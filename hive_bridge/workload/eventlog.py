@@ -33,7 +33,7 @@ _WANTED = {
 }
 FILES_READ = "number of files read"
 BYTES_READ = "size of files read"
-_V2_SECTION = re.compile(r"^\(\d+\) BatchScan (?P<rest>.*)$")
+_V2_SECTION = re.compile(r"^\(\d+\) (?P<kind>BatchScan|Scan) (?P<rest>.*)$")
 _V2_KEYS = ("Output", "DataFilters", "Format", "Location", "PartitionFilters", "PushedFilters", "ReadSchema",
             "RuntimeFilters", "PushedAggregation", "PushedGroupBy")
 
@@ -90,7 +90,7 @@ def location_paths(location: str) -> list[str]:
     paths = [p.strip() for p in body.split(", ") if p.strip()]
     if paths and (paths[-1].endswith("...") or not m or not location.rstrip().endswith("]")):
         paths = paths[:-1] if len(paths) > 1 or paths[-1].endswith("...") else paths
-    return [p for p in paths if not p.endswith("...")]
+    return [p for p in paths if not p.endswith("...") and not p.startswith("...")]
 
 
 def application_files(path: str) -> list[list[str]]:
@@ -151,16 +151,17 @@ def _table_name(node_name: str) -> str | None:
     return name or None
 
 
-def v2_sections(plan: str) -> list[dict[str, str]]:
-    """The ``BatchScan`` sections of a ``physicalPlanDescription``: key -> value (a value's continuation lines,
-    as a literal with a newline prints, joined back)."""
+def v2_sections(plan: str, file_scans: bool = False) -> list[dict[str, str]]:
+    """The ``BatchScan`` sections of a ``physicalPlanDescription`` (or EXPLAIN FORMATTED's text), with
+    ``file_scans`` the ``Scan <format>`` ones too: key -> value (a value's continuation lines, as a literal
+    with a newline prints, joined back)."""
     sections: list[dict[str, str]] = []
     current: dict[str, str] | None = None
     last = ""
     for line in plan.split("\n"):
         m = _V2_SECTION.match(line)
-        if m:
-            current = {"node": "BatchScan " + m.group("rest")}
+        if m and (file_scans or m.group("kind") == "BatchScan"):
+            current = {"node": m.group("kind") + " " + m.group("rest")}
             sections.append(current)
             last = ""
             continue
