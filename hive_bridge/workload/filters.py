@@ -89,7 +89,7 @@ class _Parser:
 
     def _closes(self, start: int, closer: str = ")") -> list[int]:
         """Positions of ``closer`` at or after ``start``."""
-        out = []
+        out: list[int] = []
         i = self.text.find(closer, start)
         while i >= 0 and len(out) < 4 * _MAX_READINGS:
             out.append(i)
@@ -346,7 +346,7 @@ def translate(lists: Sequence[tuple[str, bool] | tuple[str, bool, str]], types: 
     catalyst = any(not item[1] for item in lists)
     for item in lists:
         text, v1 = item[0], item[1]
-        readings = parse_list(text, v1, item[2] if len(item) > 2 else ", ")  # type: ignore[misc]
+        readings = parse_list(text, v1, item[2] if len(item) > 2 else ", ")
         counted = not (v1 and catalyst)
         if not readings:
             if text.strip() not in ("", "[]") and counted:

@@ -126,7 +126,7 @@ def _select_filters(select: object, database: str, ctes: set[str],
             if len(aliases) == 1:
                 owners.add(aliases[0])
                 continue
-            having = [a for a, _ in tables if schemas[a] is not None and _has_column(schemas[a], col.name)]
+            having = [a for a, _ in tables if _has_column(schemas[a], col.name)]
             if len(having) != 1:
                 return None
             owners.add(having[0])
@@ -155,13 +155,17 @@ def _select_filters(select: object, database: str, ctes: set[str],
             continue
         side = (j.side or "").upper()
         this = aliases[i]
-        for c in _conjuncts(on):
+        left = set(aliases[:i])
+
+        def allowed(o: str, side: str = side, this: str = this, left: set[str] = left) -> bool:
             if side == "":
-                push(c, lambda o: o not in null_supplying)
-            elif side == "LEFT":
-                push(c, lambda o, this=this: o == this)
-            elif side == "RIGHT":
-                push(c, lambda o, left=set(aliases[:i]): o in left)
+                return o not in null_supplying
+            if side == "LEFT":
+                return o == this
+            return side == "RIGHT" and o in left
+
+        for c in _conjuncts(on):
+            push(c, allowed)
     return [TableFilter(name, " AND ".join(pushed[alias]) if pushed[alias] else None, unknown[alias])
             for alias, name in tables]
 
@@ -174,7 +178,9 @@ def _alias(src: object) -> str:
     return ""
 
 
-def _has_column(schema: Mapping[str, str], name: str) -> bool:
+def _has_column(schema: Mapping[str, str] | None, name: str) -> bool:
+    if schema is None:
+        return False
     low = name.lower()
     return any(k.lower() == low for k in schema)
 

@@ -5,7 +5,7 @@ overall totals and what could not be read; or JSON Lines (one object per table a
 from __future__ import annotations
 
 import json
-from typing import Any, TextIO
+from typing import IO, Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -64,7 +64,7 @@ def summary(work: Workload, failures: int, problems: list[Problem]) -> dict[str,
     }
 
 
-def write_json(out: TextIO, work: Workload, failures: int, problems: list[Problem]) -> None:
+def write_json(out: IO[str], work: Workload, failures: int, problems: list[Problem]) -> None:
     for entry in work.entries():
         out.write(json.dumps(entry.as_json(), ensure_ascii=False) + "\n")
     out.write(json.dumps(summary(work, failures, problems), ensure_ascii=False) + "\n")
@@ -87,10 +87,9 @@ def print_report(out: Console, work: Workload, failures: int, problems: list[Pro
         if snap is not None:
             title += f" ({snap.table.properties.table_type}, {len(snap.slices)} latest file slices)"
         t = Table(title=title, show_lines=False)
-        for name, justify in (("#", "right"), ("filter", "left"), ("seen", "right"), ("files kept", "right"),
-                              ("bytes kept", "right"), ("unknown", "right"), ("Spark read", "right"),
-                              ("queries", "left")):
-            t.add_column(name, justify=justify, overflow="fold", max_width=60 if name == "filter" else None)
+        for name in ("#", "filter", "seen", "files kept", "bytes kept", "unknown", "Spark read", "queries"):
+            t.add_column(name, justify="left" if name in ("filter", "queries") else "right", overflow="fold",
+                         max_width=60 if name == "filter" else None)
         verify = any(e.verified is not None for e in state.entries.values())
         if verify:
             t.add_column("verify")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,7 +40,7 @@ class Occurrence:
     table_name: str | None = None
     locations: list[str] = field(default_factory=list)
     #: printed Spark filter lists (text, is_v1) — or, for SQL-derived filters, HiveQL text in ``hiveql``
-    lists: list[tuple[str, bool] | tuple[str, bool, str]] = field(default_factory=list)
+    lists: Sequence[tuple[str, bool] | tuple[str, bool, str]] = field(default_factory=list)
     hiveql: str | None = None
     #: a SQL statement (HiveServer2): each table it reads is one scan, with the filter pushed to it
     sql: str | None = None
@@ -130,7 +130,7 @@ class Workload:
         #: scans whose table could not be resolved, by a printable name
         self.unresolved: dict[str, int] = {}
         self.problems: list[Problem] = []
-        self._memo: dict[tuple[str, tuple[tuple[str, bool], ...]], tuple[str | None, int, list[str]]] = {}
+        self._memo: dict[tuple[str, tuple[tuple[object, ...], ...]], tuple[str | None, int, list[str]]] = {}
 
     def table(self, uri: str) -> TableState:
         state = self.tables.get(uri)
@@ -166,9 +166,9 @@ class Workload:
         if state.snapshot is None:
             return
         if occ.hiveql is not None or not occ.lists:
-            hiveql, unknown, unknown_texts = occ.hiveql, occ.unknown, []
+            hiveql, unknown, unknown_texts = occ.hiveql, occ.unknown, list[str]()
         else:
-            key = (uri, tuple((_IDS.sub("#", t), v1) for t, v1 in occ.lists))
+            key = (uri, tuple((_IDS.sub("#", item[0]), *item[1:]) for item in occ.lists))
             hit = self._memo.get(key)
             if hit is None:
                 tr = translate(occ.lists, state.types)

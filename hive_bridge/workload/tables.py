@@ -84,9 +84,9 @@ class TableResolver:
         if table_name and self.metastore is not None:
             for candidate in _name_forms(table_name):
                 if "." in candidate:
-                    loc = self.metastore(candidate)
-                    if loc:
-                        return self._resolve_location(normalize(loc)) or normalize(loc)
+                    where = self.metastore(candidate)
+                    if where:
+                        return self._resolve_location(normalize(where)) or normalize(where)
         return None
 
     def _resolve_location(self, location: str) -> str | None:

@@ -45,7 +45,7 @@ def test_malformed_json_unknown_events_and_nodes_go_on(tmp_path: Path) -> None:
     assert [(p.line, p.message.split(" (")[0].split(":")[0]) for p in problems] == [
         (start + 1, "malformed JSON"), (start + 4, "not a Spark event")]
     assert "not json at all" in problems[1].message
-    code, out, err = run("replay", "--json", "--table", f"{SMALL}=/nowhere", str(log))
+    code, _, err = run("replay", "--json", "--table", f"{SMALL}=/nowhere", str(log))
     assert code == 1
     assert f"{log}:{start + 1}: malformed JSON" in err and "Traceback" not in err
 
@@ -112,12 +112,12 @@ def test_lzf_blocks() -> None:
 
 def test_missing_input_and_unopenable_table(tmp_path: Path) -> None:
     code, out, err = run("replay", "--json", str(tmp_path / "missing-folder"), str(SMALL))
-    rows, summary = json_lines(out)
+    json_lines(out)
     assert code == 1 and "missing-folder: cannot read: No such file" in err
     shutil.copytree(SMALL, tmp_path / "logs")
     code, out, err = run("replay", "--json", "--table", f"/data/lake/small_3.5.8_rolling/t={tmp_path / 'no-table'}",
                          str(tmp_path / "logs"))
-    rows, summary = json_lines(out)
+    _, summary = json_lines(out)
     assert code == 1
     (info,) = summary["tables_unopened"].values()
     assert info["scans"] == 1 and "no-table" in err

@@ -125,6 +125,6 @@ def test_hiveserver2_workload_matches_sparks_pushdown(tables: dict[str, Path], s
 @pytest.mark.skipif(not (SHARED / "hive").is_dir(), reason="the shared real logs are not here")
 def test_real_hive_log_statements(tmp_path: Path) -> None:
     code, out, err = run("replay", "--json", str(SHARED / "hive" / "hive-2.3.9-driver-in-spark.log"))
-    rows, summary = json_lines(out)
+    _, summary = json_lines(out)
     assert summary["scans_unresolved"] == {"default.hp": 2, "(no location)": 1}
     assert code == 0, err
