@@ -47,6 +47,8 @@ class Occurrence:
     database: str = "default"
     #: where in the input (``file:line``), for messages
     origin: str = ""
+    #: a printed parquet FilterPredicate (executor and Hive task logs), physical values
+    parquet: str | None = None
     time_zone: str = "UTC"
     spark_files: int | None = None
     spark_bytes: int | None = None
@@ -72,6 +74,8 @@ class FilterEntry:
     spark_scans: int = 0  # occurrences with Spark's read figures
     spark_files: int = 0
     spark_bytes: int = 0
+    hudi_scans: int = 0  # occurrences with Hudi's own candidate count
+    hudi_candidates: int = 0
     listing: ListStatusResult | None = None
     sarg_text: str | None = None
     seconds: float = 0.0
@@ -98,6 +102,8 @@ class FilterEntry:
         if self.spark_scans:
             out.update({"spark_scans_measured": self.spark_scans, "spark_files_read": self.spark_files,
                         "spark_bytes_read": self.spark_bytes})
+        if self.hudi_scans:
+            out.update({"hudi_scans_measured": self.hudi_scans, "hudi_candidate_files": self.hudi_candidates})
         if self.error:
             out["error"] = self.error
         if self.verified is not None:
@@ -165,7 +171,16 @@ class Workload:
         state.scans += 1
         if state.snapshot is None:
             return
-        if occ.hiveql is not None or not occ.lists:
+        if occ.parquet is not None:
+            from hive_bridge.workload.parquet import predicate_to_hiveql
+
+            pkey = (uri, ((occ.parquet,),))
+            hit = self._memo.get(pkey)
+            if hit is None:
+                text, n = predicate_to_hiveql(occ.parquet, state.types)
+                hit = self._memo[pkey] = (text, n, [occ.parquet] if n else [])
+            hiveql, unknown, unknown_texts = hit
+        elif occ.hiveql is not None or not occ.lists:
             hiveql, unknown, unknown_texts = occ.hiveql, occ.unknown, list[str]()
         else:
             key = (uri, tuple((_IDS.sub("#", item[0]), *item[1:]) for item in occ.lists))
@@ -184,6 +199,9 @@ class Workload:
         entry.sources.add(occ.source)
         if len(entry.queries) < MAX_QUERIES:
             entry.queries.append(occ.query)
+        if occ.hudi_candidates is not None:
+            entry.hudi_scans += 1
+            entry.hudi_candidates += occ.hudi_candidates
         if occ.spark_files is not None:
             entry.spark_scans += 1
             entry.spark_files += occ.spark_files

@@ -9,6 +9,11 @@ files).
   ``Pushed Filters: …`` (V1) and ``Post-Scan Filters: …`` (Catalyst): one scan, completed by its Post-Scan line.
   Items are separated by ``,`` (Spark 3) or wrapped in ``Set(…)`` and separated by ``, `` (Spark 4). These lines
   name no table: their scans go to ``--table``.
+- Parquet's ``FilterCompat: Filtering using predicate: …`` (executor logs; Hive task logs with
+  ``hive.optimize.index.filter=true``), the following ``Predicate has been collapsed to: …`` preferred
+  (:mod:`hive_bridge.workload.parquet`).
+- Hudi's ``HoodieFileIndex: Total file slices: N; candidate file slices after data skipping: M`` (and the older
+  wordings): Hudi's own count, paired with the driver-log scan whose filter lines follow it.
 """
 
 from __future__ import annotations
@@ -28,6 +33,10 @@ _PRUNING = re.compile(r"Pruning directories with:\s?(?P<f>.*)$")
 _PUSHED = re.compile(r"Pushed Filters:\s?(?P<f>.*)$")
 _POST_SCAN = re.compile(r"Post-Scan Filters:\s?(?P<f>.*)$")
 _EXPLAIN = re.compile(r"^\s*EXPLAIN\b", re.I)
+_PARQUET = re.compile(r"FilterCompat: Filtering using predicate:\s?(?P<p>.*)$")
+_COLLAPSED = re.compile(r"FilterCompat: Predicate has been collapsed to:\s?(?P<p>.*)$")
+_HUDI = re.compile(r"HoodieFileIndex: Total (?:file slices|files|base files)\s*:?\s*(?P<total>\d+);\s*candidate "
+                   r"(?:file slices|files) after data skipping\s*:?\s*(?P<kept>\d+)")
 
 
 def _driver_list(text: str, v1: bool) -> tuple[str, bool, str]:
@@ -50,6 +59,8 @@ class _State:
         self.seen_ids: set[str] = set()
         self.pruning: str | None = None
         self.pushed: str | None = None
+        self.last_parquet: Occurrence | None = None
+        self.hudi: int | None = None  # Hudi's candidate count, for the scan whose filter lines follow
 
     def feed(self, number: int, line: str, out: list[Occurrence]) -> None:
         if self.statement is not None:
@@ -64,6 +75,22 @@ class _State:
             if qid not in self.seen_ids:
                 self.seen_ids.add(qid)
                 self.statement, self.statement_id, self.statement_line = [m.group("sql")], qid, number
+            return
+        m = _PARQUET.search(line)
+        if m:
+            out.append(Occurrence("parquet-filtercompat", f"{self.name}:{number}", None, [],
+                                  time_zone=self.time_zone, origin=f"{self.name}:{number}", parquet=m.group("p")))
+            self.last_parquet = out[-1]
+            return
+        m = _COLLAPSED.search(line)
+        if m:
+            if self.last_parquet is not None:  # the collapsed form of the predicate just logged is preferred
+                self.last_parquet.parquet = m.group("p")
+                self.last_parquet = None
+            return
+        m = _HUDI.search(line)
+        if m:
+            self.hudi = int(m.group("kept"))
             return
         m = _PRUNING.search(line)
         if m:
@@ -81,8 +108,10 @@ class _State:
             if self.pushed:
                 lists.append(_driver_list(self.pushed, True))
             out.append(Occurrence("spark-driver", f"{self.name}:{number}", None, [], lists=lists,
-                                  time_zone=self.time_zone, origin=f"{self.name}:{number}"))
+                                  time_zone=self.time_zone, origin=f"{self.name}:{number}",
+                                  hudi_candidates=self.hudi))
             self.pruning = self.pushed = None
+            self.hudi = None
 
     def _end_statement(self, out: list[Occurrence]) -> None:
         assert self.statement is not None

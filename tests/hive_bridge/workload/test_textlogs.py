@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from hive_bridge.workload.filters import translate
+from hive_bridge.workload.parquet import predicate_to_hiveql
 from hive_bridge.workload.textlogs import file_occurrences
 from tests.hive_bridge.workload.conftest import SHARED
 
@@ -19,8 +20,9 @@ TYPES = {"id": "int", "name": "string", "price": "double", "amount": "decimal(10
 @pytest.mark.parametrize("version", ["3.3.4", "3.5.8", "4.0.1", "4.3.0"])
 def test_driver_log_scans(version: str) -> None:
     log = DRIVER / f"spark-{version}-driver.log"
-    occ = list(file_occurrences(str(log), log.read_text(encoding="utf-8").splitlines()))
-    assert {o.source for o in occ} == {"spark-driver"}
+    everything = list(file_occurrences(str(log), log.read_text(encoding="utf-8").splitlines()))
+    assert {o.source for o in everything} == {"spark-driver", "parquet-filtercompat"}
+    occ = [o for o in everything if o.source == "spark-driver"]
     assert len(occ) == 13
     filters = [translate(o.lists, TYPES).hiveql for o in occ]
     assert "id IS NOT NULL AND name IS NOT NULL AND id = 5 AND name = 'a,b[c] d'" in filters
@@ -41,3 +43,31 @@ def test_driver_lines_of_one_scan_group(tmp_path: Path) -> None:
     assert [translate(o.lists, TYPES).hiveql for o in occ] == [
         "id IS NOT NULL AND id > 7 AND dt IS NOT NULL AND dt = '2024-01-02'", None]
     assert [o.query for o in occ] == ["driver.log:3", "driver.log:5"]
+
+
+def test_parquet_filtercompat_lines_collapsed_form_preferred() -> None:
+    log = SHARED / "hive" / "hive-2.3.9-parquet-reader.log"
+    occ = list(file_occurrences(str(log), log.read_text(encoding="utf-8").splitlines()))
+    assert [o.source for o in occ] == ["parquet-filtercompat"] * 2
+    types = {"id": "int", "name": "string", "price": "double"}
+    got = [predicate_to_hiveql(o.parquet or "", types) for o in occ]
+    assert got == [("((id > 1 AND name = 'c,d') AND price < 5.0)", 0),
+                   ("(((name = 'a' OR name = 'b') AND (price < 1.0 OR price > 2.0)) AND id IS NULL)", 0)]
+
+
+def test_parquet_physical_values_typed_back() -> None:
+    types = {"d": "date", "amount": "decimal(10,2)", "ts": "timestamp", "id": "bigint", "name": "string"}
+    assert predicate_to_hiveql("eq(d, 19725)", types) == ("d = DATE '2024-01-03'", 0)
+    assert predicate_to_hiveql("lt(amount, 1025)", types) == ("amount < 10.25", 0)
+    assert predicate_to_hiveql("gt(ts, 1704103200000000)", types) == (None, 1)   # the unit is not printed
+    assert predicate_to_hiveql("noteq(id, 3)", types) == ("(NOT id = 3 OR id IS NULL)", 0)
+    assert predicate_to_hiveql("userdefinedbyinstance(id, f)", types) == (None, 1)
+
+
+def test_hudi_file_index_line_paired_with_its_scan() -> None:
+    lines = ["24/01/01 10:00:00 INFO HoodieFileIndex: Total file slices: 200; candidate file slices after data "
+             "skipping: 30; skipping percentage 0.85",
+             "24/01/01 10:00:00 INFO FileSourceStrategy: Pushed Filters: IsNotNull(id),GreaterThan(id,7)",
+             "24/01/01 10:00:00 INFO FileSourceStrategy: Post-Scan Filters: isnotnull(id#2),(id#2 > 7)"]
+    (occ,) = file_occurrences("driver.log", lines)
+    assert occ.hudi_candidates == 30

@@ -1,0 +1,174 @@
+"""Parquet's printed ``FilterPredicate`` (executor logs and Hive task logs, ``INFO FilterCompat: Filtering using
+predicate: …`` and ``Predicate has been collapsed to: …``) as HiveQL filter text typed by the table's columns.
+
+Forms: ``and(l, r)``, ``or(l, r)``, ``not(p)``, ``eq/noteq/lt/lteq/gt/gteq(col, value)``, ``in(col, v1, …)``,
+``eq(col, null)`` (IS NULL), ``noteq(col, null)`` (IS NOT NULL); ``userdefinedbyinstance(…)`` and anything else
+are unknown. Values are *physical*: strings ``Binary{"…"}``, dates as epoch days, decimals stored as integers as
+unscaled integers; they are turned back into the column's type (a timestamp's integer, whose unit the line does
+not say, and a decimal stored as bytes are unknown). Parquet's ``noteq(c, v)`` also holds for nulls. A value
+printed raw may hold ``)`` or ``, ``: every reading of the text is tried and a leaf is kept only when all
+readings agree on it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+from sarg.schema import find_column
+
+_CALL = re.compile(r"([a-z]+)\(")
+_COLUMN = re.compile(r"[A-Za-z_][\w$]*(?:\.[A-Za-z_][\w$]*)*")
+_MAX = 32
+_EPOCH = dt.date(1970, 1, 1)
+
+#: ("and"|"or", l, r) | ("not", p) | (op, column, values) | ("unknown", text)
+Node = tuple[Any, ...]
+
+
+class _Parser:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.memo: dict[int, list[tuple[Node, int]]] = {}
+
+    def expr(self, pos: int) -> list[tuple[Node, int]]:
+        hit = self.memo.get(pos)
+        if hit is None:
+            self.memo[pos] = []
+            hit = self.memo[pos] = list(dict.fromkeys(self._expr(pos)))[:_MAX]
+        return hit
+
+    def _closes(self, start: int) -> list[int]:
+        out: list[int] = []
+        i = self.text.find(")", start)
+        while i >= 0 and len(out) < 4 * _MAX:
+            out.append(i)
+            i = self.text.find(")", i + 1)
+        return out
+
+    def _expr(self, pos: int) -> list[tuple[Node, int]]:
+        t = self.text
+        m = _CALL.match(t, pos)
+        if not m:
+            return []
+        fn, inner = m.group(1), m.end()
+        alts: list[tuple[Node, int]] = []
+        if fn in ("and", "or"):
+            for left, e in self.expr(inner):
+                if t.startswith(", ", e):
+                    for right, e2 in self.expr(e + 2):
+                        if t.startswith(")", e2):
+                            alts.append(((fn, left, right), e2 + 1))
+        elif fn == "not":
+            alts += [(("not", n), e + 1) for n, e in self.expr(inner) if t.startswith(")", e)]
+        elif fn in ("eq", "noteq", "lt", "lteq", "gt", "gteq", "in"):
+            c = _COLUMN.match(t, inner)
+            if c and t.startswith(", ", c.end()):
+                start = c.end() + 2
+                for close in self._closes(start):
+                    body = t[start:close]
+                    values = tuple(_split_values(body)) if fn == "in" else (body,)
+                    alts.append(((fn, c.group(0), values), close + 1))
+        if not alts:
+            alts = [(("unknown", t[pos:c + 1]), c + 1) for c in self._closes(inner)]
+        return alts
+
+
+def _split_values(body: str) -> list[str]:
+    """``in``'s values: split at ``, `` outside ``Binary{"…"}`` (a value holding ``", `` is ambiguous and makes
+    the split wrong, which the typed reading then refuses)."""
+    out, cur, i = [], [], 0
+    while i < len(body):
+        if body.startswith('Binary{"', i):
+            end = body.find('"}', i + 8)
+            if end < 0:
+                return [body]
+            cur.append(body[i:end + 2])
+            i = end + 2
+            continue
+        if body.startswith(", ", i):
+            out.append("".join(cur))
+            cur = []
+            i += 2
+            continue
+        cur.append(body[i])
+        i += 1
+    out.append("".join(cur))
+    return out
+
+
+def _value(raw: str, hive_type: str) -> str | None:
+    base = hive_type.lower().split("(", 1)[0].strip()
+    if base in ("tinyint", "smallint", "int", "integer", "bigint"):
+        return raw if re.fullmatch(r"-?\d+", raw) else None
+    if base in ("float", "double"):
+        return raw if re.fullmatch(r"-?\d+(?:\.\d+)?(?:[Ee][-+]?\d+)?", raw) else None
+    if base == "boolean":
+        return raw if raw in ("true", "false") else None
+    if base in ("string", "varchar", "char"):
+        m = re.fullmatch(r'Binary\{"(.*)"\}', raw, re.S)
+        if not m:
+            return None
+        return "'" + m.group(1).replace("\\", "\\\\").replace("'", "\\'") + "'"
+    if base == "date":
+        if not re.fullmatch(r"-?\d+", raw):
+            return None
+        try:
+            return f"DATE '{(_EPOCH + dt.timedelta(days=int(raw))).isoformat()}'"
+        except OverflowError:
+            return None
+    if base == "decimal":
+        m = re.fullmatch(r"decimal\(\s*\d+\s*,\s*(\d+)\s*\)", hive_type.lower().replace(" ", ""))
+        if not m or not re.fullmatch(r"-?\d+", raw):
+            return None
+        return str(Decimal(int(raw)).scaleb(-int(m.group(1))))
+    return None
+
+
+_OPS = {"eq": "=", "lt": "<", "lteq": "<=", "gt": ">", "gteq": ">="}
+
+
+def _hiveql(node: Node, types: Mapping[str, str]) -> str | None:
+    kind = node[0]
+    if kind in ("and", "or"):
+        left, right = _hiveql(node[1], types), _hiveql(node[2], types)
+        if left is None and right is None:
+            return None
+        return f"({left or 'unknown()'} {kind.upper()} {right or 'unknown()'})"
+    if kind == "not":
+        inner = _hiveql(node[1], types)
+        return None if inner is None else f"NOT {inner}"
+    if kind == "unknown":
+        return None
+    found = find_column(types, node[1])
+    if found is None:
+        return None
+    name, hive_type = found
+    col = name if re.fullmatch(r"[A-Za-z_]\w*", name) else "`" + name.replace("`", "``") + "`"
+    values = node[2]
+    if kind in ("eq", "noteq") and values == ("null",):
+        return f"{col} IS NULL" if kind == "eq" else f"{col} IS NOT NULL"
+    typed = [_value(v, hive_type) for v in values]
+    if not typed or any(v is None for v in typed):
+        return None
+    if kind == "in":
+        return f"{col} IN ({', '.join(v for v in typed if v is not None)})"
+    if kind == "noteq":
+        return f"(NOT {col} = {typed[0]} OR {col} IS NULL)"
+    return f"{col} {_OPS[kind]} {typed[0]}"
+
+
+def predicate_to_hiveql(text: str, types: Mapping[str, str]) -> tuple[str | None, int]:
+    """The HiveQL text of a printed parquet predicate (None: nothing certain) and 1 when some of it is unknown."""
+    text = text.strip()
+    readings = [n for n, e in _Parser(text).expr(0) if e == len(text)]
+    if not readings:
+        return None, 1
+    forms = {_hiveql(n, types) for n in readings}
+    if len(forms) != 1:
+        return None, 1
+    (form,) = forms
+    return form, 0 if form is not None and "unknown()" not in form else 1
