@@ -59,7 +59,7 @@ _WORDS = ("executor", "shuffle", "bytes", "records", "read", "write", "time", "b
 def _filler(rng: random.Random, size: int = 16 << 20) -> str:
     """Text that compresses about as well as a real event log's task metrics (not a run of one byte)."""
     words = rng.choices(_WORDS, k=size // 6)
-    numbers = [str(rng.randrange(1 << 20)) for _ in range(len(words) // 4)]
+    numbers = [str(rng.randrange(1 << 20)) for _ in range(len(words) // 4 + 1)]
     return " ".join(w if i % 4 else numbers[i // 4] for i, w in enumerate(words))[:size]
 
 

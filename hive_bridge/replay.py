@@ -267,6 +267,7 @@ def replay_workload(inputs: Sequence[str], resolver: Any, *, out: Console, err: 
     from hive_bridge.workload.report import print_report, write_json
     from hive_bridge.workload.runner import Workload
     from hive_bridge.workload.sources import event_log_scans, split_inputs
+    from hive_bridge.workload.tables import redact
     from hive_bridge.workload.textlogs import text_occurrences
 
     work = Workload(resolver, listing=listing, stats_source=stats_source, storage_options=storage_options,
@@ -286,11 +287,12 @@ def replay_workload(inputs: Sequence[str], resolver: Any, *, out: Console, err: 
     for state in work.tables.values():
         if state.error:
             failures += 1
-            err.print(f"error: table {state.uri} ({state.scans} scans): {state.error}", highlight=False,
+            err.print(f"error: table {redact(state.uri)} ({state.scans} scans): {state.error}", highlight=False,
                       markup=False)
     for entry in work.entries():
         if entry.error:
-            err.print(f"error: {entry.table}: filter {entry.hiveql!r}: {entry.error}", highlight=False, markup=False)
+            err.print(f"error: {redact(entry.table)}: filter {entry.hiveql!r}: {entry.error}", highlight=False,
+                      markup=False)
     failures += len(problems)
     if as_json:
         write_json(out.file, work, failures, problems)
@@ -302,6 +304,7 @@ def replay_workload(inputs: Sequence[str], resolver: Any, *, out: Console, err: 
 def _verify_workload(work: Any, err: Console, verbose: bool) -> int:
     from hive_bridge import spark_start
     from hive_bridge.residual import to_sql
+    from hive_bridge.workload.tables import redact
 
     spark = spark_start.start_session("hive-bridge-replay", verbose=verbose)
     failures = 0
@@ -311,7 +314,7 @@ def _verify_workload(work: Any, err: Console, verbose: bool) -> int:
         for entry in state.entries.values():
             if entry.listing is None:
                 continue
-            parsed = sarg.parse_hiveql(entry.hiveql, state.types) if entry.hiveql else None
+            parsed = sarg.read_filter(entry.hiveql, state.types) if entry.hiveql else None
             residual = to_sql(parsed) if parsed is not None else None
             try:
                 entry.verified, entry.verify_detail = verify_filter(spark, state.snapshot.table, entry.listing,
@@ -320,6 +323,6 @@ def _verify_workload(work: Any, err: Console, verbose: bool) -> int:
                 entry.verified, entry.verify_detail = False, f"verify failed: {str(exc).splitlines()[0]}"
             if not entry.verified:
                 failures += 1
-                err.print(f"verify {entry.table}: {entry.hiveql}: {entry.verify_detail}", markup=False,
+                err.print(f"verify {redact(entry.table)}: {entry.hiveql}: {entry.verify_detail}", markup=False,
                           highlight=False)
     return failures

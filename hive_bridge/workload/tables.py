@@ -14,12 +14,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-_USERINFO = re.compile(r"^(?P<scheme>[A-Za-z][\w+.-]*://)[^/@]*@")
+_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][\w+.-]*://)[^/@\s'\"]*@")
+#: what a library may print of such a URI without its scheme: ``key:secret@bucket/...``
+_BARE_USERINFO = re.compile(r"(?<![\w/.-])[^\s/@:'\"]+:[^\s/@'\"]+@(?=[\w.-]+(?:/|:\d))")
 
 
-def redact(uri: str) -> str:
-    """A URI without its user info (``s3://key:secret@bucket/x`` -> ``s3://bucket/x``)."""
-    return _USERINFO.sub(r"\g<scheme>", uri)
+def redact(text: str) -> str:
+    """A URI (or a message holding URIs) without user info (``s3://key:secret@bucket/x`` -> ``s3://bucket/x``)."""
+    return _BARE_USERINFO.sub("", _USERINFO.sub(r"\g<scheme>", text))
 
 
 def normalize(location: str) -> str:

@@ -121,3 +121,15 @@ def test_missing_input_and_unopenable_table(tmp_path: Path) -> None:
     assert code == 1
     (info,) = summary["tables_unopened"].values()
     assert info["scans"] == 1 and "no-table" in err
+
+
+def test_no_credential_in_any_output(tmp_path: Path) -> None:
+    secret = "wJalrXUtnFEMIK7MDENGbPxRfiCYSECRET"
+    shutil.copytree(SMALL, tmp_path / "logs")
+    for extra in ([], ["--json"]):
+        code, out, err = run("replay", *extra, "--table",
+                             f"/data/lake/small_3.5.8_rolling/t=s3://AKIAEXAMPLE:{secret}@bucket/t",
+                             "--storage-option", f"secret_key={secret}", "--storage-option", "access_key=AKIAEXAMPLE",
+                             "--storage-option", "endpoint_override=http://127.0.0.1:1", str(tmp_path / "logs"))
+        assert code == 1
+        assert secret not in out + err and "AKIAEXAMPLE" not in out + err

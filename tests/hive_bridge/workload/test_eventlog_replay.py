@@ -138,3 +138,12 @@ def test_hudi_workload_keeps_every_row(hudi_eventlogs: dict[str, Any], spark: An
             assert same, (r["filter"], predicate, detail)
             checked += 1
     assert checked == summary["scans"]
+
+
+def test_report_and_verify(hudi_eventlogs: dict[str, Any], spark: Any) -> None:
+    """The table report (Spark's figures beside hive-bridge's) and --verify reading every filter pruned and
+    unpruned."""
+    code, out, err = run("replay", "--verify", str(hudi_eventlogs["logs"]["lz4"]))
+    assert code == 0, err
+    assert "Spark read" in out and "rows identical" in out and "DIFFERENT" not in out
+    assert "of the 2 scans Spark measured, Spark read" in out
