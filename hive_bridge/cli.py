@@ -69,7 +69,8 @@ def cmd_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
         return replay_workload(args.logs, resolver, out=out, err=err, verify=args.verify, verbose=args.verbose,
                                as_json=args.json, query_type=args.query_type, stats_source=args.stats_source,
                                listing=args.listing, storage_options=_storage_options(args),
-                               time_zone=args.time_zone)
+                               time_zone=args.time_zone,
+                               spark_master=(args.master or "local[2]") if args.spark or args.master else None)
     table = _open_table(default, args.listing, args)
     try:  # log lines are streamed: an unreadable file is found while replaying
         return replay(table, input_lines(args.logs), out=out, err=err, time_zone=args.time_zone,
@@ -439,7 +440,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="JSON Lines: one object per table and distinct filter, "
                                                        "then a summary object")
     p.add_argument("--verify", action="store_true", help="read each filter pruned and unpruned with Spark")
-    p.add_argument("--time-zone", default="UTC", help="session time zone for timestamp literals (default UTC)")
+    p.add_argument("--spark", action="store_true",
+                   help="read the event logs' applications on Spark executors in parallel (default master "
+                        "local[2]); the same result as reading them here")
+    p.add_argument("--master", default=None, metavar="URL", help="Spark master URL for --spark (implies it)")
+    p.add_argument("--time-zone", default="UTC", help="session time zone for timestamp literals of text logs "
+                                                      "(default UTC; event logs say their own)")
     _query_type_args(p)
     _source_args(p, stats=True)
     p.set_defaults(func=cmd_replay)

@@ -258,11 +258,13 @@ def print_replay(out: Console, table: HudiTable, rows: list[ReplayRow], failures
 def replay_workload(inputs: Sequence[str], resolver: Any, *, out: Console, err: Console, verify: bool = False,
                     verbose: bool = False, as_json: bool = False, query_type: str = SNAPSHOT,
                     stats_source: str = "auto", listing: str = "folders",
-                    storage_options: dict[str, str] | None = None, time_zone: str = "UTC") -> int:
+                    storage_options: dict[str, str] | None = None, time_zone: str = "UTC",
+                    spark_master: str | None = None) -> int:
     """Replay a workload of many tables: the scans of Spark event logs and the filters of text logs (see
     :mod:`hive_bridge.workload`), each table opened once and each distinct filter planned once through its
     snapshot; a report per table with Spark's own read figures beside hive-bridge's (or JSON Lines). Problems
-    in the input are reported with file and line and the run goes on. Returns 1 if anything failed."""
+    in the input are reported with file and line and the run goes on. With ``spark_master`` the event logs'
+    applications are read by Spark executors (same result). Returns 1 if anything failed."""
     from hive_bridge.workload.eventlog import Problem
     from hive_bridge.workload.report import print_report, write_json
     from hive_bridge.workload.runner import Workload
@@ -274,7 +276,15 @@ def replay_workload(inputs: Sequence[str], resolver: Any, *, out: Console, err: 
                     query_type=query_type)
     problems: list[Problem] = []
     events, texts = split_inputs(list(inputs))
-    for scan in event_log_scans(events, problems):
+    if spark_master is not None and events:
+        from hive_bridge import spark_start
+        from hive_bridge.workload.sources import event_log_scans_spark
+
+        session = spark_start.start_session("hive-bridge-replay", verbose=verbose, master=spark_master)
+        scans = event_log_scans_spark(events, problems, session)
+    else:
+        scans = event_log_scans(events, problems)
+    for scan in scans:
         work.add_scan(scan)
     for occ in text_occurrences(texts, problems, time_zone=time_zone):
         work.add(occ)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 from hive_bridge.workload.codecs import codec_of
 from hive_bridge.workload.eventlog import Problem, Scan, application_files, read_application
@@ -49,3 +50,33 @@ def event_log_scans(paths: Sequence[str], problems: list[Problem]) -> Iterator[S
             problems.append(Problem(path, 0, "no Spark event log in this folder"))
         for files in apps:
             yield from read_application(files, problems)
+
+
+def _read_one(files: list[str]) -> list[tuple[list[Scan], list[Problem]]]:
+    problems: list[Problem] = []
+    scans = list(read_application(files, problems))
+    return [(scans, problems)]
+
+
+def event_log_scans_spark(paths: Sequence[str], problems: list[Problem], spark: Any) -> Iterator[Scan]:
+    """As :func:`event_log_scans`, the applications read by Spark executors in parallel (one task each; the
+    files must be readable at the same paths by the executors). The scans and problems are the same."""
+    apps: list[list[str]] = []
+    for path in paths:
+        try:
+            found = application_files(path)
+        except OSError as exc:
+            problems.append(Problem(path, 0, f"cannot read: {exc.strerror}"))
+            continue
+        except Exception as exc:  # LogReadError: no such file or folder
+            problems.append(Problem(path, 0, str(exc).removeprefix(f"{path}: ")))
+            continue
+        if not found:
+            problems.append(Problem(path, 0, "no Spark event log in this folder"))
+        apps.extend(found)
+    if not apps:
+        return
+    rdd = spark.sparkContext.parallelize(apps, len(apps))
+    for scans, found_problems in rdd.flatMap(_read_one).toLocalIterator():
+        problems.extend(found_problems)
+        yield from scans

@@ -147,3 +147,15 @@ def test_report_and_verify(hudi_eventlogs: dict[str, Any], spark: Any) -> None:
     assert code == 0, err
     assert "Spark read" in out and "rows identical" in out and "DIFFERENT" not in out
     assert "of the 2 scans Spark measured, Spark read" in out
+
+
+def test_spark_executors_read_the_same(spark: Any, tmp_path: Path) -> None:
+    """--spark: a History Server folder's applications parsed by Spark executors: the same result."""
+    base = ["replay", "--json", "--table", f"/data/lake/3.5.8_plain/data/t={tmp_path / 'none'}", str(EVLOGS)]
+    code_a, out_a, _ = run(*base)
+    code_b, out_b, _ = run(*base, "--spark", "--master", "local[2]")
+    assert code_a == code_b
+    rows_a, summary_a = json_lines(out_a)
+    rows_b, summary_b = json_lines(out_b)
+    assert summary_a == summary_b and summary_a["scans"] == sum(VERSIONS.values()) + 3
+    assert sorted(map(str, rows_a)) == sorted(map(str, rows_b))
