@@ -63,6 +63,10 @@ def _filler(rng: random.Random, size: int = 16 << 20) -> str:
     return " ".join(w if i % 4 else numbers[i // 4] for i, w in enumerate(words))[:size]
 
 
+def _slice(filler: str, start: int, n: int) -> str:
+    return filler[start:start + n] if filler else "x" * n
+
+
 def _task_end(i: int, pad: int, filler: str = "") -> str:
     ev = {"Event": "SparkListenerTaskEnd", "Stage ID": i, "Stage Attempt ID": 0, "Task Type": "ResultTask",
           "Task End Reason": {"Reason": "Success"},
@@ -71,7 +75,7 @@ def _task_end(i: int, pad: int, filler: str = "") -> str:
                         "Accumulables": [{"ID": 1000 + k, "Name": f"internal.metrics.m{k}", "Update": k,
                                           "Value": k, "Internal": True, "Count Failed Values": True}
                                          for k in range(8)]},
-          "Padding": filler[(i * 7919) % (len(filler) - pad):][:max(0, pad)] if filler else "x" * max(0, pad)}
+          "Padding": _slice(filler, (i * 7919) % max(1, len(filler) - pad), max(0, pad))}
     return json.dumps(ev, separators=(",", ":"))
 
 

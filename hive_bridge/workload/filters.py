@@ -206,9 +206,24 @@ class _Parser:
             # a literal holding one of this list's own attribute references (name#id) is a misreading:
             # Catalyst's ids are the plan's, not text a user's literal holds; dropped while another reading stays
             attrs = {m.group(0) for reading in out for n in reading for m in _ATTR.finditer(_structure(n))}
-            plausible = [r for r in out if not any(a in v for n in r for v in _literals(n) for a in attrs)]
+            plausible = [r for r in out if not any(a in v for n in r for v in _literals(n) for a in attrs)
+                         and not any(_swallows(n, attrs) for n in r)]
             out = plausible or out
         return out
+
+
+def _swallows(node: Node, attrs: set[str]) -> bool:
+    """Whether an unknown part runs on over what reads as a next item of the list holding one of its
+    attribute references (``(cast(id#2 as string) = 5), (price#3 > 1.5)`` read as one part)."""
+    if node.kind in ("and", "or", "not"):
+        return any(_swallows(c, attrs) for c in node.children)
+    if node.kind != "unknown":
+        return False
+    for m in _ITEM_START.finditer(node.text):
+        rest = node.text[m.end():]
+        if any(a in rest for a in attrs):
+            return True
+    return False
 
 
 def _literals(node: Node) -> list[str]:
@@ -320,6 +335,27 @@ def to_hiveql(node: Node, types: Mapping[str, str], v1: bool = False) -> str | N
     return None
 
 
+def _impossible(node: Node, types: Mapping[str, str]) -> bool:
+    if node.kind in ("and", "or", "not"):
+        return any(_impossible(c, types) for c in node.children)
+    if node.kind == "unknown":
+        depth = 0
+        for ch in node.text:
+            depth += 1 if ch == "(" else -1 if ch == ")" else 0
+            if depth < 0:
+                return True
+        return depth != 0
+    if node.kind not in ("cmp", "in") or not node.column:
+        return False
+    found = find_column(types, node.column)
+    if found is None:
+        return False
+    base = found[1].lower().split("(", 1)[0].strip()
+    if base in ("string", "varchar", "char", "binary") or "<" in found[1]:
+        return False
+    return any(_literal(v, found[1]) is None for v in node.values)
+
+
 def describe(node: Node) -> str:
     """A short form of a parsed filter, for messages."""
     if node.kind == "unknown":
@@ -343,6 +379,7 @@ def translate(lists: Sequence[tuple[str, bool] | tuple[str, bool, str]], types: 
     implied by the Catalyst filters), what they leave unknown is not counted again."""
     conjuncts: list[str] = []
     unknown_texts: list[str] = []
+    said: list[str | None] = []  # each unknown text's HiveQL in the first reading (None: none)
     catalyst = any(not item[1] for item in lists)
     for item in lists:
         text, v1 = item[0], item[1]
@@ -351,7 +388,13 @@ def translate(lists: Sequence[tuple[str, bool] | tuple[str, bool, str]], types: 
         if not readings:
             if text.strip() not in ("", "[]") and counted:
                 unknown_texts.append(text.strip())
+                said.append(None)
             continue
+        if len(readings) > 1:
+            # a reading whose literal cannot be its column's value (Spark printed a value of that type), or
+            # whose unknown part has unbalanced brackets (Spark prints calls whole), is not what was printed
+            possible = [r for r in readings if not any(_impossible(n, types) for n in r)]
+            readings = possible or readings
         per_reading: list[list[str | None]] = []
         for items in readings:
             per_reading.append([to_hiveql(n, types, v1) if keep is None or keep(n) else None for n in items])
@@ -363,5 +406,8 @@ def translate(lists: Sequence[tuple[str, bool] | tuple[str, bool, str]], types: 
                     conjuncts.append(h)
             elif counted:
                 unknown_texts.append(describe(node))
+                said.append(h)
+    # what a V1 cross-check said for certain is not unknown
+    unknown_texts = [t for t, h in zip(unknown_texts, said, strict=True) if h is None or h not in conjuncts]
     hiveql = " AND ".join(conjuncts) if conjuncts else None
     return Translated(hiveql, len(unknown_texts), conjuncts, unknown_texts)

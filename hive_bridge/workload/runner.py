@@ -163,7 +163,7 @@ class Workload:
             return
         uri = self.resolver.resolve(occ.table_name, occ.locations)
         if uri is None:
-            name = occ.table_name or (occ.locations[0] if occ.locations else "(no location)")
+            name = occ.table_name or (occ.locations[0] if occ.locations else f"({occ.source} lines: no table named)")
             name = redact(name)
             self.unresolved[name] = self.unresolved.get(name, 0) + 1
             return
