@@ -318,19 +318,3 @@ def _read_event(app: _App, path: str, number: int, raw: bytes) -> Generator[Scan
 def _excerpt(raw: bytes, n: int = 80) -> str:
     text = raw[:n].decode("utf-8", "replace")
     return repr(text + ("..." if len(raw) > n else ""))
-
-
-def looks_like_event_log(path: str) -> bool:
-    """Whether ``path`` is a Spark event log (file or rolled folder) or a folder of them."""
-    if os.path.isdir(path):
-        return True
-    from hive_bridge.workload.codecs import codec_of
-
-    if codec_of(path) is not None:
-        return True
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(64)
-    except OSError:
-        return False
-    return head.startswith(b'{"Event":"SparkListener')

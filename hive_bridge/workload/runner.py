@@ -20,7 +20,7 @@ import sarg
 from hive_bridge.errors import HiveBridgeError
 from hive_bridge.hive_types import table_sarg_schema
 from hive_bridge.pruning import ListStatusResult
-from hive_bridge.pruning.pruner import SNAPSHOT
+from hive_bridge.pruning.pruner import READ_OPTIMIZED, SNAPSHOT
 from hive_bridge.pruning.snapshot import SnapshotCache, TableSnapshot
 from hive_bridge.workload.eventlog import Problem, Scan
 from hive_bridge.workload.filters import translate
@@ -82,6 +82,7 @@ class FilterEntry:
     error: str | None = None
     verified: bool | None = None
     verify_detail: str = ""
+    query_type: str = SNAPSHOT
 
     def as_json(self) -> dict[str, Any]:
         lst = self.listing
@@ -118,7 +119,7 @@ class TableState:
     error: str | None = None
     types: dict[str, str] = field(default_factory=dict)
     scans: int = 0
-    entries: dict[tuple[str | None, str], FilterEntry] = field(default_factory=dict)
+    entries: dict[tuple[str | None, str, str], FilterEntry] = field(default_factory=dict)
 
 
 class Workload:
@@ -191,10 +192,12 @@ class Workload:
                 if len(self._memo) > 100_000:
                     self._memo.clear()
             hiveql, unknown, unknown_texts = hit
-        entry = state.entries.get((hiveql, occ.time_zone))
+        # a table read by Hive sync's read-optimized name (t_ro) is read as its base files only
+        qt = READ_OPTIMIZED if (occ.table_name or "").lower().endswith("_ro") else self.query_type
+        entry = state.entries.get((hiveql, occ.time_zone, qt))
         if entry is None:
-            entry = state.entries[(hiveql, occ.time_zone)] = FilterEntry(
-                uri, hiveql, occ.time_zone, occ.source, unknown, list(unknown_texts))
+            entry = state.entries[(hiveql, occ.time_zone, qt)] = FilterEntry(
+                uri, hiveql, occ.time_zone, occ.source, unknown, list(unknown_texts), query_type=qt)
         entry.occurrences += 1
         entry.sources.add(occ.source)
         if len(entry.queries) < MAX_QUERIES:
@@ -241,7 +244,7 @@ class Workload:
                 try:
                     parsed = sarg.read_filter(entry.hiveql, state.types) if entry.hiveql else None
                     t0 = time.perf_counter()
-                    entry.listing = snap.plan(parsed, None, entry.time_zone, query_type=self.query_type)
+                    entry.listing = snap.plan(parsed, None, entry.time_zone, query_type=entry.query_type)
                     entry.seconds = time.perf_counter() - t0
                     entry.sarg_text = str(parsed) if parsed is not None else None
                 except (sarg.SargError, HiveBridgeError, ValueError) as exc:

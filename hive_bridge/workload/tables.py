@@ -113,12 +113,14 @@ class TableResolver:
 
 
 def _name_forms(name: str) -> list[str]:
-    """``spark_catalog.db.t`` -> the names it may be given by: itself, ``db.t``, ``t`` (Hive sync's ``_ro`` /
-    ``_rt`` suffixes kept: they name the same table's views)."""
-    parts = name.strip("`").split(".")
+    """``spark_catalog.db.t`` -> the names it may be given by: itself, ``db.t``, ``t``; then, for Hive sync's
+    ``t_ro`` / ``t_rt`` (views of the table ``t``), the same without the suffix."""
+    parts = name.strip("`").lower().split(".")
     forms = [".".join(parts[i:]) for i in range(len(parts))]
     if parts and parts[0] == "spark_catalog":
         forms = forms[1:] + forms[:1]
+    if parts and parts[-1].endswith(("_ro", "_rt")):
+        forms += [f[:-3] for f in forms]
     return forms
 
 
@@ -129,7 +131,8 @@ def parse_table_args(values: Sequence[str]) -> tuple[dict[str, str], str | None]
     for v in values:
         name, sep, uri = v.partition("=")
         if sep and name and uri and "://" not in name:
-            named[name.strip()] = uri.strip()
+            name = name.strip()
+            named[name if "/" in name or ":" in name else name.lower()] = uri.strip()
         elif default is None:
             default = v
         else:

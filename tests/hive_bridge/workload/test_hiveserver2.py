@@ -128,3 +128,15 @@ def test_real_hive_log_statements(tmp_path: Path) -> None:
     _, summary = json_lines(out)
     assert summary["scans_unresolved"] == {"default.hp": 2, "(explain lines: no table named)": 1}
     assert code == 0, err
+
+
+def test_read_optimized_name_reads_base_files_only(tables: dict[str, Path], tmp_path: Path) -> None:
+    """Hive sync's customers_ro is the merge-on-read table read as its base files only; customers_rt and
+    customers are snapshot reads (base files merged with log files)."""
+    log = tmp_path / "hs2.log"
+    log.write_text(hs2_log({"ro": "SELECT cid FROM customers_ro WHERE cid = 3",
+                            "rt": "SELECT cid FROM Customers_RT WHERE cid = 3"}))
+    code, out, err = run("replay", "--json", f"--table=Sales.Customers={tables['customers']}", str(log))
+    rows, _ = json_lines(out)
+    assert code == 0, err
+    assert {(r["queries"][0], r["query_type"]) for r in rows} == {("ro", "read_optimized"), ("rt", "snapshot")}

@@ -28,6 +28,7 @@ def test_named_tables_and_one_plain_table() -> None:
     assert r.resolve("spark_catalog.sales.orders", []) == "s3://b/orders"
     assert r.resolve(None, ["file:/data/lake/t/dt=1/f.parquet"]) == "/tables/t"
     assert r.resolve("other", ["s3a://b/x/y"]) is None
+    assert r.resolve("sales.orders_ro", []) == r.resolve("sales.orders_rt", []) == "s3://b/orders"  # Hive sync
     named, default = parse_table_args(["s3://b/one"])
     assert TableResolver(named, default).resolve("anything", ["/x"]) == "s3://b/one"
     with pytest.raises(ValueError):
