@@ -54,15 +54,17 @@ def _open_table(path: str, listing: str = "folders", args: argparse.Namespace | 
 
 
 def cmd_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from hive_bridge.workload.sources import split_inputs
+    from hive_bridge.workload.sources import has_workload_lines, split_inputs
     from hive_bridge.workload.tables import TableResolver, parse_table_args
 
     try:
         named, default = parse_table_args(args.table or [])
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    events, _texts = split_inputs(args.logs or [])
-    if events or default is None or args.metastore:
+    events, texts = split_inputs(args.logs or [])
+    # one --table and only the line forms of earlier versions (ORC readers, filterExpr, filter files,
+    # standard input): the filter-by-filter replay of earlier versions; anything else: the workload replay
+    if events or default is None or args.metastore or named or has_workload_lines(texts):
         if not args.logs:
             raise UsageError("give the logs to replay (files or folders) when replaying many tables")
         resolver = TableResolver(named, default, metastore=_metastore_lookup(args.metastore))

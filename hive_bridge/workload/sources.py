@@ -5,6 +5,7 @@ by line by :mod:`hive_bridge.workload.textlogs`)."""
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -26,6 +27,26 @@ def is_event_log(path: str) -> bool:
     except OSError:
         return False
     return head.startswith(b'{"Event":"SparkListener')
+
+
+_WORKLOAD_MARKS = re.compile(r"(?:Compiling|Executing) command\(queryId=|Pushed Filters:|Post-Scan Filters:|"
+                             r"FilterCompat: (?:Filtering using predicate|Predicate has been collapsed)|"
+                             r"HoodieFileIndex: Total ")
+
+
+def has_workload_lines(paths: Sequence[str]) -> bool:
+    """Whether a text log holds lines only the workload replay reads (HiveServer2 statements, Spark driver
+    filter lines, parquet FilterCompat lines, Hudi's file index counts); standard input is not looked at."""
+    for path in paths:
+        if path == "-":
+            continue
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                if any(_WORKLOAD_MARKS.search(line) for line in fh):
+                    return True
+        except OSError:
+            continue
+    return False
 
 
 def split_inputs(paths: Sequence[str]) -> tuple[list[str], list[str]]:

@@ -71,3 +71,23 @@ def test_hudi_file_index_line_paired_with_its_scan() -> None:
              "24/01/01 10:00:00 INFO FileSourceStrategy: Post-Scan Filters: isnotnull(id#2),(id#2 > 7)"]
     (occ,) = file_occurrences("driver.log", lines)
     assert occ.hudi_candidates == 30
+
+
+def test_one_table_and_text_logs_with_new_line_forms_replay_as_a_workload(tmp_path: Path) -> None:
+    """`--table URI` with a Spark driver log (or HiveServer2 / FilterCompat lines): every filter goes to that
+    table through the workload replay; the ORC-era forms alone keep the earlier filter-by-filter replay."""
+    import pyarrow as pa
+
+    from hive_bridge.testing.writer import HudiWriter
+    from tests.hive_bridge.workload.conftest import json_lines, run
+
+    table = tmp_path / "t"
+    HudiWriter(table, rows_per_file=10).insert(pa.table({"id": pa.array(range(40), pa.int32()),
+                                                         "name": [f"n{i}" for i in range(40)]}))
+    code, out, err = run("replay", "--json", "--table", str(table), str(DRIVER / "spark-3.5.8-driver.log"))
+    rows, summary = json_lines(out)
+    assert code == 0, err
+    assert {r["table"] for r in rows} == {str(table)} and summary["scans_unresolved"] == {}
+    first = next(r for r in rows if r["source"] == "spark-driver")
+    assert first["filter"] == "id IS NOT NULL AND name IS NOT NULL AND id = 5 AND name = 'a,b[c] d'"
+    assert first["files_kept"] == 0 and first["files_total"] == 4
