@@ -193,6 +193,7 @@ class _App:
         self.scans: dict[int, dict[tuple[str, ...], Scan]] = {}
         self.values: dict[int, int] = {}
         self.descriptions: dict[int, str] = {}
+        self.zones: dict[int, str] = {}
 
     def add_plan(self, ev: dict[str, Any], line: int) -> None:
         exec_id = ev.get("executionId")
@@ -201,6 +202,11 @@ class _App:
         scans = self.scans.setdefault(exec_id, {})
         if isinstance(ev.get("description"), str):
             self.descriptions[exec_id] = ev["description"]
+        # Spark 3.4+ lists the SQL settings the session changed at run time (spark.conf.set)
+        modified = ev.get("modifiedConfigs")
+        zone = modified.get("spark.sql.session.timeZone") if isinstance(modified, dict) else None
+        if isinstance(zone, str) and zone:
+            self.zones[exec_id] = zone
         nodes: list[dict[str, Any]] = []
         info = ev.get("sparkPlanInfo")
         if isinstance(info, dict):
@@ -228,7 +234,7 @@ class _App:
                 paths = [m.group(1)] if m else []
             scan = scans[key] = Scan(self.source, self.app, exec_id, line, node.split("[", 1)[0].strip(),
                                      None if v2 else _table_name(node), paths[0] if paths else "", paths, pf, df,
-                                     pushed, self.time_zone, v2)
+                                     pushed, self.zones.get(exec_id, self.time_zone), v2)
         files_acc = accs[0] if isinstance(accs[0], int) else None
         bytes_acc = accs[1] if isinstance(accs[1], int) else None
         if (files_acc, bytes_acc) != (None, None) and (files_acc, bytes_acc) not in scan.accumulators:
@@ -242,6 +248,7 @@ class _App:
     def finish(self, exec_id: int) -> list[Scan]:
         scans = list(self.scans.pop(exec_id, {}).values())
         description = self.descriptions.pop(exec_id, "")
+        self.zones.pop(exec_id, None)
         for scan in scans:
             scan.description = description
             read = [(self.values.get(f) if f is not None else None, self.values.get(b) if b is not None else None)

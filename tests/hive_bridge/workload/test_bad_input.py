@@ -133,3 +133,17 @@ def test_no_credential_in_any_output(tmp_path: Path) -> None:
                              "--storage-option", "endpoint_override=http://127.0.0.1:1", str(tmp_path / "logs"))
         assert code == 1
         assert secret not in out + err and "AKIAEXAMPLE" not in out + err
+
+
+def test_session_time_zone_changed_at_run_time(tmp_path: Path) -> None:
+    """spark.conf.set('spark.sql.session.timeZone', ...) shows in the execution's modifiedConfigs (3.4+)."""
+    lines = _plain_lines()
+    for i, line in enumerate(lines):
+        if b"SQLExecutionStart" in line:
+            ev = json.loads(line)
+            ev["modifiedConfigs"] = {"spark.sql.session.timeZone": "America/Los_Angeles"}
+            lines[i] = json.dumps(ev).encode()
+    log = tmp_path / "local-1700000000005"
+    log.write_bytes(b"\n".join(lines) + b"\n")
+    (scan,), problems = _read(log)
+    assert problems == [] and scan.time_zone == "America/Los_Angeles"
