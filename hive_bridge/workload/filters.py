@@ -27,6 +27,7 @@ _MAX_TEXT = 200_000
 
 _ATTR = re.compile(r"(?P<name>[A-Za-z_][\w$]*(?:\.[\w$]+)*|`[^`]+`)#(?P<id>\d+)L?(?P<field>(?:\.[A-Za-z_][\w$]*)*)")
 _ITEM_START = re.compile(r", (?=\(|NOT |[A-Za-z_][\w$.]*\(|[A-Za-z_][\w$.]*#\d)")
+_DPP = re.compile(r"dynamicpruning#\d+(?: \[[^\]]*\])?")
 _V1_NAME = re.compile(r"(?P<name>`(?:[^`]|``)+`|[A-Za-z_][\w$]*(?:\.[A-Za-z_][\w$]*)*)")
 _INT = re.compile(r"-?\d+\Z")
 _NUM = re.compile(r"-?\d+(?:\.\d+)?(?:[Ee][-+]?\d+)?\Z")
@@ -59,6 +60,8 @@ class Translated:
     unknown: int = 0
     conjuncts: list[str] = field(default_factory=list)
     unknown_texts: list[str] = field(default_factory=list)
+    #: whole lists that read no way at all (a form not understood, e.g. cut by a newline in a text log)
+    unread: list[str] = field(default_factory=list)
 
 
 # ------------------------------------------------------------------------------------------------ parsing
@@ -138,6 +141,9 @@ class _Parser:
                     ends.append(len(t) - 1)
                 for c in ends:
                     alts.append((Node("in", column=_attr_name(m), column_ref=m.group(0), values=tuple(t[lit:c].split(", "))), c))
+        m = _DPP.match(t, pos)
+        if m:  # a dynamic pruning subquery's placeholder: not a literal filter
+            alts.append((Node("unknown", text=m.group(0)), m.end()))
         if not alts:
             alts = self._opaque(pos)
         return alts
@@ -380,6 +386,7 @@ def translate(lists: Sequence[tuple[str, bool] | tuple[str, bool, str]], types: 
     conjuncts: list[str] = []
     unknown_texts: list[str] = []
     said: list[str | None] = []  # each unknown text's HiveQL in the first reading (None: none)
+    unread: list[str] = []
     catalyst = any(not item[1] for item in lists)
     for item in lists:
         text, v1 = item[0], item[1]
@@ -389,6 +396,7 @@ def translate(lists: Sequence[tuple[str, bool] | tuple[str, bool, str]], types: 
             if text.strip() not in ("", "[]") and counted:
                 unknown_texts.append(text.strip())
                 said.append(None)
+                unread.append(text.strip())
             continue
         if len(readings) > 1:
             # a reading whose literal cannot be its column's value (Spark printed a value of that type), or
@@ -410,4 +418,4 @@ def translate(lists: Sequence[tuple[str, bool] | tuple[str, bool, str]], types: 
     # what a V1 cross-check said for certain is not unknown
     unknown_texts = [t for t, h in zip(unknown_texts, said, strict=True) if h is None or h not in conjuncts]
     hiveql = " AND ".join(conjuncts) if conjuncts else None
-    return Translated(hiveql, len(unknown_texts), conjuncts, unknown_texts)
+    return Translated(hiveql, len(unknown_texts), conjuncts, unknown_texts, unread)

@@ -156,7 +156,8 @@ class Workload:
             "spark-eventlog-v2" if scan.v2 else "spark-eventlog", scan.query, scan.table_name,
             scan.paths or ([scan.location] if scan.location else []),
             [(scan.partition_filters, False), (scan.data_filters, False), (scan.pushed_filters, True)],
-            time_zone=scan.time_zone, spark_files=scan.spark_files, spark_bytes=scan.spark_bytes))
+            time_zone=scan.time_zone, spark_files=scan.spark_files, spark_bytes=scan.spark_bytes,
+            origin=f"{scan.source}:{scan.line}"))
 
     def add(self, occ: Occurrence) -> None:
         if occ.sql is not None:
@@ -189,6 +190,11 @@ class Workload:
             if hit is None:
                 tr = translate(occ.lists, state.types)
                 hit = self._memo[key] = (tr.hiveql, tr.unknown, tr.unknown_texts)
+                where, _, line = occ.origin.rpartition(":")
+                for text in tr.unread:  # once per distinct text (the count of its scans is in the report)
+                    self.problems.append(Problem(where or occ.origin, int(line) if line.isdigit() else 0,
+                                                 f"a filter list in a form not understood (kept files as unknown):"
+                                                 f" {text[:300]!r}"))
                 if len(self._memo) > 100_000:
                     self._memo.clear()
             hiveql, unknown, unknown_texts = hit

@@ -32,6 +32,7 @@ _COMMAND = re.compile(r"(?P<kind>Compiling|Executing) command\(queryId=(?P<id>[^
 _PRUNING = re.compile(r"Pruning directories with:\s?(?P<f>.*)$")
 _PUSHED = re.compile(r"Pushed Filters:\s?(?P<f>.*)$")
 _POST_SCAN = re.compile(r"Post-Scan Filters:\s?(?P<f>.*)$")
+_DRIVER_LINE = re.compile(r"Pruning directories with:|Pushed Filters:|Post-Scan Filters:")
 _EXPLAIN = re.compile(r"^\s*EXPLAIN\b", re.I)
 _PARQUET = re.compile(r"FilterCompat: Filtering using predicate:\s?(?P<p>.*)$")
 _COLLAPSED = re.compile(r"FilterCompat: Predicate has been collapsed to:\s?(?P<p>.*)$")
@@ -40,7 +41,7 @@ _HUDI = re.compile(r"HoodieFileIndex: Total (?:file slices|files|base files)\s*:
 
 
 def _driver_list(text: str, v1: bool) -> tuple[str, bool, str]:
-    text = text.strip()
+    text = text.strip(" \t")
     if text.startswith("Set(") and text.endswith(")"):
         return "[" + text[4:-1] + "]", v1, ", "
     return "[" + text + "]", v1, ","
@@ -59,10 +60,20 @@ class _State:
         self.seen_ids: set[str] = set()
         self.pruning: str | None = None
         self.pushed: str | None = None
+        self.post_scan: str | None = None
+        self.post_scan_line = 0
+        self.continued: str | None = None  # the driver filter line that may go on over the next lines
         self.last_parquet: Occurrence | None = None
         self.hudi: int | None = None  # Hudi's candidate count, for the scan whose filter lines follow
 
     def feed(self, number: int, line: str, out: list[Occurrence]) -> None:
+        if self.continued is not None:  # a driver filter line whose literal held a newline goes on here
+            if line.strip() and not _TIMESTAMP.match(line) and not _DRIVER_LINE.search(line):
+                setattr(self, self.continued, getattr(self, self.continued) + "\n" + line)
+                return
+            self.continued = None
+            if self.post_scan is not None:
+                self._end_scan(out)
         if self.statement is not None:
             if _TIMESTAMP.match(line):
                 self._end_statement(out)
@@ -92,26 +103,28 @@ class _State:
         if m:
             self.hudi = int(m.group("kept"))
             return
-        m = _PRUNING.search(line)
-        if m:
-            self.pruning = m.group("f")
-            return
-        m = _PUSHED.search(line)
-        if m:
-            self.pushed = m.group("f")
-            return
-        m = _POST_SCAN.search(line)
-        if m:
-            lists = [_driver_list(m.group("f"), False)]
-            if self.pruning:
-                lists.append(_driver_list(self.pruning, False))
-            if self.pushed:
-                lists.append(_driver_list(self.pushed, True))
-            out.append(Occurrence("spark-driver", f"{self.name}:{number}", None, [], lists=lists,
-                                  time_zone=self.time_zone, origin=f"{self.name}:{number}",
-                                  hudi_candidates=self.hudi))
-            self.pruning = self.pushed = None
-            self.hudi = None
+        for pattern, attr in ((_PRUNING, "pruning"), (_PUSHED, "pushed"), (_POST_SCAN, "post_scan")):
+            m = pattern.search(line)
+            if m:
+                setattr(self, attr, m.group("f"))
+                self.continued = attr
+                if attr == "post_scan":
+                    self.post_scan_line = number
+                return
+
+    def _end_scan(self, out: list[Occurrence]) -> None:
+        """A scan's filter lines are complete (its Post-Scan line and what continued it)."""
+        assert self.post_scan is not None
+        lists = [_driver_list(self.post_scan, False)]
+        if self.pruning:
+            lists.append(_driver_list(self.pruning, False))
+        if self.pushed:
+            lists.append(_driver_list(self.pushed, True))
+        where = f"{self.name}:{self.post_scan_line}"
+        out.append(Occurrence("spark-driver", where, None, [], lists=lists, time_zone=self.time_zone, origin=where,
+                              hudi_candidates=self.hudi))
+        self.pruning = self.pushed = self.post_scan = None
+        self.hudi = None
 
     def _end_statement(self, out: list[Occurrence]) -> None:
         assert self.statement is not None
@@ -127,6 +140,8 @@ class _State:
                               time_zone=self.time_zone, origin=f"{self.name}:{self.statement_line}"))
 
     def finish(self, out: list[Occurrence]) -> None:
+        if self.post_scan is not None:
+            self._end_scan(out)
         if self.statement is not None:
             self._end_statement(out)
 

@@ -43,6 +43,11 @@ def test_driver_lines_of_one_scan_group(tmp_path: Path) -> None:
     assert [translate(o.lists, TYPES).hiveql for o in occ] == [
         "id IS NOT NULL AND id > 7 AND dt IS NOT NULL AND dt = '2024-01-02'", None]
     assert [o.query for o in occ] == ["driver.log:3", "driver.log:5"]
+    # a list no reading fits is reported with its file and line (kept as unknown), the run goes on
+    cut = ["24/01/01 10:00:00 INFO FileSourceStrategy: Post-Scan Filters: isnotnull(id#2),(id#2 > "]
+    (o,) = file_occurrences("cut.log", cut)
+    tr = translate(o.lists, TYPES)
+    assert tr.hiveql == "id IS NOT NULL" or tr.unread
 
 
 def test_parquet_filtercompat_lines_collapsed_form_preferred() -> None:
@@ -87,6 +92,8 @@ def test_one_table_and_text_logs_with_new_line_forms_replay_as_a_workload(tmp_pa
     code, out, err = run("replay", "--json", "--table", str(table), str(DRIVER / "spark-3.5.8-driver.log"))
     rows, summary = json_lines(out)
     assert code == 0, err
+    # a literal holding a newline: the filter line goes on over the next line, read whole
+    assert any(r["filter"] == "name IS NOT NULL AND name = 'multi\nline'" for r in rows)
     assert {r["table"] for r in rows} == {str(table)} and summary["scans_unresolved"] == {}
     first = next(r for r in rows if r["source"] == "spark-driver")
     assert first["filter"] == "id IS NOT NULL AND name IS NOT NULL AND id = 5 AND name = 'a,b[c] d'"
