@@ -71,11 +71,16 @@ def write_json(out: IO[str], work: Workload, failures: int, problems: list[Probl
 
 
 def _spark_cell(e: FilterEntry) -> str:
-    if not e.spark_scans:
-        return "-"
-    files = e.spark_files / e.spark_scans
-    size = e.spark_bytes // e.spark_scans
-    return f"{files:.0f} files, {human_bytes(size)}" + (f" (mean of {e.spark_scans})" if e.spark_scans > 1 else "")
+    cells = []
+    if e.spark_scans:
+        files = e.spark_files / e.spark_scans
+        size = e.spark_bytes // e.spark_scans
+        cells.append(f"{files:.0f} files, {human_bytes(size)}"
+                     + (f" (mean of {e.spark_scans})" if e.spark_scans > 1 else ""))
+    if e.hudi_scans:
+        cells.append(f"Hudi kept {e.hudi_candidates / e.hudi_scans:.0f} file slices"
+                     + (f" (mean of {e.hudi_scans})" if e.hudi_scans > 1 else ""))
+    return "; ".join(cells) or "-"
 
 
 def print_report(out: Console, work: Workload, failures: int, problems: list[Problem]) -> None:
