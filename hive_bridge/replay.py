@@ -18,7 +18,7 @@ from rich.table import Table
 import sarg
 from hive_bridge.errors import HiveBridgeError
 from hive_bridge.hive_types import table_sarg_schema
-from hive_bridge.logscan import FoundFilter, distinct_filters
+from hive_bridge.logscan import FoundFilter, distinct_filters, scan_lines
 from hive_bridge.pruning import ListStatusResult, Pruner
 from hive_bridge.pruning.pruner import READ_OPTIMIZED, SNAPSHOT, filter_columns, read_optimized_view
 from hive_bridge.table import HudiTable
@@ -286,7 +286,7 @@ def replay_workload(inputs: Sequence[str], resolver: Any, *, out: Console, err: 
         scans = event_log_scans(events, problems)
     for scan in scans:
         work.add_scan(scan)
-    for occ in text_occurrences(texts, problems, time_zone=time_zone):
+    for occ in text_occurrences(texts, problems, time_zone=time_zone, scanner=scan_lines):
         work.add(occ)
     problems.extend(work.problems)
     failures = work.plan()

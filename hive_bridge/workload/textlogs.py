@@ -1,6 +1,6 @@
 """Filters in text logs, as occurrences: HiveServer2 statements, Spark driver lines, and the forms
-:mod:`hive_bridge.logscan` finds (ORC readers, Hive's ORC pushdown, EXPLAIN's ``filterExpr:``, filter-per-line
-files).
+:mod:`hive_bridge.logscan` finds when its scanner is passed in (ORC readers, Hive's ORC pushdown, EXPLAIN's
+``filterExpr:``, filter-per-line files).
 
 - HiveServer2 (``ql.Driver``): ``Compiling command(queryId=…): <SQL>`` and its continuation lines (up to the next
   line starting with a timestamp); ``Executing command`` repeats it: each ``queryId`` once. ``USE db`` followed.
@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
 
-from hive_bridge.logscan import scan_lines
 from hive_bridge.workload.eventlog import Problem
 from hive_bridge.workload.hiveserver2 import use_database
 from hive_bridge.workload.runner import Occurrence
@@ -154,8 +154,21 @@ def _lines(path: str) -> Iterator[str]:
         yield from fh
 
 
-def file_occurrences(name: str, lines: Iterable[str], time_zone: str = "UTC") -> Iterator[Occurrence]:
-    """Every filter occurrence of one text log (its lines streamed once)."""
+#: finds the line forms of :mod:`hive_bridge.logscan` in a stream of lines (its ``scan_lines``: objects with
+#: ``source``, ``line`` and ``text``); passed in by the caller, which sits above this package
+LineScanner = Callable[[Iterable[str]], Iterator[Any]]
+
+
+def _no_scanner(lines: Iterable[str]) -> Iterator[Any]:
+    for _ in lines:
+        pass
+    return iter(())
+
+
+def file_occurrences(name: str, lines: Iterable[str], time_zone: str = "UTC",
+                     scanner: LineScanner | None = None) -> Iterator[Occurrence]:
+    """Every filter occurrence of one text log (its lines streamed once); ``scanner`` also finds the ORC-era
+    forms (``hive_bridge.logscan.scan_lines``)."""
     state = _State(name, time_zone)
     mine: list[Occurrence] = []
 
@@ -164,7 +177,7 @@ def file_occurrences(name: str, lines: Iterable[str], time_zone: str = "UTC") ->
             state.feed(number, line.rstrip("\r\n"), mine)
             yield line
 
-    for found in scan_lines(tap()):
+    for found in (scanner or _no_scanner)(tap()):
         yield from mine
         mine.clear()
         yield Occurrence(found.source, f"{name}:{found.line}", None, [], hiveql=found.text, time_zone=time_zone,
@@ -173,11 +186,12 @@ def file_occurrences(name: str, lines: Iterable[str], time_zone: str = "UTC") ->
     yield from mine
 
 
-def text_occurrences(paths: Sequence[str], problems: list[Problem], time_zone: str = "UTC") -> Iterator[Occurrence]:
+def text_occurrences(paths: Sequence[str], problems: list[Problem], time_zone: str = "UTC",
+                     scanner: LineScanner | None = None) -> Iterator[Occurrence]:
     """Every filter occurrence of the text logs ``paths`` ('-': standard input); an unreadable file is a
     problem and the others are read."""
     for path in paths:
         try:
-            yield from file_occurrences("<stdin>" if path == "-" else path, _lines(path), time_zone)
+            yield from file_occurrences("<stdin>" if path == "-" else path, _lines(path), time_zone, scanner)
         except OSError as exc:
             problems.append(Problem(path, 0, f"cannot read: {exc.strerror or exc}"))
