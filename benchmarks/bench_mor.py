@@ -34,9 +34,10 @@ import pyarrow.parquet as pq
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import sarg
+from hive_bridge.layout.fsview import FileSlice
 from hive_bridge.pruning import Pruner
-from hive_bridge.table import FileSlice, HudiTable
-from hive_bridge.table.stats import ColumnStatsIndex
+from hive_bridge.stats.index import ColumnStatsIndex
+from hive_bridge.table.table import HudiTable
 from hive_bridge.testing.writer import HudiWriter
 
 SCHEMA = {"event_id": "bigint", "city": "string", "amount": "double", "ts": "bigint"}

@@ -25,13 +25,13 @@ from rich.table import Table
 
 import sarg
 from hive_bridge.errors import HiveBridgeError
-from hive_bridge.hive_types import table_sarg_schema
 from hive_bridge.pruning import FileVerdict, prune_slices
 from hive_bridge.pruning.pruner import filter_columns
 from hive_bridge.replay import ReplayInputError, human_bytes, input_lines, replay
-from hive_bridge.table import HudiTable
-from hive_bridge.table.stats import ColumnStatsIndex
-from hive_bridge.table.storage import is_local_uri, parse_storage_options
+from hive_bridge.stats.index import ColumnStatsIndex
+from hive_bridge.storage.core import is_local_uri, parse_storage_options
+from hive_bridge.table.table import HudiTable
+from hive_bridge.typemap import table_sarg_schema
 
 
 class UsageError(HiveBridgeError):
@@ -251,7 +251,7 @@ def _check_read_filter(args: argparse.Namespace) -> str | None:
 
     location: str | None = None
     if args.metastore:
-        from hive_bridge.metastore import MetastoreClient
+        from hive_bridge.hive.metastore import MetastoreClient
 
         db, _, name = args.table.rpartition(".")
         with MetastoreClient(args.metastore) as client:

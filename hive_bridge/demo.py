@@ -55,8 +55,8 @@ def run_demo(out: Console, err: Console, rebuild: bool = False, verbose: bool = 
     from hive_bridge.spark import read_slices
 
     path = demo_table(rebuild, err)
-    from hive_bridge.table import HudiTable
-    from hive_bridge.table.stats import ColumnStatsIndex
+    from hive_bridge.stats.index import ColumnStatsIndex
+    from hive_bridge.table.table import HudiTable
 
     with err.status("building the column-statistics index…"):
         ColumnStatsIndex(HudiTable.open(path)).load()

@@ -5,3 +5,7 @@ from __future__ import annotations
 
 class HiveBridgeError(Exception):
     """Base of every error hive_bridge raises on purpose (bad input, damaged table, failed server)."""
+
+
+class HudiTableError(HiveBridgeError):
+    """A Hudi table folder is missing, damaged or unsupported; the message names the file and says why."""

@@ -25,16 +25,16 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import sarg
-from hive_bridge.errors import HiveBridgeError
-from hive_bridge.handler import HoodieParquetInputFormat
+from hive_bridge.errors import HiveBridgeError, HudiTableError
+from hive_bridge.hive.handler import HoodieParquetInputFormat
+from hive_bridge.layout.fsview import HIVE_DEFAULT_PARTITION, FileSlice
 from hive_bridge.pruning import ListStatusResult, prune_slices
 from hive_bridge.pruning.pruner import SNAPSHOT, check_query_type, filter_columns
 from hive_bridge.pruning.snapshot import default_cache
 from hive_bridge.residual import to_sql
-from hive_bridge.table import FileSlice, HudiTable, HudiTableError
-from hive_bridge.table.fsview import HIVE_DEFAULT_PARTITION
-from hive_bridge.table.stats import PARQUET_SUFFIX, ColumnStatsIndex
-from hive_bridge.table.storage import Storage, is_local_uri
+from hive_bridge.stats.index import PARQUET_SUFFIX, ColumnStatsIndex
+from hive_bridge.storage.core import Storage, is_local_uri
+from hive_bridge.table.table import HudiTable
 from sarg.schema import find_column
 
 #: the data source option that chooses the query type, as Hudi's Spark data source names it
@@ -136,7 +136,7 @@ def _filter_of(table: HudiTable, filt: str | sarg.SearchArgument | None) -> tupl
     """(SearchArgument to prune with, Spark SQL to apply to rows)."""
     if filt is None or (isinstance(filt, str) and not filt.strip()):
         return None, None
-    from hive_bridge.hive_types import table_sarg_schema
+    from hive_bridge.typemap import table_sarg_schema
     from sarg import hiveql
 
     schema = table_sarg_schema(table)
@@ -194,7 +194,7 @@ def read_hudi(spark: SparkSession, path: str, filt: str | sarg.SearchArgument | 
     be trusted); ``stats_source``: ``auto`` (default: the metadata table's column_stats where it has entries,
     footers for the rest), ``mdt`` or ``footers``.
     ``path``: a folder or a URI (``s3://bucket/path``, ``gs://``, ``hdfs://``), ``storage_options`` its
-    credentials / endpoint (see :mod:`hive_bridge.table.storage`). Local and HDFS tables are read by Spark's
+    credentials / endpoint (see :mod:`hive_bridge.storage.core`). Local and HDFS tables are read by Spark's
     parquet reader; a table Spark's Hadoop file systems cannot open (pyspark ships no S3A or GCS connector) is
     read through ``pyarrow.fs`` in Spark's Python workers (the ``hudi-hive`` data source handed the kept
     slices). ``HiveRead.route`` says which.
@@ -337,7 +337,7 @@ def _read_merged(spark: SparkSession, table: HudiTable, slices: Sequence[FileSli
 def read_table(spark: SparkSession, name: str, filt: str | sarg.SearchArgument | None = None, *,
                prune: bool = True, query_type: str | None = None, metastore: Any = None) -> HiveRead:
     """Read a Hudi table by name: from a Hive metastore (``metastore``: its ``thrift://host:port`` URI or a
-    :class:`~hive_bridge.metastore.MetastoreClient`; ``name`` is ``db.table``, ``default`` when no database is
+    :class:`~hive_bridge.hive.metastore.MetastoreClient`; ``name`` is ``db.table``, ``default`` when no database is
     given), else from Spark's catalog (or the metastore Spark is connected to). The table is a Hudi table as
     Hudi's Hive sync registers one (Hudi's input formats, or ``spark.sql.sources.provider=hudi``) or as older
     hive-bridge versions did (a ``storage_handler`` parameter naming a Hudi class; read, with a
@@ -348,8 +348,8 @@ def read_table(spark: SparkSession, name: str, filt: str | sarg.SearchArgument |
     snapshot query; where the input format says nothing (an old registration, a Spark data source table), a name
     ending in ``_ro`` is read-optimized, else snapshot. Through a metastore, the table's partitions are pruned by
     their metastore values and read from their locations (see
-    :meth:`hive_bridge.metastore.RegisteredHudiTable.select_slices`) before files are judged by statistics."""
-    from hive_bridge.metastore import HiveTable, is_hudi, query_type_of, registered_the_old_way
+    :meth:`hive_bridge.hive.metastore.RegisteredHudiTable.select_slices`) before files are judged by statistics."""
+    from hive_bridge.hive.metastore import HiveTable, is_hudi, query_type_of, registered_the_old_way
 
     if metastore is not None:
         return _read_registered(spark, metastore, name, filt, prune=prune, query_type=query_type)
@@ -368,7 +368,7 @@ def read_table(spark: SparkSession, name: str, filt: str | sarg.SearchArgument |
         warnings.warn(f"table {name} names storage handler {table.storage_handler}, a class no Hudi release "
                       "ships: Hive and Spark cannot load such a table; hive-bridge reads it from its location "
                       f"{location}. Register it as Hudi's Hive sync does (Hudi's HiveSyncTool, or "
-                      f"hive_bridge.metastore.MetastoreClient(uri).sync_hudi_table({location!r}, ...))",
+                      f"hive_bridge.hive.metastore.MetastoreClient(uri).sync_hudi_table({location!r}, ...))",
                       RuntimeWarning, stacklevel=2)
     return read_hudi(spark, location, filt, prune=prune, query_type=query_type or query_type_of(table))
 
@@ -380,7 +380,7 @@ _INPUT_FORMAT = "\0input_format"
 def _read_registered(spark: SparkSession, metastore: Any, name: str, filt: str | sarg.SearchArgument | None, *,
                      prune: bool, query_type: str | None) -> HiveRead:
     """``read_table`` through a Hive metastore: the metastore's partitions first, then the files' statistics."""
-    from hive_bridge.metastore import MetastoreClient, MetastoreError
+    from hive_bridge.hive.metastore import MetastoreClient, MetastoreError
 
     db, _, table_name = name.rpartition(".")
     try:
@@ -723,7 +723,7 @@ class HudiHiveReader(DataSourceReader):
         table = snap.table
         filt = None
         if self.pruning:
-            from hive_bridge.hive_types import table_sarg_schema
+            from hive_bridge.typemap import table_sarg_schema
             from sarg.schema import type_of
 
             types: dict[str, sarg.Type] = {}

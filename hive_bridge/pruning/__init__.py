@@ -9,7 +9,7 @@ The modules, in the order data flows through them:
 - :mod:`~hive_bridge.pruning.pruner`: latest file slices judged as listStatus does (partition values, then
   statistics; slices with log files only by partition paths).
 
-The statistics table itself (its columns and their meaning) is defined in :mod:`hive_bridge.table.stats_table`.
+The statistics table itself (its columns and their meaning) is defined in :mod:`hive_bridge.stats.contract`.
 
 How a leaf is judged
 --------------------

@@ -95,7 +95,7 @@ DomainValue = int | float | str
 
 
 def to_domain(domain: Domain, value: object) -> DomainValue | None:
-    """A statistics value (as pyarrow gives it, see hive_bridge.table.stats_table) in the domain; None if it is not usable."""
+    """A statistics value (as pyarrow gives it, see hive_bridge.stats.contract) in the domain; None if it is not usable."""
     if value is None:
         return None
     fam = domain.family

@@ -26,7 +26,8 @@ from typing import Any
 import numpy as np
 
 from hive_bridge.expression import HudiExpression, Op, Predicate
-from hive_bridge.table import FileSlice, HudiTable
+from hive_bridge.layout.fsview import FileSlice
+from hive_bridge.table.table import HudiTable
 
 _EQUALITY = {Op.EQ, Op.NULL_SAFE_EQ, Op.IN, Op.NOT_EQ, Op.NOT_IN}
 #: key generators whose record key is the key column's value as a string (one field)
@@ -115,7 +116,7 @@ class KeyIndexes:
             return self._by_keys(keys, "record index", candidates)
         index = self.secondary.get(column)
         if index is not None and self._mdt is not None:
-            from hive_bridge.table.metadata import MetadataTableError
+            from hive_bridge.mdt.table import MetadataTableError
 
             try:
                 found = self._mdt.secondary_index(index, list(leaf.literals))
@@ -128,7 +129,7 @@ class KeyIndexes:
 
     def _by_keys(self, keys: list[str], source: str, candidates: np.ndarray | None) -> IndexAnswer | None:
         if self._mdt is not None:
-            from hive_bridge.table.metadata import MetadataTableError
+            from hive_bridge.mdt.table import MetadataTableError
 
             try:
                 located = self._mdt.record_index(keys)
@@ -145,7 +146,7 @@ class KeyIndexes:
         """Base files' own bloom filters, for slices without log files; every other slice may match."""
         import pyarrow.parquet as pq
 
-        from hive_bridge.table.metadata import BloomFilter
+        from hive_bridge.mdt.table import BloomFilter
 
         mask = np.ones(len(self.slices), dtype=bool)
         used = 0

@@ -40,7 +40,7 @@ from hive_bridge.pruning.domains import (
     convert_literal,
     domain_of,
 )
-from hive_bridge.table.stats_table import resolve_column
+from hive_bridge.stats.contract import resolve_column
 from sarg import SearchArgument, TruthValue, Type
 
 # ---------------------------------------------------------------------------------------------------------

@@ -20,12 +20,9 @@ import pyarrow.compute as pc
 
 import sarg
 from hive_bridge.expression import translate
-from hive_bridge.hive_types import table_sarg_schema
+from hive_bridge.layout.fsview import HIVE_DEFAULT_PARTITION, FileSlice
 from hive_bridge.pruning.vectorized import StatsTable, TruthColumn, prune
-from hive_bridge.table import FileSlice, HudiTable
-from hive_bridge.table.fsview import HIVE_DEFAULT_PARTITION
-from hive_bridge.table.stats import ColumnStatsIndex, IndexCounters, leaf_pairs
-from hive_bridge.table.stats_table import (
+from hive_bridge.stats.contract import (
     BOUND_STATS,
     MAX,
     MAX_EXACT,
@@ -34,6 +31,9 @@ from hive_bridge.table.stats_table import (
     NULL_COUNT,
     stat_name,
 )
+from hive_bridge.stats.index import ColumnStatsIndex, IndexCounters, leaf_pairs
+from hive_bridge.table.table import HudiTable
+from hive_bridge.typemap import table_sarg_schema
 
 
 @dataclass(frozen=True)
@@ -181,7 +181,7 @@ def filter_columns(table: HudiTable, filt: sarg.SearchArgument | None) -> set[st
     None when there is no filter."""
     if filt is None:
         return None
-    from hive_bridge.table.stats_table import resolve_column
+    from hive_bridge.stats.contract import resolve_column
 
     types = {name: pa.null() for name in table.arrow_schema().names}
     out: set[str] = set()
@@ -238,7 +238,7 @@ class Pruner:
     A slice's rows are its base file's rows merged with its log files. A slice without log files is judged by
     its partition values, then by its base file's statistics (an empty base file holds no row). A slice with log
     files (a snapshot query) has parts: its base file and every log file, each with statistics
-    (`hive_bridge.table.log_stats`). When the table's merge keeps whole records (overwrite-with-latest,
+    (`hive_bridge.stats.log_stats`). When the table's merge keeps whole records (overwrite-with-latest,
     event-time or commit-time ordering: `TableProperties.whole_record_merge`), every merged row is one record of
     one part, so the slice is kept when any part alone may hold a match (as Hudi's own data skipping does). When
     a merge may combine fields of several records, the slice is judged by the union of its parts' ranges, which
@@ -334,7 +334,7 @@ class Pruner:
 
     def _merged_group(self, merged: list[FileSlice], positions: list[int], stats_all: pa.Table,
                       row_of: dict[int, int], count: bool = True) -> _Group:
-        from hive_bridge.table.log_stats import union_stats
+        from hive_bridge.stats.log_stats import union_stats
 
         index = self.index
         leaves = leaf_pairs(index.target_leaves())

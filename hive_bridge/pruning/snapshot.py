@@ -37,10 +37,10 @@ from typing import Any
 import pyarrow as pa
 
 import sarg
+from hive_bridge.layout.fsview import FileSlice, gc_paused, get_partition_path
 from hive_bridge.pruning.pruner import SNAPSHOT, ListStatusResult, Pruner, check_query_type, filter_columns
-from hive_bridge.table import FileSlice, HudiTable
-from hive_bridge.table.fsview import gc_paused, get_partition_path
-from hive_bridge.table.stats import ColumnStatsIndex
+from hive_bridge.stats.index import ColumnStatsIndex
+from hive_bridge.table.table import HudiTable
 
 __all__ = ["SnapshotCache", "TableSnapshot", "default_cache", "timeline_state"]
 

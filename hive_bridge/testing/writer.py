@@ -56,15 +56,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from hive_bridge.table.avro_schema import arrow_to_avro_schema, avro_to_arrow_schema
-from hive_bridge.table.errors import HudiTableError
-from hive_bridge.table.fsview import (
-    HIVE_DEFAULT_PARTITION,
-    FileSlice,
-    parse_base_file_name,
-    parse_log_file_name,
-)
-from hive_bridge.table.logfile import (
+from hive_bridge.errors import HudiTableError
+from hive_bridge.formats.avro_schema import arrow_to_avro_schema, avro_to_arrow_schema
+from hive_bridge.formats.logfile import (
     BlockType,
     HeaderKey,
     avro_block_content,
@@ -76,7 +70,13 @@ from hive_bridge.table.logfile import (
     read_log_file,
     rollback_block,
 )
-from hive_bridge.table.properties import HOODIE_DIR, PROPERTIES_FILE, TableProperties
+from hive_bridge.layout.fsview import (
+    HIVE_DEFAULT_PARTITION,
+    FileSlice,
+    parse_base_file_name,
+    parse_log_file_name,
+)
+from hive_bridge.layout.properties import HOODIE_DIR, PROPERTIES_FILE, TableProperties
 from hive_bridge.table.table import META_FIELDS, HudiTable
 
 PARTITION_METADATA = ".hoodie_partition_metadata"

@@ -391,7 +391,8 @@ def test_replay_reads_each_filters_columns_from_the_metadata_table(tmp_path: Pat
     first needs them)."""
     import sarg
     from hive_bridge.pruning.pruner import Pruner, table_sarg_schema
-    from hive_bridge.table import ColumnStatsIndex, HudiTable
+    from hive_bridge.stats.index import ColumnStatsIndex
+    from hive_bridge.table.table import HudiTable
     from hive_bridge.testing.mdt_writer import write_metadata_table
 
     root = tmp_path / "t"

@@ -89,7 +89,7 @@ def test_the_pruning_reader_prunes_with_exactly_its_pushed_filters(reuse_table) 
     from pyspark.sql.datasource import EqualTo, GreaterThan, IsNotNull
 
     from hive_bridge.spark import HudiHiveReader, PruningHudiHiveReader, spark_schema
-    from hive_bridge.table import HudiTable
+    from hive_bridge.table.table import HudiTable
 
     schema = spark_schema(HudiTable.open(reuse_table).arrow_schema())
     reader = PruningHudiHiveReader(str(reuse_table), schema, {})

@@ -15,7 +15,7 @@ import sarg
 from hive_bridge.expression import HudiExpression, Op, Predicate, translate
 from hive_bridge.pruning.scalar import Verdict, evaluate
 from hive_bridge.pruning.vectorized import StatsTable, prune
-from hive_bridge.table.stats_table import ColumnStats, FileStats, stats_table
+from hive_bridge.stats.contract import ColumnStats, FileStats, stats_table
 from sarg import Timestamp, TruthValue, Type
 
 Y, N, NULL = TruthValue.YES, TruthValue.NO, TruthValue.NULL

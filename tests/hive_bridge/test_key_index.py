@@ -8,11 +8,11 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from hive_bridge.hive_types import table_sarg_schema
 from hive_bridge.pruning import Pruner
 from hive_bridge.pruning.key_index import KeyIndexes
-from hive_bridge.table import HudiTable
-from hive_bridge.table.stats import ColumnStatsIndex
+from hive_bridge.stats.index import ColumnStatsIndex
+from hive_bridge.table.table import HudiTable
+from hive_bridge.typemap import table_sarg_schema
 from sarg import hiveql
 
 from .table.conftest import FIXTURE_NAMES

@@ -1,4 +1,4 @@
-"""hive_bridge.metastore without a metastore: the tables Hudi's Hive sync registers, partition values, the Spark
+"""hive_bridge.hive.metastore without a metastore: the tables Hudi's Hive sync registers, partition values, the Spark
 schema properties, query types by input format and name, and metastore partitions selecting file slices."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 import sarg
-from hive_bridge.metastore import (
+from hive_bridge.hive.metastore import (
     HUDI_INPUT_FORMAT,
     HUDI_REALTIME_INPUT_FORMAT,
     HUDI_STORAGE_HANDLER,
@@ -30,7 +30,7 @@ from hive_bridge.metastore import (
     registered_the_old_way,
     spark_table_properties,
 )
-from hive_bridge.table import HudiTable
+from hive_bridge.table.table import HudiTable
 
 MOR = "quickstart_trips_table.mor.avro.v6_trips_8i1u"
 NON_HIVE_STYLE = "sample_table.cow.v6_simplekeygen_nonhivestyle"
@@ -170,7 +170,7 @@ ALL = {"chennai": "city=chennai", "san_francisco": "city=san_francisco", "sao_pa
 
 
 def _filter(text: str, table: HudiTable) -> sarg.SearchArgument:
-    from hive_bridge.hive_types import table_sarg_schema
+    from hive_bridge.typemap import table_sarg_schema
 
     return sarg.read_filter(text, table_sarg_schema(table))
 

@@ -24,7 +24,7 @@ from hive_bridge.spark import (
     register,
     spark_scopes_read_plans,
 )
-from hive_bridge.table import HudiTable
+from hive_bridge.table.table import HudiTable
 from hive_bridge.testing.writer import HudiWriter
 
 pytestmark = pytest.mark.spark

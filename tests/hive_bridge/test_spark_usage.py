@@ -350,7 +350,7 @@ def _slices_agree(root: Path) -> list[tuple[str, str, str, str, tuple[str, ...]]
     asserted equal to hive-bridge's own file-system view (which the pruner and the reads use)."""
     import hudi
 
-    from hive_bridge.table import HudiTable
+    from hive_bridge.table.table import HudiTable
 
     theirs = sorted((s.partition_path, s.file_id, s.creation_instant_time,
                      s.base_file_relative_path() if s.base_file_name else "",  # log-only: hudi-rs gives "<part>/"

@@ -25,7 +25,7 @@ def test_split_type_list(text: str, types: list[str]) -> None:
 
 
 def _split_as_before(text: str) -> list[str]:
-    """The splitter hive_bridge.handler and sarg.hiveql each had before there was one (the reference)."""
+    """The splitter hive_bridge.hive.handler and sarg.hiveql each had before there was one (the reference)."""
     out: list[str] = []
     depth = 0
     current: list[str] = []

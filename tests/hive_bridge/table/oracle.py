@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hive_bridge.table import FileSlice
+from hive_bridge.layout.fsview import FileSlice
 
 SliceKey = tuple[str, str, str, str, int, tuple[str, ...]]
 

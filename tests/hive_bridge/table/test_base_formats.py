@@ -11,11 +11,13 @@ import pyarrow as pa
 import pytest
 
 import sarg
+from hive_bridge.errors import HudiTableError
+from hive_bridge.layout.fsview import FileSystemView
 from hive_bridge.pruning import prune_slices
-from hive_bridge.table import ColumnStatsIndex, FileSystemView, HudiTable, HudiTableError
-from hive_bridge.table import stats as stats_mod
+from hive_bridge.stats import index as stats_mod
+from hive_bridge.stats.index import FORMAT_KEY, FORMAT_VERSION, ColumnStatsIndex, stats_schema, write_segment
 from hive_bridge.table import table as table_mod
-from hive_bridge.table.stats import FORMAT_KEY, FORMAT_VERSION, stats_schema, write_segment
+from hive_bridge.table.table import HudiTable
 from hive_bridge.testing.writer import HudiWriter
 
 from .oracle import our_slices, reference_slices

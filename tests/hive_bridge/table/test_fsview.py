@@ -9,11 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from hive_bridge.errors import HiveBridgeError
-from hive_bridge.table import FileSlice, HudiTable, HudiTableError, State
-from hive_bridge.table.fsview import parse_base_file_name, parse_log_file_name, partition_values_for
-from hive_bridge.table.properties import TableProperties, parse_java_properties
-from hive_bridge.table.timeline import normalize_timestamp, parse_instant_file_name
+from hive_bridge.errors import HiveBridgeError, HudiTableError
+from hive_bridge.layout.fsview import (
+    FileSlice,
+    parse_base_file_name,
+    parse_log_file_name,
+    partition_values_for,
+)
+from hive_bridge.layout.properties import TableProperties, parse_java_properties
+from hive_bridge.layout.timeline import State, normalize_timestamp, parse_instant_file_name
+from hive_bridge.table.table import HudiTable
 
 from .conftest import FIXTURE_NAMES
 from .oracle import our_slices, reference_slices
@@ -457,7 +462,7 @@ def test_listing_leaves_the_garbage_collector_as_it_found_it(fixture_tables: dic
 def test_the_collector_is_left_alone_unless_asked(fixture_tables: dict[str, Path],
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """gc_paused() touches the whole process's collector (surprising inside a Spark driver): opt-in only."""
-    from hive_bridge.table import fsview
+    from hive_bridge.layout import fsview
 
     calls: list[int] = []
 

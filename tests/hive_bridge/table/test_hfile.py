@@ -27,8 +27,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from hive_bridge.table import HudiTableError
-from hive_bridge.table.hfile import (
+from hive_bridge.errors import HudiTableError
+from hive_bridge.formats.hfile.reader import (
     BLOCK_HEADER_SIZE,
     TRAILER_SIZE,
     ChecksumType,
@@ -39,8 +39,8 @@ from hive_bridge.table.hfile import (
     decode_metadata_values,
     write_hfile,
 )
-from hive_bridge.table.logfile import BlockType, HeaderKey, read_log_file
-from hive_bridge.table.properties import parse_java_properties
+from hive_bridge.formats.logfile import BlockType, HeaderKey, read_log_file
+from hive_bridge.layout.properties import parse_java_properties
 
 #: fixtures with a metadata table -> its MDT partitions (folders holding base HFiles or log files)
 _CFRS = {"column_stats", "files", "record_index"}
@@ -515,7 +515,7 @@ def test_crc32c_known_answer() -> None:
 
 def _patch_trailer(data: bytes, field: int, value: int) -> bytes:
     """``data`` with trailer field ``field`` (a varint field) replaced, the trailer re-encoded."""
-    from hive_bridge.table.hfile import _pb_field, _pb_fields, _pb_varint_bytes, _varint
+    from hive_bridge.formats.hfile.reader import _pb_field, _pb_fields, _pb_varint_bytes, _varint
 
     base = len(data) - TRAILER_SIZE
     t = data[base:]
@@ -591,7 +591,7 @@ def _harmless_positions(data: bytes, mask: int) -> set[int]:
     version and its unused size fields (uncompressed index size, total uncompressed bytes) and, in an empty
     file, its first/last data block offsets; each block's previous-block offset, and, without a checksum, its
     bytes-per-checksum; each gzip header's MTIME, XFL, OS and FTEXT flag (see also `_same_deflate`)."""
-    from hive_bridge.table.hfile import _pb_fields, _varint
+    from hive_bridge.formats.hfile.reader import _pb_fields, _varint
 
     out: set[int] = set()
     base = len(data) - TRAILER_SIZE
@@ -832,7 +832,7 @@ def test_prefix_cells_report_a_damaged_block_read_ahead() -> None:
 def test_block_key_order_checked_by_the_fast_walk() -> None:
     """The vectorised key-order check of the fast cell walk: a block whose rows are out of order or repeated
     (of equal or different lengths) is refused and reported by the careful walk."""
-    from hive_bridge.table import hfile
+    from hive_bridge.formats.hfile import reader as hfile
 
     for rows in ([b"b", b"a"], [b"ab", b"ab"], [b"abc", b"ab"], [b"a" * 300, b"a" * 299]):
         good = sorted(set(rows))
@@ -852,7 +852,7 @@ def test_cells_found_by_their_key_tails_equal_the_walk() -> None:
     """A block of fixed-length keys has its cells found without a walk (each key ends with the family, latest
     timestamp and Put bytes); a value holding those bytes, or keys of other lengths, make that refuse and the
     walk decide, with the same entries either way."""
-    from hive_bridge.table import hfile
+    from hive_bridge.formats.hfile import reader as hfile
 
     tail = hfile._KEY_TAIL
     def block(pairs: list[tuple[bytes, bytes]]) -> bytes:
@@ -888,8 +888,8 @@ def test_large_files_read_in_ranges_answer_the_same(mdt_hfiles: list[MdtHFile], 
     """A file above the whole-read size is read in ranges (its tail, then the blocks a lookup needs): every
     fixture HFile opened so answers entries, lookups and prefix reads as the whole file does; a prefix read of a
     large multi-block file fetches only its blocks; a file shorter than its size is a clear error."""
-    from hive_bridge.table import hfile
-    from hive_bridge.table.storage import Storage
+    from hive_bridge.formats.hfile import reader as hfile
+    from hive_bridge.storage.core import Storage
 
     monkeypatch.setattr(hfile, "_WHOLE_FILE_MAX", 0)
     monkeypatch.setattr(hfile, "_TAIL_READ", 4096 + 64)         # the load-on-open section: a second range

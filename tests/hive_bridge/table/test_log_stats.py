@@ -13,12 +13,12 @@ import pyarrow.compute as pc
 import pytest
 
 import sarg
+from hive_bridge.formats.logfile import BlockType, HeaderKey, encode_block
 from hive_bridge.pruning import prune_slices
-from hive_bridge.table import HudiTable
-from hive_bridge.table.log_stats import log_rows_to_table, read_log_stats, union_stats
-from hive_bridge.table.logfile import BlockType, HeaderKey, encode_block
-from hive_bridge.table.stats import ColumnStatsIndex
-from hive_bridge.table.stats_table import MAX, MAX_EXACT, MIN, MIN_EXACT, NULL_COUNT, stat_name
+from hive_bridge.stats.contract import MAX, MAX_EXACT, MIN, MIN_EXACT, NULL_COUNT, stat_name
+from hive_bridge.stats.index import ColumnStatsIndex
+from hive_bridge.stats.log_stats import log_rows_to_table, read_log_stats, union_stats
+from hive_bridge.table.table import HudiTable
 
 from .conftest import FIXTURE_NAMES
 
@@ -147,7 +147,7 @@ def _bounds_hold(values: Any, lo: Any, hi: Any, nulls: Any, rows: Any, typ: pa.D
 def test_slice_union_bounds_the_merged_rows(fixture_tables: dict[str, Path], name: str) -> None:
     """Every slice with log files: its union statistics (base + logs) bound every column of the rows hudi-rs
     merges from it; and each log file's own statistics bound its own records."""
-    from hive_bridge.table.logfile import data_block_table, read_log_file
+    from hive_bridge.formats.logfile import data_block_table, read_log_file
 
     root = fixture_tables[name]
     table = HudiTable.open(root)
@@ -219,7 +219,7 @@ def test_log_statistics_are_persisted_and_reused(fixture_copy: Callable[[str], P
 def test_a_grown_log_file_is_read_again(fixture_copy: Callable[[str], Path]) -> None:
     """A log file appended to since it was indexed (table version 6 appends to log files) is a new key: its
     statistics are read again, and cover the appended block."""
-    from hive_bridge.table.logfile import avro_block_content, read_log_file
+    from hive_bridge.formats.logfile import avro_block_content, read_log_file
 
     root = fixture_copy(TRIPS_V6)
     table = HudiTable.open(root)
@@ -230,7 +230,7 @@ def test_a_grown_log_file_is_read_again(fixture_copy: Callable[[str], Path]) -> 
     import json
 
     schema = json.loads(block.header[HeaderKey.SCHEMA])
-    from hive_bridge.table.logfile import data_block_table
+    from hive_bridge.formats.logfile import data_block_table
 
     record = data_block_table(block).to_pylist()[0]
     record = {**record, "fare": 9999.5}
@@ -296,7 +296,7 @@ def test_a_truncated_tail_keeps_the_readable_blocks(fixture_copy: Callable[[str]
 
 
 def test_log_rows_of_an_unreadable_log_are_unknown() -> None:
-    from hive_bridge.table.log_stats import LogStats
+    from hive_bridge.stats.log_stats import LogStats
 
     t = log_rows_to_table([("p", "", 1, "1")], [LogStats(None, error="boom")], [("x", pa.int64())])
     row = t.to_pylist()[0]

@@ -21,8 +21,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hive_bridge.table import HudiTableError
-from hive_bridge.table.logfile import (
+from hive_bridge.errors import HudiTableError
+from hive_bridge.formats.logfile import (
     MAGIC,
     BlockType,
     HeaderKey,
@@ -342,7 +342,7 @@ def test_rollback_block_round_trip() -> None:
 
 def test_delete_block_round_trip_and_ordering_wrappers() -> None:
     def wrappers(content: bytes) -> list[Any]:
-        from hive_bridge.table.logfile import DELETE_RECORD_LIST_SCHEMA
+        from hive_bridge.formats.logfile import DELETE_RECORD_LIST_SCHEMA
 
         datum: Any = fastavro.schemaless_reader(io.BytesIO(content[8:]), fastavro.parse_schema(
             DELETE_RECORD_LIST_SCHEMA), None, return_record_name=True)

@@ -19,12 +19,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sarg
-from hive_bridge.table import HudiTable, mdt_columnar
-from hive_bridge.table.avro_columns import AvroColumnsError, decode_values
-from hive_bridge.table.mdt_columnar import mdt_rows_columnar, read_column_stats
-from hive_bridge.table.mdt_stats import index_entries, mdt_rows
-from hive_bridge.table.metadata import COLUMN_STATS
-from hive_bridge.table.stats import ColumnStatsIndex, leaf_pairs
+from hive_bridge.formats.avro_columns import AvroColumnsError, decode_values
+from hive_bridge.mdt.table import COLUMN_STATS
+from hive_bridge.stats import mdt_columnar
+from hive_bridge.stats.index import ColumnStatsIndex, leaf_pairs
+from hive_bridge.stats.mdt_columnar import mdt_rows_columnar, read_column_stats
+from hive_bridge.stats.mdt_rows import index_entries, mdt_rows
+from hive_bridge.table.table import HudiTable
 from hive_bridge.testing.mdt_writer import write_metadata_table
 from hive_bridge.testing.writer import HudiWriter
 
@@ -283,9 +284,9 @@ def _append_column_stats_blocks(root: Path) -> dict[str, str]:
     group's record under a new file name) and a DELETE block of one key. Returns what happened to which key."""
     import copy
 
-    from hive_bridge.table.hfile import HFileReader, write_hfile
-    from hive_bridge.table.logfile import BlockType, HeaderKey, delete_block_content, encode_block
-    from hive_bridge.table.metadata import column_stats_key
+    from hive_bridge.formats.hfile.reader import HFileReader, write_hfile
+    from hive_bridge.formats.logfile import BlockType, HeaderKey, delete_block_content, encode_block
+    from hive_bridge.mdt.table import column_stats_key
 
     cs = root / ".hoodie" / "metadata" / COLUMN_STATS
     base = sorted(cs.glob("col-stats-0000-0_*.hfile"))[0]
@@ -361,7 +362,7 @@ def _append_column_stats_blocks(root: Path) -> dict[str, str]:
 
 
 def records_by_key(records: list[Any]) -> dict[str, Any]:
-    from hive_bridge.table.metadata import column_stats_key
+    from hive_bridge.mdt.table import column_stats_key
 
     return {column_stats_key(e.column, e.partition or ".", e.file_name): e for e in records}
 
@@ -485,7 +486,7 @@ def test_two_pruners_of_one_lazy_index_see_what_either_read(generated: dict[str,
 def test_a_column_read_later_is_unknown_where_its_entry_disagrees() -> None:
     """Rows made from the metadata table get a later column's bounds only where its entry counts as many
     values as the row: a file without an entry, or with another count, keeps that column unknown."""
-    from hive_bridge.table.stats import _with_leaves
+    from hive_bridge.stats.index import _with_leaves
 
     def rows(paths: list[str], counts: list[int], lo: list[int | None]) -> pa.Table:
         return pa.table({"path": paths, "num_rows": pa.array(counts, pa.int64()),
@@ -537,7 +538,7 @@ def test_a_snapshot_decodes_only_the_columns_its_queries_filter_on(generated: di
 def test_gathered_byte_ranges_equal_slicing(data: bytes, ranges: list[tuple[int, int, bool]], string: bool) -> None:
     """The byte ranges gathered through Arrow binary views (inline up to 12 bytes, else by offset) are the
     slices of the buffer; nulls where not valid; a range that is not UTF-8 refused for a string array."""
-    from hive_bridge.table.avro_columns import gather_binary
+    from hive_bridge.formats.avro_columns import gather_binary
 
     buf = np.frombuffer(data, dtype=np.uint8)
     spans = [(min(s, len(data)), min(n, len(data) - min(s, len(data))), ok) for s, n, ok in ranges]

@@ -16,11 +16,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hive_bridge.table import HudiTable
-from hive_bridge.table.hfile import HFileReader
-from hive_bridge.table.logfile import BlockType, HeaderKey, read_log_file
-from hive_bridge.table.mdt_files import FileInfos, decode_files_record, files_plan
-from hive_bridge.table.metadata import MetadataTable, _decode_values
+from hive_bridge.formats.hfile.reader import HFileReader
+from hive_bridge.formats.logfile import BlockType, HeaderKey, read_log_file
+from hive_bridge.mdt.files import FileInfos, decode_files_record, files_plan
+from hive_bridge.mdt.table import MetadataTable, _decode_values
+from hive_bridge.table.table import HudiTable
 from hive_bridge.testing.mdt_writer import _varint, metadata_record_schema
 
 from .test_metadata import MDT_TABLES
@@ -85,7 +85,7 @@ def test_files_listing_is_the_same_through_fastavro(fixture_tables: dict[str, Pa
     fast = MetadataTable.open(table)
     parts = fast.all_partitions() if table.properties.is_partitioned else [""]
     got = {p: fast.files(p) for p in parts}
-    from hive_bridge.table import metadata
+    from hive_bridge.mdt import table as metadata
 
     metadata._FILES_CACHE.clear()
     monkeypatch.setattr(metadata, "files_plan", lambda schema: None)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hive_bridge.table import HudiTable
+from hive_bridge.table.table import HudiTable
 
 from .conftest import FIXTURE_NAMES
 from .oracle import reference_slices

@@ -14,12 +14,12 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
+from hive_bridge.formats.logfile import BlockType, data_block_table, read_log_file
+from hive_bridge.mdt.table import ColumnStatsEntry
 from hive_bridge.pruning import Pruner
-from hive_bridge.table import HudiTable
-from hive_bridge.table.logfile import BlockType, data_block_table, read_log_file
-from hive_bridge.table.mdt_stats import mdt_rows
-from hive_bridge.table.metadata import ColumnStatsEntry
-from hive_bridge.table.stats import ColumnStatsIndex
+from hive_bridge.stats.index import ColumnStatsIndex
+from hive_bridge.stats.mdt_rows import mdt_rows
+from hive_bridge.table.table import HudiTable
 from sarg import hiveql
 
 from .conftest import FIXTURE_NAMES, SHARED_TABLES
@@ -251,7 +251,7 @@ def test_pruning_with_mdt_statistics_keeps_every_matching_slice(fixture_tables: 
 
 
 def _hive_types(table: HudiTable) -> list[str]:
-    from hive_bridge.hive_types import table_sarg_schema
+    from hive_bridge.typemap import table_sarg_schema
 
     sarg_schema = table_sarg_schema(table)
     return [sarg_schema.get(f.name, "string") for f in table.arrow_schema()]

@@ -22,11 +22,10 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from hive_bridge.table import HudiTable
-from hive_bridge.table.fsview import parse_base_file_name, parse_log_file_name
-from hive_bridge.table.hfile import HFileReader
-from hive_bridge.table.logfile import BlockType, data_block_table, delete_block_keys, read_log_file
-from hive_bridge.table.metadata import (
+from hive_bridge.formats.hfile.reader import HFileReader
+from hive_bridge.formats.logfile import BlockType, data_block_table, delete_block_keys, read_log_file
+from hive_bridge.layout.fsview import parse_base_file_name, parse_log_file_name
+from hive_bridge.mdt.table import (
     MIRRORED_ACTIONS,
     BloomFilter,
     ColumnStatsEntry,
@@ -42,6 +41,7 @@ from hive_bridge.table.metadata import (
     split_secondary_index_key,
     xxhash64,
 )
+from hive_bridge.table.table import HudiTable
 
 from .conftest import FIXTURE_NAMES, SHARED_TABLES
 
@@ -636,7 +636,7 @@ def test_point_lookups_agree_with_the_full_merge(name: str, fixture_tables: dict
 
 
 def test_a_rollback_command_block_drops_the_target_instants_blocks(fixture_copy: Callable[[str], Path]) -> None:
-    from hive_bridge.table.logfile import rollback_block
+    from hive_bridge.formats.logfile import rollback_block
 
     copy = fixture_copy(TRIPS_V8)
     (log,) = (copy / ".hoodie" / "metadata" / "files").glob(".files-0000-0_20251220210130911.log.*")
@@ -664,7 +664,7 @@ def _stats_rec(lo: int | None, hi: int | None, count: int, *, tight: bool = Fals
 
 
 def test_records_combine_as_hoodie_metadata_payload() -> None:
-    from hive_bridge.table.metadata import _combine, _is_tombstone
+    from hive_bridge.mdt.table import _combine, _is_tombstone
 
     merged = _combine(_files_rec({"a": (10, False), "b": (5, False)}),
                       _files_rec({"a": (0, True), "b": (7, False), "c": (0, True)}))
@@ -714,7 +714,7 @@ def test_mdt_slices_are_the_file_system_views_slices(name: str, opened: Any) -> 
     completion; on the fixtures they agree)."""
     import dataclasses
 
-    from hive_bridge.table.fsview import FileSystemView
+    from hive_bridge.layout.fsview import FileSystemView
 
     _, mdt = opened(name)
     props = dataclasses.replace(mdt._mprops, partition_fields=["partition"])
@@ -735,8 +735,8 @@ def test_bloom_filters_partition_serves_the_files_filter(fixture_copy: Callable[
 
     import fastavro
 
-    from hive_bridge.table.hfile import write_hfile
-    from hive_bridge.table.metadata import bloom_filter_key
+    from hive_bridge.formats.hfile.reader import write_hfile
+    from hive_bridge.mdt.table import bloom_filter_key
 
     copy = fixture_copy(TRIPS_V8)
     mdt_dir = copy / ".hoodie" / "metadata"

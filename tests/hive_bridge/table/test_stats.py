@@ -16,9 +16,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from hive_bridge.table import ColumnStatsIndex, HudiTable
-from hive_bridge.table import stats as stats_mod
-from hive_bridge.table.stats import KEY_FIELDS, read_footer_stats
+from hive_bridge.stats import index as stats_mod
+from hive_bridge.stats.index import KEY_FIELDS, ColumnStatsIndex, read_footer_stats
+from hive_bridge.table.table import HudiTable
 from hive_bridge.testing.writer import HudiWriter
 
 from .conftest import FIXTURE_NAMES
@@ -662,7 +662,7 @@ def test_lookup_of_a_few_files_in_a_big_index_equals_the_plain_lookup() -> None:
     each file the first index row of its path, used only when size and instant match, as the plain lookup."""
     import random
 
-    from hive_bridge.table.stats import _lookup, _State
+    from hive_bridge.stats.index import _lookup, _State
 
     rnd = random.Random(3)
     state_paths = [f"p{rnd.randint(0, 400)}/f{rnd.randint(0, 60)}" for _ in range(2000)]  # repeated paths

@@ -20,12 +20,13 @@ import pyarrow.parquet as pq
 import pytest
 
 import sarg
+from hive_bridge.errors import HudiTableError
+from hive_bridge.formats.hfile.reader import HFileReader
+from hive_bridge.formats.logfile import BlockType, data_block_table, read_log_file
+from hive_bridge.mdt.table import COLUMN_STATS, FILES, MetadataTable
 from hive_bridge.pruning import Pruner
-from hive_bridge.table import HudiTable, HudiTableError
-from hive_bridge.table.hfile import HFileReader
-from hive_bridge.table.logfile import BlockType, data_block_table, read_log_file
-from hive_bridge.table.metadata import COLUMN_STATS, FILES, MetadataTable
-from hive_bridge.table.stats import ColumnStatsIndex
+from hive_bridge.stats.index import ColumnStatsIndex
+from hive_bridge.table.table import HudiTable
 from hive_bridge.testing.mdt_writer import (
     MetadataTableWrite,
     file_group_index,
@@ -411,7 +412,7 @@ def test_hudi_rs_decodes_every_record_as_we_do(tables: dict[str, Built], tmp_pat
     import shutil
 
     hudi = pytest.importorskip("hudi")
-    from hive_bridge.table.hfile import decode_metadata_values
+    from hive_bridge.formats.hfile.reader import decode_metadata_values
     from tests.hive_bridge.table.test_hfile import _inline_named_types, _plain
 
     src = tables["mor"].mdt.path

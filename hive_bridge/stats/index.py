@@ -37,8 +37,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from hive_bridge.table.errors import HudiTableError
-from hive_bridge.table.fsview import (
+from hive_bridge.errors import HudiTableError
+from hive_bridge.layout.fsview import (
     FileSlice,
     LogFile,
     get_base_file,
@@ -49,10 +49,8 @@ from hive_bridge.table.fsview import (
     get_path,
     get_size,
 )
-from hive_bridge.table.index_store import RemoteIndexFolder, write_segment_to
-from hive_bridge.table.properties import HOODIE_DIR
-from hive_bridge.table.stats_reader import LocalStatsReader, ReadRows, StatsReader, checked
-from hive_bridge.table.stats_table import (
+from hive_bridge.layout.properties import HOODIE_DIR
+from hive_bridge.stats.contract import (
     BOUND_STATS,
     FILE_FIELDS,
     MAX,
@@ -66,7 +64,9 @@ from hive_bridge.table.stats_table import (
     stat_fields,
     stat_name,
 )
-from hive_bridge.table.storage import Storage, storage_for
+from hive_bridge.stats.reader import LocalStatsReader, ReadRows, StatsReader, checked
+from hive_bridge.stats.store import RemoteIndexFolder, write_segment_to
+from hive_bridge.storage.core import Storage, storage_for
 from hive_bridge.table.table import HudiTable
 
 INDEX_DIR = (HOODIE_DIR, ".hive_bridge", "column_stats")
@@ -74,7 +74,7 @@ INDEX_DIR = (HOODIE_DIR, ".hive_bridge", "column_stats")
 STATS_SOURCES = ("auto", "mdt", "footers")
 FORMAT_KEY = b"hive_bridge.column_stats.format"
 FORMAT_VERSION = b"2"  # 2: byte-array exactness judged by the writer
-# the statistics table's layout is defined once, in hive_bridge.table.stats_table; the index's segments hold its
+# the statistics table's layout is defined once, in hive_bridge.stats.contract; the index's segments hold its
 # file columns except has_log_files (a property of the listing, not of the file) and every statistics column
 KEY_FIELDS = FILE_FIELDS[:5]
 HAS_LOG_FILES = FILE_FIELDS[5]
@@ -837,7 +837,7 @@ class ColumnStatsIndex:
         rest; the default). ``mdt_columns``: read these columns' entries from the metadata table first (a
         filter's columns: decoding every column's entries of a large table costs seconds), the others' when
         :meth:`complete` is asked for them (as after :meth:`want`). ``reader``: who reads the footers and log
-        files the index lacks (a ``hive_bridge.table.stats_reader.StatsReader``); default ``None``: this process,
+        files the index lacks (a ``hive_bridge.stats.reader.StatsReader``); default ``None``: this process,
         on ``max_workers`` threads; ``hive_bridge.spark_index.SparkStatsReader(spark)``: Spark executors. The
         rows stored are the same whoever reads them."""
         if source not in STATS_SOURCES:
@@ -873,7 +873,7 @@ class ColumnStatsIndex:
         self.reader = reader
         self.directory = Path(table.base_path).joinpath(*INDEX_DIR)
         #: a table on object storage: its index folder there, and `directory` is the local cache folder used
-        #: when the bucket is not writable (see hive_bridge.table.index_store)
+        #: when the bucket is not writable (see hive_bridge.stats.store)
         self._remote = None if table.storage.is_local else RemoteIndexFolder(table.storage, table.base_path)
         if self._remote is not None:
             self.directory = self._remote.cache_dir
@@ -1151,8 +1151,8 @@ class ColumnStatsIndex:
         `mdt_problems`)."""
         names = tuple(self._mdt_first_leaves() if columns is None else columns)
         if names not in self._mdt_entries:
-            from hive_bridge.table.mdt_stats import index_entries
-            from hive_bridge.table.metadata import COLUMN_STATS, MetadataTableError
+            from hive_bridge.mdt.table import COLUMN_STATS, MetadataTableError
+            from hive_bridge.stats.mdt_rows import index_entries
 
             entries: dict[tuple[str, str], dict[str, Any]] = {}
             if COLUMN_STATS in self.hudi_table.properties.metadata_partitions:
@@ -1178,8 +1178,8 @@ class ColumnStatsIndex:
         :meth:`metadata_entries` reads them record by record)."""
         names = tuple(self._mdt_first_leaves() if columns is None else columns)
         if names not in self._mdt_tables:
-            from hive_bridge.table.mdt_columnar import ENTRY_SCHEMA, Unsupported, read_column_stats
-            from hive_bridge.table.metadata import COLUMN_STATS, MetadataTableError
+            from hive_bridge.mdt.table import COLUMN_STATS, MetadataTableError
+            from hive_bridge.stats.mdt_columnar import ENTRY_SCHEMA, Unsupported, read_column_stats
 
             table: pa.Table | None = ENTRY_SCHEMA.empty_table()
             if COLUMN_STATS in self.hudi_table.properties.metadata_partitions:
@@ -1209,8 +1209,8 @@ class ColumnStatsIndex:
         """Rows (every column of the index; those not in ``names`` unknown) for the files of ``key_table`` the
         metadata table's entries of ``names`` describe, and which those are; (None, all False) when it has no
         entry at all."""
-        from hive_bridge.table.mdt_columnar import mdt_rows_columnar
-        from hive_bridge.table.mdt_stats import mdt_rows
+        from hive_bridge.stats.mdt_columnar import mdt_rows_columnar
+        from hive_bridge.stats.mdt_rows import mdt_rows
 
         leaves = leaf_pairs(self.target_leaves())
         appendable = self.hudi_table.properties.version < 8
@@ -1234,7 +1234,7 @@ class ColumnStatsIndex:
         """Rows from the metadata table for the files it describes (persisted in the index when every column
         was read, in memory otherwise); which of `keys` ((path, partition, size, instant, file name, is a log
         file) tuples, or a table of those columns) it described."""
-        from hive_bridge.table.mdt_columnar import file_keys_table
+        from hive_bridge.stats.mdt_columnar import file_keys_table
 
         key_table = keys if isinstance(keys, pa.Table) else file_keys_table(keys)
         with self._lock:
@@ -1258,7 +1258,7 @@ class ColumnStatsIndex:
 
     def _add_unknown(self, state: _State, keys: list[tuple[str, str, int, str]], target: list[StatsLeaf]) -> None:
         """Rows of unknown statistics (in memory only) for files no source describes."""
-        from hive_bridge.table.log_stats import LogStats, log_rows_to_table
+        from hive_bridge.stats.log_stats import LogStats, log_rows_to_table
 
         rows = log_rows_to_table(keys, [LogStats(None, error="no statistics")] * len(keys), leaf_pairs(target))
         for k in keys:

@@ -19,9 +19,9 @@ from urllib.parse import unquote
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from hive_bridge.table.errors import HudiTableError
-from hive_bridge.table.properties import BASE_FILE_EXTENSIONS, HOODIE_DIR, TableProperties
-from hive_bridge.table.timeline import Timeline
+from hive_bridge.errors import HudiTableError
+from hive_bridge.layout.properties import BASE_FILE_EXTENSIONS, HOODIE_DIR, TableProperties
+from hive_bridge.layout.timeline import Timeline
 
 _LOG_RE = re.compile(r"^\.(?P<fid>.+)_(?P<ts>\d+)\.log\.(?P<ver>\d+)(?:_(?P<tok>[0-9]+-[0-9]+-[0-9]+))?$")
 #: partition folders listed at a time: one per core (up to 8). The stat calls are CPU-bound on a warm cache, and

@@ -24,9 +24,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hive_bridge.table.errors import HudiTableError
-from hive_bridge.table.logfile import BlockType, HeaderKey, LogFileContents, data_block_table, read_log_file
-from hive_bridge.table.stats_table import (
+from hive_bridge.errors import HudiTableError
+from hive_bridge.formats.logfile import BlockType, HeaderKey, LogFileContents, data_block_table, read_log_file
+from hive_bridge.stats.contract import (
     BOUND_STATS,
     MAX,
     MAX_EXACT,
@@ -76,7 +76,7 @@ def _leaf_column(table: pa.Table, name: str) -> pa.ChunkedArray | pa.Array | Non
 
 def _as_leaf_type(col: Any, typ: pa.DataType) -> Any:
     """The column as the leaf's type when the conversion keeps the order of values; None otherwise."""
-    from hive_bridge.table.stats import order_preserving_cast
+    from hive_bridge.stats.index import order_preserving_cast
 
     if col.type == typ:
         return col

@@ -27,8 +27,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from hive_bridge.table.metadata import ColumnStatsEntry
-from hive_bridge.table.stats_table import bound_columns
+from hive_bridge.mdt.table import ColumnStatsEntry
+from hive_bridge.stats.contract import bound_columns
 
 _EPOCH = _dt.date(1970, 1, 1)
 _UNIT_MICROS = {"s": None, "ms": None, "us": 1, "ns": 1000}

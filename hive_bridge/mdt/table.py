@@ -82,10 +82,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import fastavro
 
-from hive_bridge.table.errors import HudiTableError
-from hive_bridge.table.fsview import parse_base_file_name, parse_log_file_name
-from hive_bridge.table.hfile import HFileError, HFileReader
-from hive_bridge.table.logfile import (
+from hive_bridge.errors import HudiTableError
+from hive_bridge.formats.hfile.reader import HFileError, HFileReader
+from hive_bridge.formats.logfile import (
     BlockType,
     HeaderKey,
     LogBlock,
@@ -93,9 +92,10 @@ from hive_bridge.table.logfile import (
     delete_block_keys,
     read_log_file,
 )
-from hive_bridge.table.mdt_files import FileInfos, decode_files_record, files_plan
-from hive_bridge.table.properties import PROPERTIES_FILE, TableProperties
-from hive_bridge.table.timeline import Instant, Timeline
+from hive_bridge.layout.fsview import parse_base_file_name, parse_log_file_name
+from hive_bridge.layout.properties import PROPERTIES_FILE, TableProperties
+from hive_bridge.layout.timeline import Instant, Timeline
+from hive_bridge.mdt.files import FileInfos, decode_files_record, files_plan
 
 if TYPE_CHECKING:
     from hive_bridge.table.table import HudiTable
@@ -754,7 +754,7 @@ def _decode_values(pairs: Iterable[tuple[bytes, bytes]], schema_json: str,
     """(record key, record) of HFile entries: the value in the writer schema, unions of several records as
     (record name, record) tuples (the wrapper of a min/max tells its type), single-record unions plain.
     ``files``: records of the files partition, read without an object per file where they have the usual shape
-    (:mod:`hive_bridge.table.mdt_files`), by fastavro otherwise."""
+    (:mod:`hive_bridge.mdt.files`), by fastavro otherwise."""
     try:
         schema = _parsed_schema(schema_json)
     except MetadataTableError as exc:

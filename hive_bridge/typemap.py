@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 if TYPE_CHECKING:
-    from hive_bridge.table import HudiTable
+    from hive_bridge.table.table import HudiTable
 
 
 def arrow_to_hive(typ: pa.DataType) -> str:

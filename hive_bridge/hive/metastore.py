@@ -59,7 +59,8 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     import sarg
-    from hive_bridge.table import FileSlice, HudiTable
+    from hive_bridge.layout.fsview import FileSlice
+    from hive_bridge.table.table import HudiTable
 
 __all__ = [
     "DEFAULT_URI",
@@ -191,10 +192,10 @@ def _name_rule(name: str) -> str:
 def query_type_of(table: HiveTable) -> str:
     """The query a read of the table by name is: ``read_optimized`` for Hudi's ``HoodieParquetInputFormat`` (Hive
     sync's copy-on-write table and merge-on-read ``<t>_ro``), ``snapshot`` for ``HoodieParquetRealtimeInputFormat``
-    (``<t>_rt`` and ``<t>``), read as :func:`hive_bridge.handler.input_format_for` reads them; a table registered
+    (``<t>_rt`` and ``<t>``), read as :func:`hive_bridge.hive.handler.input_format_for` reads them; a table registered
     the old way (every one had ``HoodieParquetInputFormat``) by its name: ``_ro`` is read-optimized, else snapshot.
     On a copy-on-write table both read the same files."""
-    from hive_bridge.handler import input_format_for
+    from hive_bridge.hive.handler import input_format_for
 
     if registered_the_old_way(table):
         return _name_rule(table.name)
@@ -318,7 +319,7 @@ def _sync_hive_type(typ: pa.DataType, support_timestamp: bool) -> str:
     ``int`` whatever its annotation, INT64 ``bigint`` (timestamps too unless ``support_timestamp``)."""
     import pyarrow as pa
 
-    from hive_bridge.hive_types import arrow_to_hive
+    from hive_bridge.typemap import arrow_to_hive
 
     if pa.types.is_integer(typ) and typ.bit_width <= 32 and not (pa.types.is_uint32(typ)):
         return "int"
@@ -756,7 +757,8 @@ class MetastoreClient:
         of those names that already exists is refused unless ``replace`` (a Hudi table of that name is
         registered again, as Hive sync recreates a table whose base path changed).
         """
-        from hive_bridge.table import HudiTable, HudiTableError
+        from hive_bridge.errors import HudiTableError
+        from hive_bridge.table.table import HudiTable
 
         root = _local_location(base_path)
         try:
@@ -955,10 +957,10 @@ def _prune_by_values(partitions: Sequence[HivePartition], keys: Sequence[tuple[s
     import pyarrow as pa
 
     from hive_bridge.expression import translate
-    from hive_bridge.hive_types import table_sarg_schema
+    from hive_bridge.layout.fsview import HIVE_DEFAULT_PARTITION
     from hive_bridge.pruning.vectorized import prune
-    from hive_bridge.table.fsview import HIVE_DEFAULT_PARTITION
-    from hive_bridge.table.stats_table import MAX, MAX_EXACT, MIN, MIN_EXACT, NULL_COUNT, stat_name
+    from hive_bridge.stats.contract import MAX, MAX_EXACT, MIN, MIN_EXACT, NULL_COUNT, stat_name
+    from hive_bridge.typemap import table_sarg_schema
 
     n = len(partitions)
     columns: dict[str, pa.Array] = {"num_rows": pa.array([1] * n, pa.int64())}

@@ -12,8 +12,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from hive_bridge.table.errors import HudiTableError
-from hive_bridge.table.properties import TableProperties
+from hive_bridge.errors import HudiTableError
+from hive_bridge.layout.properties import TableProperties
 
 
 class State(StrEnum):

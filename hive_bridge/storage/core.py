@@ -39,7 +39,7 @@ from urllib.parse import unquote, urlsplit
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from hive_bridge.table.errors import HudiTableError
+from hive_bridge.errors import HudiTableError
 
 #: schemes read as local paths
 LOCAL_SCHEMES = ("", "file")

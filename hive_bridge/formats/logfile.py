@@ -52,9 +52,9 @@ import fastavro
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from hive_bridge.table.avro_schema import avro_to_arrow_schema
-from hive_bridge.table.errors import HudiTableError
-from hive_bridge.table.storage import Storage, read_whole
+from hive_bridge.errors import HudiTableError
+from hive_bridge.formats.avro_schema import avro_to_arrow_schema
+from hive_bridge.storage.core import Storage, read_whole
 
 __all__ = [
     "DELETE_RECORD_LIST_SCHEMA",
@@ -292,7 +292,7 @@ def data_block_table(block: LogBlock, path: str = "") -> pa.Table:
     """The records of an Avro or parquet data block as an Arrow table.
 
     Avro blocks are decoded in the writer schema of their SCHEMA header and returned with the schema
-    :func:`hive_bridge.table.avro_schema.avro_to_arrow_schema` gives for it (timestamps, dates and decimals
+    :func:`hive_bridge.formats.avro_schema.avro_to_arrow_schema` gives for it (timestamps, dates and decimals
     as their true values). Parquet blocks are read as the parquet file they are. Anything else (HFile, CDC,
     commands, deletes, unknown types) or any decode failure raises :class:`LogFormatError`.
     """

@@ -14,7 +14,8 @@ from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 
 import sarg
-from hive_bridge.errors import HiveBridgeError
+from hive_bridge.errors import HiveBridgeError, HudiTableError
+from hive_bridge.layout.fsview import FileSlice
 from hive_bridge.pruning.pruner import (
     READ_OPTIMIZED,
     SNAPSHOT,
@@ -23,7 +24,7 @@ from hive_bridge.pruning.pruner import (
     prune_slices,
 )
 from hive_bridge.pruning.snapshot import TableSnapshot, default_cache
-from hive_bridge.table import FileSlice, HudiTable, HudiTableError
+from hive_bridge.table.table import HudiTable
 from sarg.schema import split_type_list
 
 # Hive's JobConf keys (ql/.../TableScanDesc, ConvertAstToSearchArg, serdeConstants, FileInputFormat).
@@ -238,7 +239,7 @@ def _find_root(path: str) -> str:
     one HEAD request per level looked at)."""
     from pathlib import Path
 
-    from hive_bridge.table.storage import Storage, StorageError, is_local_uri
+    from hive_bridge.storage.core import Storage, StorageError, is_local_uri
 
     if is_local_uri(path):
         p = Path(path.removeprefix("file:")).absolute()
@@ -266,7 +267,7 @@ def _relative(table: HudiTable, location: str) -> str:
     """A folder's path relative to the table root ("" for the root itself)."""
     from pathlib import Path
 
-    from hive_bridge.table.storage import is_local_uri
+    from hive_bridge.storage.core import is_local_uri
 
     base = str(table.base_path)
     if is_local_uri(location) and is_local_uri(base):
@@ -293,7 +294,7 @@ def _slices_under(table: HudiTable, dirs: list[str]) -> list[FileSlice]:
 
 
 def table_desc(table: HudiTable, name: str | None = None) -> TableDesc:
-    from hive_bridge.hive_types import arrow_to_hive
+    from hive_bridge.typemap import arrow_to_hive
 
     schema = table.arrow_schema()
     parts = set(table.properties.partition_fields)

@@ -6,13 +6,13 @@ layout one value at a time: ~50 µs per (file, column), 5 s for a 100,000-file t
 work on arrays:
 
 1. every HFile cell of a slice source (the base HFile, each HFILE_DATA log block) selected by the column
-   prefixes is decoded with :mod:`hive_bridge.table.avro_columns` into an Arrow table of entries
+   prefixes is decoded with :mod:`hive_bridge.formats.avro_columns` into an Arrow table of entries
    (:data:`ENTRY_SCHEMA`: bounds as a kind, an int64, a binary value and a decimal scale);
 2. the sources of a slice are merged as ``HoodieMetadataPayload.preCombine`` merges them (newer wins, untight
    bounds widened, counts summed, tombstones and DELETE blocks drop keys): only the few keys written more than
    once go through Python;
 3. :func:`mdt_rows_columnar` maps the entries into the index's rows with the same rules as
-   :func:`hive_bridge.table.mdt_stats.mdt_rows` (tested equal on every fixture and on generated tables).
+   :func:`hive_bridge.stats.mdt_rows.mdt_rows` (tested equal on every fixture and on generated tables).
 
 Decoded sources are cached in the process by the identity of the file they come from (path, size, mtime and
 block offset): a metadata base file never changes once written and a log file that grows changes size, so a
@@ -37,12 +37,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hive_bridge.table.avro_columns import AvroColumnsError, Decoded, decode_buffer, gather_binary
-from hive_bridge.table.errors import HudiTableError
-from hive_bridge.table.hfile import Cells, HFileError, HFileReader
-from hive_bridge.table.logfile import BlockType, HeaderKey, LogFormatError
-from hive_bridge.table.mdt_stats import _INT64_MAX, _MICROS, _bound, _typed
-from hive_bridge.table.metadata import (
+from hive_bridge.errors import HudiTableError
+from hive_bridge.formats.avro_columns import AvroColumnsError, Decoded, decode_buffer, gather_binary
+from hive_bridge.formats.hfile.reader import Cells, HFileError, HFileReader
+from hive_bridge.formats.logfile import BlockType, HeaderKey, LogFormatError
+from hive_bridge.mdt.table import (
     _VALUE_TYPES,
     _WRAPPER_TYPES,
     COLUMN_STATS,
@@ -51,10 +50,11 @@ from hive_bridge.table.metadata import (
     column_index_id,
     deleted_keys,
 )
-from hive_bridge.table.stats_table import bound_columns
+from hive_bridge.stats.contract import bound_columns
+from hive_bridge.stats.mdt_rows import _INT64_MAX, _MICROS, _bound, _typed
 
 if TYPE_CHECKING:
-    from hive_bridge.table.metadata import MetadataTable, _Slice
+    from hive_bridge.mdt.table import MetadataTable, _Slice
 
 __all__ = ["ENTRY_SCHEMA", "Unsupported", "clear_cache", "file_keys_table", "mdt_rows_columnar", "read_column_stats"]
 
@@ -530,7 +530,7 @@ def file_keys_table(keys: Sequence[tuple[str, str, int, str, str, bool]]) -> pa.
 
 def mdt_rows_columnar(keys: pa.Table | Sequence[tuple[str, str, int, str, str, bool]], entries: pa.Table,
                       leaves: Sequence[tuple[str, pa.DataType]], appendable_logs: bool) -> tuple[pa.Table, list[bool]]:
-    """:func:`hive_bridge.table.mdt_stats.mdt_rows` for entries read by :func:`read_column_stats`; ``keys`` as
+    """:func:`hive_bridge.stats.mdt_rows.mdt_rows` for entries read by :func:`read_column_stats`; ``keys`` as
     tuples or as a :func:`file_keys_table` (its ``name`` column may be left out: an entry is matched by its
     partition and file name joined as the listing's path). The keys' paths are distinct."""
     if not isinstance(keys, pa.Table):

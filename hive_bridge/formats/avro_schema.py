@@ -7,7 +7,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from hive_bridge.table.errors import HudiTableError
+from hive_bridge.errors import HudiTableError
 
 
 def avro_to_arrow_schema(schema_json: str) -> pa.Schema:

@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hive_bridge.table.errors import HudiTableError
-from hive_bridge.table.stats_table import (
+from hive_bridge.errors import HudiTableError
+from hive_bridge.stats.contract import (
     BOUND_STATS,
     MAX,
     MIN,
@@ -38,7 +38,7 @@ from hive_bridge.table.stats_table import (
 )
 
 if TYPE_CHECKING:
-    from hive_bridge.table.stats import StatsLeaf
+    from hive_bridge.stats.index import StatsLeaf
 
 #: one file to read: (path relative to the table root, partition, size when listed, instant, full path)
 FileToRead = tuple[str, str, int, str, str]
@@ -92,7 +92,7 @@ def _map(fn: Callable[[_T], _R], items: list[_T], max_workers: int, chunksize: i
 
 def footer_rows(files: Sequence[FileToRead], target: Sequence[StatsLeaf], max_workers: int = 1) -> ReadRows:
     """Read the footers of `files` (parquet base files) and build their index rows (`footer_rows_to_table`)."""
-    from hive_bridge.table.stats import FooterStats, footer_rows_to_table, read_footer_stats
+    from hive_bridge.stats.index import FooterStats, footer_rows_to_table, read_footer_stats
 
     paths = [f[4] for f in files]
     # the listed size spares object storage a HEAD request per footer (a local read checks the size itself)
@@ -109,8 +109,8 @@ def footer_rows(files: Sequence[FileToRead], target: Sequence[StatsLeaf], max_wo
 
 def log_rows(files: Sequence[FileToRead], leaves: Sequence[LogLeaf], max_workers: int = 1) -> ReadRows:
     """Read the blocks of `files` (merge-on-read log files) and build their index rows (`log_rows_to_table`)."""
-    from hive_bridge.table.log_stats import LogStats, log_rows_to_table, read_log_stats
-    from hive_bridge.table.stats import FORMAT_KEY, FORMAT_VERSION
+    from hive_bridge.stats.index import FORMAT_KEY, FORMAT_VERSION
+    from hive_bridge.stats.log_stats import LogStats, log_rows_to_table, read_log_stats
 
     paths = [f[4] for f in files]
     leaf_list = list(leaves)
@@ -142,7 +142,7 @@ def concat_footer_rows(parts: Sequence[pa.Table], target: Sequence[StatsLeaf]) -
     One difference remains: `footer_rows_to_table` makes a bound unknown for every file of one schema when one
     of them has a bound that does not fit its column's type (e.g. a decimal beyond its precision); chunked, only
     the files of that schema in that chunk. Both are sound (unknown keeps files)."""
-    from hive_bridge.table.stats import FORMAT_KEY, FORMAT_VERSION, order_preserving_cast
+    from hive_bridge.stats.index import FORMAT_KEY, FORMAT_VERSION, order_preserving_cast
 
     if len(parts) == 1:
         return parts[0]
@@ -199,7 +199,7 @@ def with_keys(rows: pa.Table, files: Sequence[FileToRead]) -> pa.Table:
 def checked(read: ReadRows, files: Sequence[FileToRead], what: str) -> ReadRows:
     """A reader's answer, checked before anything is stored: one row and one error entry per file, the files'
     own paths in order, and the index's format mark on the rows."""
-    from hive_bridge.table.stats import FORMAT_KEY, FORMAT_VERSION
+    from hive_bridge.stats.index import FORMAT_KEY, FORMAT_VERSION
 
     rows = read.rows
     if rows.num_rows != len(files) or len(read.errors) != len(files):

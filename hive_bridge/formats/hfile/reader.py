@@ -74,8 +74,8 @@ from typing import Any
 import fastavro
 import numpy as np
 
-from hive_bridge.table.errors import HudiTableError
-from hive_bridge.table.storage import Storage, storage_for
+from hive_bridge.errors import HudiTableError
+from hive_bridge.storage.core import Storage, storage_for
 
 __all__ = [
     "BLOCK_HEADER_SIZE",

@@ -6,8 +6,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hive_bridge.table.errors import HudiTableError
-from hive_bridge.table.storage import Storage
+from hive_bridge.errors import HudiTableError
+from hive_bridge.storage.core import Storage
 
 HOODIE_DIR = ".hoodie"
 PROPERTIES_FILE = "hoodie.properties"

@@ -1,10 +1,10 @@
 """Where the column-statistics index of a table on object storage is kept.
 
 A local table keeps its index in its own folder (`.hoodie/.hive_bridge/column_stats/`, see
-:mod:`hive_bridge.table.stats`). A table on object storage keeps it in the same place inside the table when the
+:mod:`hive_bridge.stats.index`). A table on object storage keeps it in the same place inside the table when the
 bucket lets us write (one PUT per segment: an object appears whole or not at all, so no temporary name is
 needed); when it does not (read-only buckets are normal), the segments go to a local cache folder,
-``<cache>/index/<hash of the table URI>/column_stats/`` (:func:`~hive_bridge.table.storage.cache_root`). Both
+``<cache>/index/<hash of the table URI>/column_stats/`` (:func:`~hive_bridge.storage.core.cache_root`). Both
 places are read on load: every row is keyed by its file's path, size and instant, so rows from either place
 are used only for the very file they describe, whatever instant the table is at.
 """
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from hive_bridge.table.properties import HOODIE_DIR
-from hive_bridge.table.storage import Storage, cache_root
+from hive_bridge.layout.properties import HOODIE_DIR
+from hive_bridge.storage.core import Storage, cache_root
 
 INDEX_PARTS = (HOODIE_DIR, ".hive_bridge", "column_stats")
 SEGMENT_PREFIX = "seg-"
