@@ -9,3 +9,7 @@ class HiveBridgeError(Exception):
 
 class HudiTableError(HiveBridgeError):
     """A Hudi table folder is missing, damaged or unsupported; the message names the file and says why."""
+
+
+class MetadataTableError(HudiTableError):
+    """The metadata table (or the partition a query needs) is not available, or turned out unreadable."""

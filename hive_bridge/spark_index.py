@@ -44,7 +44,7 @@ from hive_bridge.table.table import HudiTable
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from hive_bridge.stats.index import StatsLeaf
+    from hive_bridge.formats.parquet_footer import StatsLeaf
 
 #: files per Spark task when not said otherwise: big enough that a task's start-up is small against its reads
 FILES_PER_TASK = 2000

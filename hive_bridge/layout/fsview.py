@@ -19,6 +19,7 @@ from urllib.parse import unquote
 import pyarrow as pa
 import pyarrow.fs as pafs
 
+from hive_bridge import config
 from hive_bridge.errors import HudiTableError
 from hive_bridge.layout.properties import BASE_FILE_EXTENSIONS, HOODIE_DIR, TableProperties
 from hive_bridge.layout.timeline import Timeline
@@ -198,6 +199,7 @@ class _Listed:
 #: parsed listings by identity (see FileSystemView.use_listing): never mutated once built, so views share them
 _LISTED_CACHE: OrderedDict[Hashable, _Listed] = OrderedDict()
 _LISTED_CACHE_ENTRIES = 2              # a 1,000,000-file listing is ~2 million objects
+config.register_cache("layout.fsview: folder listings", _LISTED_CACHE.clear)
 
 
 def _newest(b: BaseFile) -> tuple[str, str]:

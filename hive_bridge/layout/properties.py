@@ -6,6 +6,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import javaproperties
+
 from hive_bridge.errors import HudiTableError
 from hive_bridge.storage.core import Storage
 
@@ -18,72 +20,14 @@ TABLE_TYPES = ("COPY_ON_WRITE", "MERGE_ON_READ")
 #: files are not listed reads as empty.
 BASE_FILE_EXTENSIONS = {"PARQUET": ".parquet", "ORC": ".orc", "HFILE": ".hfile", "LANCE": ".lance"}
 
-_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
-
-
-def parse_java_properties(text: str) -> dict[str, str]:
-    """Parse the text of a java .properties file (comments, `\\` continuations, `=`/`:` separators, escapes)."""
-    logical: list[str] = []
-    pending = ""
-    for raw in text.splitlines():
-        line = raw.lstrip()
-        if not pending and (not line or line[0] in "#!"):
-            continue
-        # an odd number of trailing backslashes continues the line
-        trailing = len(line) - len(line.rstrip("\\"))
-        if trailing % 2 == 1:
-            pending += line[:-1]
-            continue
-        logical.append(pending + line)
-        pending = ""
-    if pending:
-        logical.append(pending)
-    result: dict[str, str] = {}
-    for line in logical:
-        key_chars: list[str] = []
-        i, n = 0, len(line)
-        while i < n:
-            c = line[i]
-            if c == "\\" and i + 1 < n:
-                key_chars.append(_ESCAPES.get(line[i + 1], line[i + 1]))
-                i += 2
-                continue
-            if c in "=: \t\f":
-                break
-            key_chars.append(c)
-            i += 1
-        while i < n and line[i] in " \t\f":
-            i += 1
-        if i < n and line[i] in "=:":
-            i += 1
-            while i < n and line[i] in " \t\f":
-                i += 1
-        result["".join(key_chars)] = _unescape(line[i:])
-    return result
-
-
-def _unescape(value: str) -> str:
-    if "\\" not in value:
-        return value
-    out: list[str] = []
-    i, n = 0, len(value)
-    while i < n:
-        c = value[i]
-        if c == "\\" and i + 1 < n:
-            nxt = value[i + 1]
-            if nxt == "u" and i + 6 <= n:
-                try:
-                    out.append(chr(int(value[i + 2 : i + 6], 16)))
-                    i += 6
-                    continue
-                except ValueError:
-                    pass
-            out.append(_ESCAPES.get(nxt, nxt))
-            i += 2
-            continue
-        out.append(c)
-        i += 1
-    return "".join(out)
+def parse_java_properties(text: str, where: Path | str = "<properties>") -> dict[str, str]:
+    """The entries of a java ``.properties`` text (comments, ``\\`` continuations, ``=``/``:`` separators, escapes),
+    read by the ``javaproperties`` package (equal to the project's former parser on every fixture's
+    ``hoodie.properties``). A malformed ``\\u`` escape is a HudiTableError naming ``where``."""
+    try:
+        return dict(javaproperties.loads(text))
+    except javaproperties.InvalidUEscapeError as exc:
+        raise HudiTableError(f"{where}: not a properties file: {exc}") from None
 
 
 def _unsupported_format(base_format: str, table: str, where: Path | str) -> str:
@@ -247,7 +191,7 @@ class TableProperties:
             text = data.decode("latin-1")
         except UnicodeDecodeError as exc:  # pragma: no cover - latin-1 decodes every byte
             raise HudiTableError(f"{prop_file}: not a properties file: {exc}") from None
-        props = cls.from_mapping(parse_java_properties(text), base, prop_file)
+        props = cls.from_mapping(parse_java_properties(text, prop_file), base, prop_file)
         if storage is not None:
             object.__setattr__(props, "storage", storage)
         return props
@@ -264,7 +208,7 @@ class TableProperties:
                                  f"({prop_file} not found)") from None
         except OSError as exc:
             raise HudiTableError(f"{prop_file}: unreadable: {exc}") from None
-        props = cls.from_mapping(parse_java_properties(data.decode("latin-1")), uri, prop_file)
+        props = cls.from_mapping(parse_java_properties(data.decode("latin-1"), prop_file), uri, prop_file)
         object.__setattr__(props, "storage", storage)
         return props
 

@@ -46,17 +46,9 @@ version 9, and against apache/hudi ``HoodieBackedTableMetadata``, ``HoodieMetada
   fixtures aggregated them from log files only (Lance base files have no statistics), so they do not bound the
   partitions' rows (seen on ``v9_lance_nonhivestyle``; Hudi later disabled them for LANCE). Its ``column_stats``
   are kept: they simply have no entry for a Lance base file, which a pruner must treat as unknown.
-- **Merging** (``HoodieMetadataPayload.preCombine``): base HFile, then log blocks in order; files records merge
-  their file maps (a tombstone removes an earlier entry, sizes take the max); column and partition stats keep a
-  newer tombstone or tight bound, else widen min/max and sum the counts; record index, secondary index and
-  bloom filter records: newer wins. DELETE blocks remove the key; records whose ``isDeleted`` is true are
-  tombstones and are dropped.
+- **Merging**: :mod:`hive_bridge.mdt.records` (``HoodieMetadataPayload.preCombine``); keys: :mod:`hive_bridge.mdt.keys`.
 
-Facts behind the keys (verified on the fixtures): column stats key = base64(XXH64(column)) +
-base64(XXH64(partition)) + base64(MD5(file name)) with XXH64's seed the Java *int* 0xdabadaba sign-extended to a
-long (0xFFFFFFFFDABADABA, not 0xdabadaba); a non-partitioned table's partition is ``"."``; partition stats key =
-column + partition parts; secondary index key = escape(value) + "$" + escape(record key) (``\\``, ``$`` and NUL
-escaped with ``\\``, a NULL value is a lone NUL); record index file id = UUID(fileIdHighBits, fileIdLowBits) +
+Facts of the record index (verified on the fixtures): record index file id = UUID(fileIdHighBits, fileIdLowBits) +
 "-" + fileIndex (encoding 0) or the raw ``fileId`` (encoding 1); the record index's ``instantTime`` is epoch
 millis of the instant read in the *writer's* time zone (the v9 fixtures were written in UTC-6), so the instant
 string is rebuilt with the offset that maps the record's millis onto the data timeline.
@@ -64,78 +56,88 @@ string is rebuilt with the offset that maps the record's millis onto the data ti
 
 from __future__ import annotations
 
-import base64
-import binascii
-import hashlib
-import io
-import json
-import struct
-import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
-from datetime import UTC, date, datetime, time, timedelta
-from decimal import Decimal
-from functools import lru_cache, partial
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
-import fastavro
-
-from hive_bridge.errors import HudiTableError
+from hive_bridge import config
+from hive_bridge.errors import HudiTableError, MetadataTableError
+from hive_bridge.formats.bloom import BloomFilter, BloomFilterError
 from hive_bridge.formats.hfile.reader import HFileError, HFileReader
 from hive_bridge.formats.logfile import (
     BlockType,
     HeaderKey,
     LogBlock,
     LogFormatError,
-    delete_block_keys,
     read_log_file,
 )
 from hive_bridge.layout.fsview import parse_base_file_name, parse_log_file_name
 from hive_bridge.layout.properties import PROPERTIES_FILE, TableProperties
 from hive_bridge.layout.timeline import Instant, Timeline
-from hive_bridge.mdt.files import FileInfos, decode_files_record, files_plan
+from hive_bridge.mdt.files import FileInfos
+from hive_bridge.mdt.keys import (
+    ALL_PARTITIONS_KEY,
+    BLOOM_FILTERS,
+    COLUMN_STATS,
+    FILES,
+    MIRRORED_ACTIONS,
+    NON_PARTITIONED_NAME,
+    PARTITION_STATS,
+    RECORD_INDEX,
+    SECONDARY_INDEX_PREFIX,
+    SECONDARY_INDEX_SEPARATOR,
+    SOLO_COMMIT_TIMESTAMP,
+    TYPE_FILES,
+    bloom_filter_key,
+    column_index_id,
+    escape_secondary_value,
+    partition_identifier,
+    partition_index_id,
+    secondary_value_text,
+    split_secondary_index_key,
+)
+from hive_bridge.mdt.records import (
+    ColumnStatsEntry,
+    RecordLocation,
+    Unreadable,
+    combine_records,
+    decode_values,
+    deleted_keys,
+    instant_of_millis,
+    is_tombstone,
+    millis_offset,
+    nested_record,
+    record_file_id,
+    select_entries,
+    selected_key,
+    stats_of,
+    unwrap_bound,
+    value_type_of,
+)
+from hive_bridge.storage.core import Storage
 
-if TYPE_CHECKING:
-    from hive_bridge.table.table import HudiTable
+__all__ = ["DataTable", "MdtSlice", "MetadataStatus", "MetadataTable"]
 
-__all__ = [
-    "ALL_PARTITIONS_KEY",
-    "BloomFilter",
-    "ColumnStatsEntry",
-    "MetadataStatus",
-    "MetadataTable",
-    "MetadataTableError",
-    "RecordLocation",
-    "bloom_filter_key",
-    "column_index_id",
-    "column_stats_key",
-    "file_index_id",
-    "hadoop_jenkins_hash",
-    "hadoop_murmur_hash",
-    "partition_index_id",
-    "partition_stats_key",
-    "secondary_index_key",
-    "split_secondary_index_key",
-    "xxhash64",
-]
 
-# MDT partitions (folders) and record types (HoodieMetadataPayload / MetadataPartitionType)
-FILES = "files"
-COLUMN_STATS = "column_stats"
-PARTITION_STATS = "partition_stats"
-BLOOM_FILTERS = "bloom_filters"
-RECORD_INDEX = "record_index"
-SECONDARY_INDEX_PREFIX = "secondary_index_"
-ALL_PARTITIONS_KEY = "__all_partitions__"
-NON_PARTITIONED_NAME = "."
-TYPE_ALL_PARTITIONS, TYPE_FILES, TYPE_COLUMN_STATS, TYPE_BLOOM_FILTER = 1, 2, 3, 4
-TYPE_RECORD_INDEX, TYPE_PARTITION_STATS, TYPE_SECONDARY_INDEX = 5, 6, 7
-#: prefix of the MDT-only instants (initialisation of a partition, index bootstrap): 14 zeros + a 3-digit offset
-SOLO_COMMIT_TIMESTAMP = "00000000000000"
-#: data table actions that the MDT mirrors with an instant of the same time
-MIRRORED_ACTIONS = frozenset({"commit", "deltacommit", "replacecommit", "clean", "rollback", "restore"})
+class DataTable(Protocol):
+    """What the metadata table needs of its data table: where it lives and its state (``HudiTable`` has it)."""
+
+    @property
+    def storage(self) -> Storage: ...
+
+    @property
+    def base_path(self) -> str: ...
+
+    @property
+    def properties(self) -> TableProperties: ...
+
+    @property
+    def timeline(self) -> Timeline: ...
+
+
 _MDT_WRITE_ACTIONS = frozenset({"commit", "deltacommit", "replacecommit"})
 _TRAILER_MAGIC = b'TRABLK"$'
 _TRAILER_SIZE = 4096
@@ -146,457 +148,10 @@ _READER_CACHE = 64
 _FILES_CACHE: OrderedDict[tuple[Any, ...], tuple[dict[str, dict[str, Any]], dict[str, dict[str, int]]]] = \
     OrderedDict()
 _FILES_CACHE_ENTRIES = 8
-
-
-class MetadataTableError(HudiTableError):
-    """The metadata table (or the partition a query needs) is not available, or turned out unreadable."""
-
-
-# ================================================================================================ hashing
-
-_M32 = 0xFFFFFFFF
+config.register_cache("mdt.table: decoded files partitions", _FILES_CACHE.clear)
 _M64 = 0xFFFFFFFFFFFFFFFF
-
-
-def _signed32(v: int) -> int:
-    v &= _M32
-    return v - 0x100000000 if v & 0x80000000 else v
-
-
-def _sbyte(b: int) -> int:
-    """A Java (signed) byte, as an int."""
-    return b - 256 if b > 127 else b
-
-
-_MURMUR_M = 0x5BD1E995
-
-
-@lru_cache(maxsize=4096)
-def _murmur_prepared(data: bytes) -> tuple[tuple[int, ...], int, int]:
-    """The seed-independent part of Hadoop's MurmurHash (2.0) of ``data``: the mixed 4-byte words, the XOR of
-    the tail bytes (sign-extended, as Java's ``(int) data[i] << n`` does) and the number of tail bytes."""
-    n = len(data)
-    n4 = n >> 2
-    words = struct.unpack_from(f"<{n4}I", data) if n4 else ()
-    mixed = []
-    for k in words:
-        k = (k * _MURMUR_M) & _M32
-        k ^= k >> 24
-        mixed.append((k * _MURMUR_M) & _M32)
-    left = n & 3
-    tail = 0
-    if left >= 3:
-        tail ^= (_sbyte(data[n - 3]) << 16) & _M32
-    if left >= 2:
-        tail ^= (_sbyte(data[n - 2]) << 8) & _M32
-    if left >= 1:
-        tail ^= _sbyte(data[n - 1]) & _M32
-    return tuple(mixed), tail, left
-
-
-def hadoop_murmur_hash(data: bytes, seed: int) -> int:
-    """Hadoop's (and Hudi's) ``MurmurHash.hash(data, length, seed)``: MurmurHash 2.0, 32 bits, signed result."""
-    mixed, tail, left = _murmur_prepared(bytes(data))
-    m = _MURMUR_M
-    h = (seed ^ len(data)) & _M32
-    for k in mixed:
-        h = ((h * m) & _M32) ^ k
-    if left:
-        h = ((h ^ tail) * m) & _M32
-    h ^= h >> 13
-    h = (h * m) & _M32
-    h ^= h >> 15
-    return _signed32(h)
-
-
-def _rot32(v: int, r: int) -> int:
-    v &= _M32
-    return ((v << r) | (v >> (32 - r))) & _M32
-
-
-def hadoop_jenkins_hash(data: bytes, seed: int) -> int:
-    """Hadoop's (and Hudi's) ``JenkinsHash.hash(data, length, initval)`` (lookup3 ``hashlittle``), signed."""
-    key = bytes(data)
-    length = len(key)
-    a = b = c = (0xDEADBEEF + length + seed) & _M32
-    off = 0
-    while length > 12:
-        a = (a + int.from_bytes(key[off:off + 4], "little")) & _M32
-        b = (b + int.from_bytes(key[off + 4:off + 8], "little")) & _M32
-        c = (c + int.from_bytes(key[off + 8:off + 12], "little")) & _M32
-        a = (a - c) & _M32
-        a ^= _rot32(c, 4)
-        c = (c + b) & _M32
-        b = (b - a) & _M32
-        b ^= _rot32(a, 6)
-        a = (a + c) & _M32
-        c = (c - b) & _M32
-        c ^= _rot32(b, 8)
-        b = (b + a) & _M32
-        a = (a - c) & _M32
-        a ^= _rot32(c, 16)
-        c = (c + b) & _M32
-        b = (b - a) & _M32
-        b ^= _rot32(a, 19)
-        a = (a + c) & _M32
-        c = (c - b) & _M32
-        c ^= _rot32(b, 4)
-        b = (b + a) & _M32
-        off += 12
-        length -= 12
-    if length == 0:
-        return _signed32(c)
-    rest = key[off:off + length] + bytes(12 - length)
-    a = (a + int.from_bytes(rest[0:4], "little")) & _M32
-    if length > 4:
-        b = (b + int.from_bytes(rest[4:8], "little")) & _M32
-    if length > 8:
-        c = (c + int.from_bytes(rest[8:12], "little")) & _M32
-    c ^= b
-    c = (c - _rot32(b, 14)) & _M32
-    a ^= c
-    a = (a - _rot32(c, 11)) & _M32
-    b ^= a
-    b = (b - _rot32(a, 25)) & _M32
-    c ^= b
-    c = (c - _rot32(b, 16)) & _M32
-    a ^= c
-    a = (a - _rot32(c, 4)) & _M32
-    b ^= a
-    b = (b - _rot32(a, 14)) & _M32
-    c ^= b
-    c = (c - _rot32(b, 24)) & _M32
-    return _signed32(c)
-
-
-_P1, _P2, _P3 = 0x9E3779B185EBCA87, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9
-_P4, _P5 = 0x85EBCA77C2B2AE63, 0x27D4EB2F165667C5
-
-
-def _rotl64(x: int, r: int) -> int:
-    return ((x << r) | (x >> (64 - r))) & _M64
-
-
-def _xx_round(acc: int, lane: int) -> int:
-    acc = (acc + lane * _P2) & _M64
-    return (_rotl64(acc, 31) * _P1) & _M64
-
-
-def xxhash64(data: bytes, seed: int) -> int:
-    """XXH64 of ``data`` (``seed`` taken modulo 2**64), as an unsigned 64-bit int."""
-    seed &= _M64
-    n = len(data)
-    p = 0
-    if n >= 32:
-        v1, v2, v3, v4 = (seed + _P1 + _P2) & _M64, (seed + _P2) & _M64, seed, (seed - _P1) & _M64
-        while p + 32 <= n:
-            a, b, c, d = struct.unpack_from("<QQQQ", data, p)
-            v1, v2, v3, v4 = _xx_round(v1, a), _xx_round(v2, b), _xx_round(v3, c), _xx_round(v4, d)
-            p += 32
-        h = (_rotl64(v1, 1) + _rotl64(v2, 7) + _rotl64(v3, 12) + _rotl64(v4, 18)) & _M64
-        for v in (v1, v2, v3, v4):
-            h ^= _xx_round(0, v)
-            h = (h * _P1 + _P4) & _M64
-    else:
-        h = (seed + _P5) & _M64
-    h = (h + n) & _M64
-    while p + 8 <= n:
-        (k,) = struct.unpack_from("<Q", data, p)
-        h ^= _xx_round(0, k)
-        h = (_rotl64(h, 27) * _P1 + _P4) & _M64
-        p += 8
-    if p + 4 <= n:
-        (k,) = struct.unpack_from("<I", data, p)
-        h ^= (k * _P1) & _M64
-        h = (_rotl64(h, 23) * _P2 + _P3) & _M64
-        p += 4
-    while p < n:
-        h ^= (data[p] * _P5) & _M64
-        h = (_rotl64(h, 11) * _P1) & _M64
-        p += 1
-    h ^= h >> 33
-    h = (h * _P2) & _M64
-    h ^= h >> 29
-    h = (h * _P3) & _M64
-    h ^= h >> 32
-    return h
-
-
-#: HashID's seed: ``private static final int HASH_SEED = 0xdabadaba`` passed to lz4-java's
-#: ``XXHash64.hash(..., long seed)``, so sign-extended
-_ID_SEED = 0xFFFFFFFFDABADABA
-
-
-def _hash_id(text: str) -> str:
-    return base64.b64encode(xxhash64(text.encode("utf-8"), _ID_SEED).to_bytes(8, "big")).decode("ascii")
-
-
-def _partition_identifier(partition: str) -> str:
-    return NON_PARTITIONED_NAME if partition in ("", NON_PARTITIONED_NAME) else partition
-
-
-def column_index_id(column: str) -> str:
-    """``ColumnIndexID(column).asBase64EncodedString()``: 12 characters."""
-    return _hash_id(column)
-
-
-def partition_index_id(partition: str) -> str:
-    """``PartitionIndexID(partition identifier)``: 12 characters (``""`` is hashed as ``"."``)."""
-    return _hash_id(_partition_identifier(partition))
-
-
-def file_index_id(file_name: str) -> str:
-    """``FileIndexID(file name)``: base64 of the name's MD5, 24 characters."""
-    return base64.b64encode(hashlib.md5(file_name.encode("utf-8")).digest()).decode("ascii")
-
-
-def column_stats_key(column: str, partition: str, file_name: str) -> str:
-    return column_index_id(column) + partition_index_id(partition) + file_index_id(file_name)
-
-
-def partition_stats_key(column: str, partition: str) -> str:
-    return column_index_id(column) + partition_index_id(partition)
-
-
-def bloom_filter_key(partition: str, file_name: str) -> str:
-    return partition_index_id(partition) + file_index_id(file_name)
-
-
-_SI_ESCAPE = "\\"
-_SI_SEPARATOR = "$"
-_SI_NULL = "\x00"
-
-
-def _si_escape(value: str | None) -> str:
-    if value is None:
-        return _SI_NULL
-    out = []
-    for ch in value:
-        if ch in (_SI_ESCAPE, _SI_SEPARATOR, _SI_NULL):
-            out.append(_SI_ESCAPE)
-        out.append(ch)
-    return "".join(out)
-
-
-def _si_unescape(text: str) -> str | None:
-    if text == _SI_NULL:
-        return None
-    out = []
-    escaped = False
-    for ch in text:
-        if escaped:
-            out.append(ch)
-            escaped = False
-        elif ch == _SI_ESCAPE:
-            escaped = True
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
-def secondary_index_key(secondary_value: str | None, record_key: str) -> str:
-    """``SecondaryIndexKeyUtils.constructSecondaryIndexKey``: escaped value, ``$``, escaped record key."""
-    return _si_escape(secondary_value) + _SI_SEPARATOR + _si_escape(record_key)
-
-
-def split_secondary_index_key(key: str) -> tuple[str | None, str | None]:
-    """(secondary value, record key) of a secondary index key (the first unescaped ``$`` separates them)."""
-    escaped = False
-    for i, ch in enumerate(key):
-        if ch == _SI_ESCAPE and not escaped:
-            escaped = True
-        elif ch == _SI_SEPARATOR and not escaped:
-            return _si_unescape(key[:i]), _si_unescape(key[i + 1:])
-        else:
-            escaped = False
-    raise MetadataTableError(f"secondary index key {key!r} has no unescaped '$' separator")
-
-
-def _secondary_value_text(value: Any) -> str | None:
-    """How Hudi writes a secondary value into the key: ``String.valueOf`` of the Avro value (a DATE column's
-    days since the epoch, a boolean as ``true``/``false``); None stays NULL."""
-    if value is None or isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, datetime):
-        raise MetadataTableError("pass a timestamp secondary value as the string Hudi stored (epoch micros)")
-    if isinstance(value, date):
-        return str((value - date(1970, 1, 1)).days)
-    return str(value)
-
-
-# ================================================================================================ bloom
-
-
-class _BitVector(NamedTuple):
-    nb_hash: int
-    hash_type: int
-    vector_size: int
-    bits: bytes
-
-
-HASH_JENKINS = 0
-HASH_MURMUR = 1
-_HASHES: dict[int, Callable[[bytes, int], int]] = {HASH_JENKINS: hadoop_jenkins_hash, HASH_MURMUR: hadoop_murmur_hash}
-
-
-class BloomFilter:
-    """Hudi's serialized bloom filter over record keys: ``SIMPLE`` (Hadoop's BloomFilter) or ``DYNAMIC_V0``
-    (``HoodieDynamicBoundedBloomFilter``: a matrix of such filters; a key is in it if any row has it).
-
-    Serialized form (base64 text; in the MDT the UTF-8 bytes of that text): ``int32 version`` (-1; a positive
-    number is an old, unversioned header whose value is the hash count and whose hash is Jenkins), ``int32
-    nbHash``, ``int8 hashType`` (0 Jenkins, 1 Murmur), ``int32 vectorSize``, then for SIMPLE the bit vector
-    (``ceil(vectorSize / 8)`` bytes, bit i at byte i/8, mask 1 << i%8); for DYNAMIC_V0 ``int32 nr, int32
-    currentNbRecord, int32 rows`` and each row as a SIMPLE filter. A key's positions: ``h = hash(utf8(key), h)``
-    starting from 0, ``nbHash`` times, each position ``abs(h % vectorSize)`` with Java's int arithmetic.
-    """
-
-    def __init__(self, type_code: str, rows: Iterable[_BitVector]) -> None:
-        self.type_code = type_code
-        self.rows: tuple[_BitVector, ...] = tuple(_BitVector(*r) for r in rows)
-        if not self.rows:
-            raise MetadataTableError(f"bloom filter ({type_code}) has no bit vector")
-
-    @classmethod
-    def from_serialized(cls, text_or_bytes: str | bytes, type_code: str) -> BloomFilter:
-        """The filter Hudi serialized (``BloomFilter.serializeToString()``: base64 text, or its UTF-8 bytes as the
-        MDT stores it; raw serialized bytes are accepted too), of type code ``SIMPLE`` or ``DYNAMIC_V0``."""
-        code = (type_code or "").strip().upper()
-        raw = cls._decode(text_or_bytes)
-        reader = _Reader(raw, f"bloom filter ({code or 'no type code'})")
-        if code == "SIMPLE":
-            rows = [reader.bit_vector()]
-        elif code.startswith("DYNAMIC"):
-            head = reader.header()
-            reader.i32()                    # nr: keys per row
-            reader.i32()                    # currentNbRecord
-            count = reader.i32()
-            if not 1 <= count <= 1 << 16:
-                raise MetadataTableError(f"{reader.what}: impossible row count {count}")
-            rows = [reader.bit_vector() for _ in range(count)]
-            if any((r.nb_hash, r.hash_type, r.vector_size) != head for r in rows):
-                raise MetadataTableError(f"{reader.what}: a row's hash settings differ from the filter's")
-        else:
-            raise MetadataTableError(f"unknown bloom filter type code {type_code!r} (known: SIMPLE, DYNAMIC_V0)")
-        reader.done()
-        return cls(code, rows)
-
-    @classmethod
-    def from_parquet_metadata(cls, metadata: Mapping[bytes, bytes] | Mapping[str, str] | None) -> BloomFilter | None:
-        """The filter in a Hudi base parquet file's key-value metadata (``org.apache.hudi.bloomfilter`` and
-        ``hoodie_bloom_filter_type_code``; a filter without type code is SIMPLE, as in Hudi), None if absent."""
-        if not metadata:
-            return None
-        norm = {(k.decode("utf-8", "replace") if isinstance(k, bytes) else k): v for k, v in metadata.items()}
-        serialized = norm.get("org.apache.hudi.bloomfilter")
-        if serialized is None:
-            return None
-        code = norm.get("hoodie_bloom_filter_type_code") or "SIMPLE"
-        if isinstance(code, bytes):
-            code = code.decode("utf-8", "replace")
-        return cls.from_serialized(serialized, code)
-
-    @staticmethod
-    def _decode(value: str | bytes) -> bytes:
-        if isinstance(value, str):
-            text = value.encode("ascii", "strict") if value.isascii() else b""
-            if not text:
-                raise MetadataTableError("bloom filter text is not base64")
-        else:
-            text = bytes(value)
-        try:
-            return base64.b64decode(text, validate=True)
-        except (binascii.Error, ValueError):
-            if isinstance(value, str):
-                raise MetadataTableError("bloom filter text is not base64") from None
-            return text                     # raw serialized bytes
-
-    @property
-    def num_hashes(self) -> int:
-        return self.rows[0].nb_hash
-
-    @property
-    def vector_size(self) -> int:
-        return self.rows[0].vector_size
-
-    @property
-    def hash_type(self) -> int:
-        return self.rows[0].hash_type
-
-    def positions(self, key: str) -> list[int]:
-        """The bit positions of ``key`` (the same in every row)."""
-        data = key.encode("utf-8")
-        hash_fn = _HASHES[self.hash_type]
-        size = self.vector_size
-        out = []
-        h = 0
-        for _ in range(self.num_hashes):
-            h = hash_fn(data, h)
-            out.append(abs(h) % size)      # Java: Math.abs(h % size); same value for every int h
-        return out
-
-    def might_contain(self, key: str) -> bool:
-        """False only if ``key`` was never added (no false negatives); an empty key is always True (Hudi's hash
-        refuses it)."""
-        if not key:
-            return True
-        pos = self.positions(key)
-        for row in self.rows:
-            bits = row.bits
-            if all(bits[p >> 3] & (1 << (p & 7)) for p in pos):
-                return True
-        return False
-
-    def __repr__(self) -> str:
-        return (f"BloomFilter({self.type_code}, rows={len(self.rows)}, hashes={self.num_hashes}, "
-                f"bits={self.vector_size}, hash={'murmur' if self.hash_type == HASH_MURMUR else 'jenkins'})")
-
-
-class _Reader:
-    def __init__(self, data: bytes, what: str) -> None:
-        self.data = data
-        self.pos = 0
-        self.what = what
-
-    def _take(self, n: int) -> bytes:
-        if n < 0 or self.pos + n > len(self.data):
-            raise MetadataTableError(f"{self.what}: cut off at byte {self.pos} ({len(self.data)} bytes, "
-                                     f"{n} more needed)")
-        out = self.data[self.pos:self.pos + n]
-        self.pos += n
-        return out
-
-    def i32(self) -> int:
-        return int(struct.unpack(">i", self._take(4))[0])
-
-    def header(self) -> tuple[int, int, int]:
-        version = self.i32()
-        if version > 0:
-            nb_hash, hash_type = version, HASH_JENKINS
-        elif version == -1:
-            nb_hash = self.i32()
-            hash_type = struct.unpack(">b", self._take(1))[0]
-        else:
-            raise MetadataTableError(f"{self.what}: unsupported filter version {version}")
-        vector_size = self.i32()
-        if hash_type not in _HASHES:
-            raise MetadataTableError(f"{self.what}: unknown hash type {hash_type} (0 Jenkins, 1 Murmur)")
-        if nb_hash <= 0 or vector_size <= 0:
-            raise MetadataTableError(f"{self.what}: {nb_hash} hashes over {vector_size} bits")
-        return nb_hash, hash_type, vector_size
-
-    def bit_vector(self) -> _BitVector:
-        nb_hash, hash_type, vector_size = self.header()
-        return _BitVector(nb_hash, hash_type, vector_size, self._take((vector_size + 7) // 8))
-
-    def done(self) -> None:
-        if self.pos != len(self.data):
-            raise MetadataTableError(f"{self.what}: {len(self.data) - self.pos} bytes after the filter")
-
-
-# ================================================================================================ records
+#: the sentinel of a key a DELETE block removed
+_DELETED = object()
 
 
 @dataclass(frozen=True)
@@ -616,269 +171,26 @@ class MetadataStatus:
     problems: tuple[str, ...]
 
 
-class ColumnStatsEntry(NamedTuple):
-    """One column's statistics for one file (``column_stats``) or one partition (``partition_stats``: then
-    ``file_name`` is None). ``min``/``max`` are Python values (None when absent: no non-null value, or a log
-    file without data records); timestamps and times are int microseconds, dates ``date``, decimals ``Decimal``
-    with the column's scale. ``partition`` is None when a column_stats entry's partition hash matches none of
-    the partitions the files partition lists. Counts None mean unknown, never zero."""
-
-    partition: str | None
-    file_name: str | None
-    column: str
-    min: Any
-    max: Any
-    null_count: int | None
-    value_count: int | None
-    total_size: int | None
-    is_deleted: bool
-    is_tight_bound: bool | None
-    value_type: str | None
-
-
-class RecordLocation(NamedTuple):
-    """Where the record index puts a record key: data partition, file group id, and the instant that wrote it
-    (None if the writer's time zone cannot be inferred; ``instant_millis`` is what the index stores)."""
-
-    partition: str
-    file_id: str
-    instant: str | None
-    instant_millis: int | None
-
-
-class _Slice(NamedTuple):
+class MdtSlice(NamedTuple):
     file_id: str
     base: str | None            # full path of the base HFile
     base_instant: str | None
     logs: tuple[str, ...]       # full paths, in merge order
 
 
-class _Unreadable(Exception):
-    """A partition's file cannot be read (internal; becomes a problem + MetadataTableError)."""
-
-
-_DELETED = object()
-
-# V2 column stats value types (org.apache.hudi.metadata.stats.ValueType ordinals)
-_VALUE_TYPES = (
-    "V1", "NULL", "BOOLEAN", "INT", "LONG", "FLOAT", "DOUBLE", "STRING", "BYTES", "FIXED", "DECIMAL", "UUID",
-    "DATE", "TIME_MILLIS", "TIME_MICROS", "TIMESTAMP_MILLIS", "TIMESTAMP_MICROS", "TIMESTAMP_NANOS",
-    "LOCAL_TIMESTAMP_MILLIS", "LOCAL_TIMESTAMP_MICROS", "LOCAL_TIMESTAMP_NANOS",
-)
-# V1 (no valueType): the type is the wrapper record's
-_WRAPPER_TYPES = {
-    "BooleanWrapper": "BOOLEAN", "IntWrapper": "INT", "LongWrapper": "LONG", "FloatWrapper": "FLOAT",
-    "DoubleWrapper": "DOUBLE", "BytesWrapper": "BYTES", "StringWrapper": "STRING", "DateWrapper": "DATE",
-    "DecimalWrapper": "DECIMAL", "TimeMicrosWrapper": "TIME_MICROS", "TimestampMicrosWrapper": "TIMESTAMP_MICROS",
-    "LocalDateWrapper": "DATE", "ArrayWrapper": "ARRAY",
-}
-_EPOCH_DATE = date(1970, 1, 1)
-
-
-def _decimal(unscaled: bytes, scale: int) -> Decimal:
-    sign, digits, _ = Decimal(int.from_bytes(unscaled, "big", signed=True)).as_tuple()
-    return Decimal((sign, digits, -scale))
-
-
-def _micros_of_time(t: time) -> int:
-    return ((t.hour * 60 + t.minute) * 60 + t.second) * 1_000_000 + t.microsecond
-
-
-def _value_type(stats: Mapping[str, Any]) -> tuple[str | None, str | None]:
-    """(ValueType name, additionalInfo) of a V2 stats record, (None, None) for V1."""
-    info = stats.get("valueType")
-    if isinstance(info, tuple):
-        info = info[1]
-    if not isinstance(info, dict):
-        return None, None
-    ordinal = info.get("typeOrdinal")
-    name = _VALUE_TYPES[ordinal] if isinstance(ordinal, int) and 0 <= ordinal < len(_VALUE_TYPES) else None
-    if name is None:
-        raise MetadataTableError(f"column stats value type ordinal {ordinal!r} is unknown")
-    return (None if name == "V1" else name), info.get("additionalInfo")
-
-
-def _unwrap(wrapped: Any, vtype: str | None, info: str | None, upper: bool) -> tuple[Any, str | None]:
-    """A min/max wrapper record as a Python value, and the value's type name."""
-    if wrapped is None:
-        return None, vtype
-    if not (isinstance(wrapped, tuple) and len(wrapped) == 2 and isinstance(wrapped[1], dict)):
-        raise MetadataTableError(f"column stats bound {wrapped!r} is not a wrapper record")
-    wrapper = str(wrapped[0]).rsplit(".", 1)[-1]
-    value = wrapped[1].get("value")
-    if vtype is None:                       # V1: the wrapper says what it is
-        vt = _WRAPPER_TYPES.get(wrapper)
-        if vt is None:
-            raise MetadataTableError(f"column stats bound of unknown wrapper {wrapper!r}")
-        if value is None:
-            return None, vt
-        if vt == "DATE" and isinstance(value, int):
-            return _EPOCH_DATE + timedelta(days=value), vt
-        if vt == "DECIMAL" and isinstance(value, bytes | bytearray):
-            return _decimal(bytes(value), 15), vt
-        if vt == "TIME_MICROS" and isinstance(value, time):
-            return _micros_of_time(value), vt
-        return value, vt
-    if value is None:
-        return None, vtype
-    if vtype == "DECIMAL":
-        try:
-            scale = int(str(info).split(",")[1])
-        except (IndexError, ValueError):
-            raise MetadataTableError(f"decimal column stats without precision,scale ({info!r})") from None
-        if isinstance(value, Decimal):
-            return value, vtype
-        return _decimal(bytes(value), scale), vtype
-    if vtype == "DATE":
-        return (_EPOCH_DATE + timedelta(days=value) if isinstance(value, int) else value), vtype
-    if vtype in ("TIME_MILLIS", "TIMESTAMP_MILLIS", "LOCAL_TIMESTAMP_MILLIS"):
-        return int(value) * 1000, vtype
-    if vtype in ("TIMESTAMP_NANOS", "LOCAL_TIMESTAMP_NANOS"):
-        q, r = divmod(int(value), 1000)
-        return (q + 1 if upper and r else q), vtype     # a wider bound, never a narrower one
-    if vtype == "TIME_MICROS" and isinstance(value, time):
-        return _micros_of_time(value), vtype
-    return value, vtype
-
-
-@lru_cache(maxsize=64)
-def _parsed_schema(schema_json: str) -> Any:
-    try:
-        return fastavro.parse_schema(json.loads(schema_json))
-    except Exception as exc:  # json and fastavro raise many types
-        raise MetadataTableError(f"the Avro schema of the metadata records does not parse: {exc}") from None
-
-
-def _decode_values(pairs: Iterable[tuple[bytes, bytes]], schema_json: str,
-                   where: str, files: bool = False) -> list[tuple[str, dict[str, Any]]]:
-    """(record key, record) of HFile entries: the value in the writer schema, unions of several records as
-    (record name, record) tuples (the wrapper of a min/max tells its type), single-record unions plain.
-    ``files``: records of the files partition, read without an object per file where they have the usual shape
-    (:mod:`hive_bridge.mdt.files`), by fastavro otherwise."""
-    try:
-        schema = _parsed_schema(schema_json)
-    except MetadataTableError as exc:
-        raise _Unreadable(f"{where}: {exc}") from None
-    plan = files_plan(schema_json) if files else None
-    out = []
-    for key, value in pairs:
-        rec = decode_files_record(value, plan) if plan is not None else None
-        if rec is None:
-            buf = io.BytesIO(value)
-            try:
-                read: Any = fastavro.schemaless_reader(buf, schema, None, return_record_name=True,
-                                                       return_record_name_override=True)
-            except Exception as exc:  # fastavro raises EOFError, ValueError, IndexError, UnicodeDecodeError, ...
-                raise _Unreadable(f"{where}: the value of key {key[:80]!r} does not decode "
-                                  f"({type(exc).__name__}: {exc})") from None
-            if buf.tell() != len(value) or not isinstance(read, dict):
-                raise _Unreadable(f"{where}: the value of key {key[:80]!r} is not one metadata record")
-            rec = read
-        try:
-            skey = key.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise _Unreadable(f"{where}: the value of key {key[:80]!r} does not decode "
-                              f"({type(exc).__name__}: {exc})") from None
-        rec["key"] = skey                   # Hudi blanks the field in HFiles: the HFile key is the record key
-        out.append((skey, rec))
-    return out
-
-
-def _stats_of(rec: Mapping[str, Any]) -> dict[str, Any] | None:
-    stats = rec.get("ColumnStatsMetadata")
-    if isinstance(stats, tuple):
-        stats = stats[1]
-    return stats if isinstance(stats, dict) else None
-
-
-def _nested(rec: Mapping[str, Any], name: str) -> dict[str, Any] | None:
-    value = rec.get(name)
-    if isinstance(value, tuple):
-        value = value[1]
-    return value if isinstance(value, dict) else None
-
-
-def _is_tombstone(rec: Mapping[str, Any]) -> bool:
-    """``HoodieMetadataPayload.isDeletedRecord`` of a decoded record (files records never are)."""
-    kind = rec.get("type")
-    if kind in (TYPE_COLUMN_STATS, TYPE_PARTITION_STATS):
-        stats = _stats_of(rec)
-        return bool(stats and stats.get("isDeleted"))
-    if kind == TYPE_BLOOM_FILTER:
-        bloom = _nested(rec, "BloomFilterMetadata")
-        return bool(bloom and bloom.get("isDeleted"))
-    if kind == TYPE_SECONDARY_INDEX:
-        si = _nested(rec, "SecondaryIndexMetadata")
-        return bool(si and si.get("isDeleted"))
-    return False
-
-
-def _sum(a: Any, b: Any) -> Any:
-    return None if a is None or b is None else a + b
-
-
-def _combine(older: dict[str, Any] | None, newer: dict[str, Any]) -> dict[str, Any]:
-    """``HoodieMetadataPayload.preCombine(older)`` for two records of the same key."""
-    if older is None or _is_tombstone(newer) or _is_tombstone(older) or older.get("type") != newer.get("type"):
-        return newer
-    kind = newer.get("type")
-    if kind in (TYPE_FILES, TYPE_ALL_PARTITIONS):
-        files: dict[str, dict[str, Any]] = dict(older.get("filesystemMetadata") or {})
-        for name, info in (newer.get("filesystemMetadata") or {}).items():
-            old = files.get(name)
-            if old is None:
-                files[name] = info
-            elif info.get("isDeleted"):
-                if old.get("isDeleted"):
-                    files[name] = info
-                else:
-                    del files[name]             # the tombstone cancels the entry and is dropped
-            else:
-                files[name] = {"size": max(info.get("size") or 0, old.get("size") or 0), "isDeleted": False}
-        out = dict(newer)
-        out["filesystemMetadata"] = files
-        return out
-    if kind in (TYPE_COLUMN_STATS, TYPE_PARTITION_STATS):
-        old_s, new_s = _stats_of(older), _stats_of(newer)
-        if old_s is None or new_s is None or new_s.get("isTightBound"):
-            return newer
-        merged = dict(new_s)
-        vtype, info = _value_type(new_s)
-        for field, pick in (("minValue", min), ("maxValue", max)):
-            candidates = [w for w in (old_s.get(field), new_s.get(field)) if w is not None]
-            if len(candidates) == 2:
-                a = _unwrap(candidates[0], vtype, info, field == "maxValue")[0]
-                b = _unwrap(candidates[1], vtype, info, field == "maxValue")[0]
-                try:
-                    merged[field] = candidates[0] if pick(a, b) == a and a != b else candidates[1]
-                except TypeError:
-                    raise MetadataTableError(f"column stats of {new_s.get('columnName')!r} for "
-                                             f"{new_s.get('fileName')!r} mix incomparable bounds") from None
-            else:
-                merged[field] = candidates[0] if candidates else None
-        for field in ("valueCount", "nullCount", "totalSize", "totalUncompressedSize"):
-            merged[field] = _sum(old_s.get(field), new_s.get(field))
-        out = dict(newer)
-        out["ColumnStatsMetadata"] = merged
-        return out
-    return newer                                # bloom filter, record index, secondary index: newer wins
-
-
-# ================================================================================================ the table
-
 
 class MetadataTable:
     """The metadata table of one Hudi table, read-only: ``MetadataTable.open(hudi_table)``."""
 
-    def __init__(self, table: HudiTable) -> None:
+    def __init__(self, table: DataTable) -> None:
         self.table = table
-        self._storage = table.storage
+        self.storage = table.storage
         #: the metadata table's folder: `location` (a local path or a URI), `path` (a local table's)
-        self.location = self._storage.join(table.base_path, ".hoodie", "metadata")
+        self.location = self.storage.join(table.base_path, ".hoodie", "metadata")
         self.path = Path(self.location)
         self.status = MetadataStatus(False, (), None, (), ())
         self._problems: list[str] = []
-        self._slices: dict[str, list[_Slice]] = {}
+        self._slices: dict[str, list[MdtSlice]] = {}
         self._trusted: frozenset[str] = frozenset()
         self._cache: dict[str, dict[str, dict[str, Any]]] = {}
         self._partition_names: dict[str, str] | None = None
@@ -892,13 +204,13 @@ class MetadataTable:
         self._mdt_done: dict[str, Instant] = {}
         self._layout2 = True
         self._readers: OrderedDict[tuple[str, int], HFileReader] = OrderedDict()
-        self._slice_blocks: dict[_Slice, list[tuple[str, LogBlock]]] = {}
+        self._slice_blocks: dict[MdtSlice, list[tuple[str, LogBlock]]] = {}
         self._dropped: set[str] = set()
 
     # ------------------------------------------------------------------------------------------ opening
 
     @classmethod
-    def open(cls, table: HudiTable) -> MetadataTable:
+    def open(cls, table: DataTable) -> MetadataTable:
         """Read what the MDT can be trusted for. Never raises for a missing or damaged MDT: ``status`` says."""
         mdt = cls(table)
         try:
@@ -925,7 +237,7 @@ class MetadataTable:
     def _open(self) -> None:
         props = self.table.properties
         ready = props.metadata_partitions
-        if not self._storage.is_file(self._storage.join(self.location, ".hoodie", PROPERTIES_FILE)):
+        if not self.storage.is_file(self.storage.join(self.location, ".hoodie", PROPERTIES_FILE)):
             why = "no metadata table" if not ready else \
                 f"hoodie.table.metadata.partitions lists {', '.join(ready)} but there is no {PROPERTIES_FILE}"
             self._problems.append(f"{self.location}: {why}")
@@ -936,12 +248,12 @@ class MetadataTable:
                                   "is empty: the metadata table is disabled or being rebuilt)")
             self._set_status(available=False)
             return
-        mprops = TableProperties.load(self.location, self._storage)
+        mprops = TableProperties.load(self.location, self.storage)
         if mprops.base_file_format != "HFILE" or not mprops.is_mor:
             raise MetadataTableError(f"{self.location}: not a metadata table ({mprops.table_type}, "
                                      f"{mprops.base_file_format} base files)")
-        self._mprops = mprops
-        mtl = self._mtl = Timeline.load(mprops)
+        self.mdt_properties = mprops
+        mtl = self.mdt_timeline = Timeline.load(mprops)
         dtl = self.table.timeline
         self._layout2 = mprops.timeline_layout_version >= 2
         mdt_rolled_back = mtl.rolled_back_timestamps if any(
@@ -969,7 +281,7 @@ class MetadataTable:
         for name in ready:
             try:
                 self._slices[name] = self._list_partition(name)
-            except _Unreadable as why:
+            except Unreadable as why:
                 self._problems.append(f"metadata partition {name!r} unavailable: {why}")
                 self._dropped.add(name)
         self._verify_written_files(mdt_done)
@@ -1010,24 +322,24 @@ class MetadataTable:
 
     def _mdt_has_archive(self) -> bool:
         """Whether the MDT archived instants (then older data instants may have no MDT instant left)."""
-        raw = self._mprops.raw
-        join = self._storage.join
+        raw = self.mdt_properties.raw
+        join = self.storage.join
         if self._layout2:
-            folder = join(self._mprops.timeline_location, raw.get("hoodie.timeline.history.path") or "history")
+            folder = join(self.mdt_properties.timeline_location, raw.get("hoodie.timeline.history.path") or "history")
         else:
             folder = join(self.location, ".hoodie", raw.get("hoodie.archivelog.folder") or "archived")
-        return self._storage.has_files(folder)
+        return self.storage.has_files(folder)
 
     # ------------------------------------------------------------------------------------------ slices
 
-    def _list_partition(self, name: str) -> list[_Slice]:
-        folder = self._storage.join(self.location, name)
+    def _list_partition(self, name: str) -> list[MdtSlice]:
+        folder = self.storage.join(self.location, name)
         try:
-            entries = [(e.name, e.size) for e in self._storage.list_dir(folder) if not e.is_dir and e.size is not None]
+            entries = [(e.name, e.size) for e in self.storage.list_dir(folder) if not e.is_dir and e.size is not None]
         except FileNotFoundError:
-            raise _Unreadable(f"{folder}: ready metadata partition {name!r} has no folder") from None
+            raise Unreadable(f"{folder}: ready metadata partition {name!r} has no folder") from None
         except OSError as exc:
-            raise _Unreadable(f"{folder}: cannot list: {exc.strerror or exc}") from None
+            raise Unreadable(f"{folder}: cannot list: {exc.strerror or exc}") from None
         completed_writes = {ts for ts, i in self._mdt_done.items() if i.action in _MDT_WRITE_ACTIONS}
         bases: dict[str, list[tuple[str, str]]] = {}
         logs: dict[str, list[tuple[str, int, str, str]]] = {}
@@ -1044,7 +356,7 @@ class MetadataTable:
                 fid, _tok, ts = pb
                 if ts in completed_writes:
                     bases.setdefault(fid, []).append((ts, fname))
-        out: list[_Slice] = []
+        out: list[MdtSlice] = []
         for fid in sorted(bases.keys() | logs.keys()):
             base = max(bases.get(fid, ()), default=None)
             base_ts = base[0] if base else None
@@ -1063,7 +375,7 @@ class MetadataTable:
             chosen.sort()
             if base is None and not chosen:
                 continue
-            out.append(_Slice(fid, f"{folder}/{base[1]}" if base else None, base_ts,
+            out.append(MdtSlice(fid, f"{folder}/{base[1]}" if base else None, base_ts,
                               tuple(f"{folder}/{f}" for _, f in chosen)))
         for sl in out:
             if sl.base is not None:
@@ -1072,18 +384,18 @@ class MetadataTable:
 
     def _check_trailer(self, path: str) -> None:
         try:
-            tail, size = self._storage.read_tail(path, _TRAILER_SIZE)
+            tail, size = self.storage.read_tail(path, _TRAILER_SIZE)
         except OSError as exc:
-            raise _Unreadable(f"{path}: cannot read: {exc.strerror or exc}") from None
+            raise Unreadable(f"{path}: cannot read: {exc.strerror or exc}") from None
         if size < _TRAILER_SIZE:
-            raise _Unreadable(f"{path}: HFile of {size} bytes is shorter than its trailer (truncated)")
+            raise Unreadable(f"{path}: HFile of {size} bytes is shorter than its trailer (truncated)")
         magic = tail[:len(_TRAILER_MAGIC)]
         if magic != _TRAILER_MAGIC:
-            raise _Unreadable(f"{path}: no HFile trailer at the end of the file (truncated or damaged)")
+            raise Unreadable(f"{path}: no HFile trailer at the end of the file (truncated or damaged)")
 
     def _verify_written_files(self, mdt_done: Mapping[str, Instant]) -> None:
         """Every file a trusted MDT instant (or a compaction) wrote to a current slice is there, not shorter."""
-        slice_of: dict[tuple[str, str], _Slice] = {}
+        slice_of: dict[tuple[str, str], MdtSlice] = {}
         for name, slices in self._slices.items():
             for one in slices:
                 slice_of[(name, one.file_id)] = one
@@ -1092,12 +404,12 @@ class MetadataTable:
             if ts not in self._trusted and inst.action != "commit":
                 continue
             try:
-                meta = self._mtl.read_metadata(inst)
+                meta = self.mdt_timeline.read_metadata(inst)
             except HudiTableError as exc:
                 raise MetadataTableError(f"cannot check the files of metadata instant {ts}: {exc}") from None
             stats = meta.get("partitionToWriteStats") or {}
             if not isinstance(stats, dict):
-                raise MetadataTableError(f"{self._mtl.instant_location(inst)}: partitionToWriteStats is not a map")
+                raise MetadataTableError(f"{self.mdt_timeline.instant_location(inst)}: partitionToWriteStats is not a map")
             for partition, writes in stats.items():
                 if partition not in self._slices or partition in bad:
                     continue
@@ -1138,7 +450,7 @@ class MetadataTable:
 
     # ------------------------------------------------------------------------------------------ reading
 
-    def _require(self, partition: str) -> list[_Slice]:
+    def slices_of(self, partition: str) -> list[MdtSlice]:
         slices = self._slices.get(partition)
         if slices is None:
             why = "unavailable (see status.problems)" if partition in self._dropped else "not ready"
@@ -1146,7 +458,7 @@ class MetadataTable:
             raise MetadataTableError(f"{self.location}: metadata partition {partition!r} is {why} (usable: {known})")
         return slices
 
-    def _fail(self, partition: str, why: str) -> MetadataTableError:
+    def failure(self, partition: str, why: str) -> MetadataTableError:
         self._problems.append(f"metadata partition {partition!r} unavailable: {why}")
         self._slices.pop(partition, None)
         self._dropped.add(partition)
@@ -1161,14 +473,14 @@ class MetadataTable:
         Avro dicts (``key`` filled in; unions of several records, e.g. min/max wrappers, as ``(record name,
         record)`` tuples). Tombstones are dropped. Raises :class:`MetadataTableError` if the partition is not
         usable, or turns out unreadable (then the partition is dropped from ``status``)."""
-        slices = self._require(partition)
+        slices = self.slices_of(partition)
         want = None if keys is None else set(keys)
         pre = None if prefixes is None else list(prefixes)
         cached = self._cache.get(partition)
         if cached is None and partition == FILES:
             # the files partition is read whole (one record per data partition) and kept in the process by the
             # identity of its slices: a second table open lists from it without decoding it again
-            identity = self._slice_identity(partition)
+            identity = self.slice_identity(partition)
             hit = _FILES_CACHE.get(identity)
             if hit is None:
                 _FILES_CACHE[identity] = hit = (self._read_slices(partition, slices, None, None), {})
@@ -1183,24 +495,24 @@ class MetadataTable:
                 return dict(cached)
             if pre is None and want is not None:
                 return {k: cached[k] for k in want if k in cached}
-            return {k: v for k, v in cached.items() if _selected(k, want, pre)}
+            return {k: v for k, v in cached.items() if selected_key(k, want, pre)}
         out = self._read_slices(partition, slices, want, pre)
         if want is None and pre is None:
             self._cache[partition] = out
             return dict(out)
         return out
 
-    def _read_slices(self, partition: str, slices: list[_Slice], want: set[str] | None,
+    def _read_slices(self, partition: str, slices: list[MdtSlice], want: set[str] | None,
                      pre: list[str] | None) -> dict[str, dict[str, Any]]:
         """The merged records of a partition's slices; an unreadable one drops the partition and raises."""
         out: dict[str, dict[str, Any]] = {}
         try:
             for sl in slices:
                 out.update(self._read_slice(sl, want, pre, partition == FILES))
-        except _Unreadable as why:
-            raise self._fail(partition, str(why)) from None
+        except Unreadable as why:
+            raise self.failure(partition, str(why)) from None
         except (HudiTableError, KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
-            raise self._fail(partition, f"{type(exc).__name__}: {exc}") from None
+            raise self.failure(partition, f"{type(exc).__name__}: {exc}") from None
         return out
 
     def file_size(self, path: str) -> int:
@@ -1209,14 +521,14 @@ class MetadataTable:
         rel = path[len(prefix):] if path.startswith(prefix) else path
         return self._sizes.get(rel, -1)
 
-    def _slice_identity(self, partition: str) -> tuple[Any, ...]:
+    def slice_identity(self, partition: str) -> tuple[Any, ...]:
         """What a full read of ``partition`` depends on: its slices' files and their listed sizes."""
         return (self.location, partition, tuple(
             (sl.base, self.file_size(sl.base) if sl.base else -1,
-             tuple((p, self.file_size(p)) for p in sl.logs)) for sl in self._require(partition)),
+             tuple((p, self.file_size(p)) for p in sl.logs)) for sl in self.slices_of(partition)),
             self._trusted)
 
-    def _reader(self, key: tuple[str, int], make: Callable[[], HFileReader]) -> HFileReader:
+    def cached_reader(self, key: tuple[str, int], make: Callable[[], HFileReader]) -> HFileReader:
         reader = self._readers.get(key)
         if reader is None:
             reader = make()
@@ -1227,41 +539,41 @@ class MetadataTable:
             self._readers.move_to_end(key)
         return reader
 
-    def _read_slice(self, sl: _Slice, want: set[str] | None, pre: list[str] | None,
+    def _read_slice(self, sl: MdtSlice, want: set[str] | None, pre: list[str] | None,
                     files: bool = False) -> dict[str, dict[str, Any]]:
         merged: dict[str, Any] = {}
         if sl.base is not None:
             base = sl.base
             try:
-                reader = self._reader((base, -1), lambda: HFileReader.open(base, storage=self._storage))
+                reader = self.cached_reader((base, -1), lambda: HFileReader.open(base, storage=self.storage))
                 schema = reader.avro_schema
                 if schema is None:
-                    raise _Unreadable(f"{base}: HFile has no Avro schema in its file info")
-                for key, rec in _decode_values(_select(reader, want, pre), schema, base, files):
+                    raise Unreadable(f"{base}: HFile has no Avro schema in its file info")
+                for key, rec in decode_values(select_entries(reader, want, pre), schema, base, files):
                     merged[key] = rec
             except HFileError as exc:
-                raise _Unreadable(str(exc)) from None
-        for path, block in self._blocks(sl):
+                raise Unreadable(str(exc)) from None
+        for path, block in self.log_blocks(sl):
             where = f"{path}: byte {block.offset}"
             if block.block_type == BlockType.DELETE:
                 for key in deleted_keys(block, where, want, pre):
                     merged[key] = _DELETED
                 continue
             try:
-                reader = self._reader((path, block.offset), partial(HFileReader, block.content,
+                reader = self.cached_reader((path, block.offset), partial(HFileReader, block.content,
                                                                     f"{where} (HFILE_DATA block)"))
                 schema = block.header.get(HeaderKey.SCHEMA) or reader.avro_schema
                 if schema is None:
-                    raise _Unreadable(f"{where}: HFILE_DATA block without a schema")
-                decoded = _decode_values(_select(reader, want, pre), schema, where, files)
+                    raise Unreadable(f"{where}: HFILE_DATA block without a schema")
+                decoded = decode_values(select_entries(reader, want, pre), schema, where, files)
             except HFileError as exc:
-                raise _Unreadable(str(exc)) from None
+                raise Unreadable(str(exc)) from None
             for key, rec in decoded:
                 old = merged.get(key)
-                merged[key] = _combine(None if old is _DELETED else old, rec)
-        return {k: v for k, v in merged.items() if v is not _DELETED and not _is_tombstone(v)}
+                merged[key] = combine_records(None if old is _DELETED else old, rec)
+        return {k: v for k, v in merged.items() if v is not _DELETED and not is_tombstone(v)}
 
-    def _blocks(self, sl: _Slice) -> list[tuple[str, LogBlock]]:
+    def log_blocks(self, sl: MdtSlice) -> list[tuple[str, LogBlock]]:
         """The trusted data and delete blocks of a slice's logs, in order, rollbacks applied (cached)."""
         cached = self._slice_blocks.get(sl)
         if cached is not None:
@@ -1269,20 +581,20 @@ class MetadataTable:
         blocks: list[tuple[str, LogBlock]] = []
         for path in sl.logs:
             try:
-                contents = read_log_file(path, storage=self._storage)
+                contents = read_log_file(path, storage=self.storage)
             except LogFormatError as exc:
-                raise _Unreadable(str(exc)) from None
+                raise Unreadable(str(exc)) from None
             if contents.problems:
-                raise _Unreadable("; ".join(contents.problems))
+                raise Unreadable("; ".join(contents.problems))
             for block in contents.blocks:
                 where = f"{path}: byte {block.offset}"
                 instant = block.instant
                 if instant is None:
-                    raise _Unreadable(f"{where}: log block without an instant time")
+                    raise Unreadable(f"{where}: log block without an instant time")
                 if instant not in self._trusted:
                     continue
                 if HeaderKey.COMPACTED_BLOCK_TIMES in block.header:
-                    raise _Unreadable(f"{where}: log-compacted block (COMPACTED_BLOCK_TIMES) is not supported")
+                    raise Unreadable(f"{where}: log-compacted block (COMPACTED_BLOCK_TIMES) is not supported")
                 if block.block_type == BlockType.COMMAND:
                     if block.is_rollback:
                         target = block.target_instant
@@ -1295,7 +607,7 @@ class MetadataTable:
                     kind = BlockType(block.block_type).name
                 except ValueError:
                     kind = f"type {block.block_type}"
-                raise _Unreadable(f"{where}: {kind} block in a metadata log file")
+                raise Unreadable(f"{where}: {kind} block in a metadata log file")
         self._slice_blocks[sl] = blocks
         return blocks
 
@@ -1325,7 +637,7 @@ class MetadataTable:
         for one data partition (``""`` or ``"."`` for a non-partitioned table), deletions applied. None when
         unknown: no record for the partition, or the files partition is not usable. Files of
         ``status.lagging_instants`` are missing from it."""
-        key = _partition_identifier(partition)
+        key = partition_identifier(partition)
         try:
             rec = self.records(FILES, keys=[key]).get(key)
         except MetadataTableError:
@@ -1345,7 +657,9 @@ class MetadataTable:
 
     # ------------------------------------------------------------------------------------------ stats
 
-    def _partition_name_of(self, pid: str) -> str | None:
+    def partition_ids(self) -> dict[str, str]:
+        """Partition id (``partition_index_id``) -> data partition path, for every partition the files partition
+        lists ("." as ``""``); built once."""
         if self._partition_names is None:
             names: dict[str, str] = {partition_index_id(NON_PARTITIONED_NAME): ""}
             try:
@@ -1354,7 +668,7 @@ class MetadataTable:
             except MetadataTableError:
                 pass
             self._partition_names = names
-        return self._partition_names.get(pid)
+        return self._partition_names
 
     def _stats_entries(self, partition: str, columns: Iterable[str] | None) -> list[ColumnStatsEntry]:
         prefixes = None if columns is None else [column_index_id(c) for c in columns]
@@ -1363,21 +677,21 @@ class MetadataTable:
         recs = self.records(partition, prefixes=prefixes)
         out = []
         for key, rec in sorted(recs.items()):
-            stats = _stats_of(rec)
+            stats = stats_of(rec)
             if stats is None:
-                raise self._fail(partition, f"record {key!r} has no ColumnStatsMetadata")
+                raise self.failure(partition, f"record {key!r} has no ColumnStatsMetadata")
             try:
-                vtype, info = _value_type(stats)
-                lo, t_lo = _unwrap(stats.get("minValue"), vtype, info, False)
-                hi, t_hi = _unwrap(stats.get("maxValue"), vtype, info, True)
+                vtype, info = value_type_of(stats)
+                lo, t_lo = unwrap_bound(stats.get("minValue"), vtype, info, False)
+                hi, t_hi = unwrap_bound(stats.get("maxValue"), vtype, info, True)
             except MetadataTableError as exc:
-                raise self._fail(partition, f"record {key!r}: {exc}") from None
+                raise self.failure(partition, f"record {key!r}: {exc}") from None
             if partition == PARTITION_STATS:
                 part: str | None = stats.get("fileName")
                 part = "" if part == NON_PARTITIONED_NAME else part
                 file_name = None
             else:
-                part = self._partition_name_of(key[12:24])
+                part = self.partition_ids().get(key[12:24])
                 file_name = stats.get("fileName")
             out.append(ColumnStatsEntry(
                 partition=part, file_name=file_name, column=stats.get("columnName") or "",
@@ -1406,19 +720,12 @@ class MetadataTable:
         recs = self.records(RECORD_INDEX, keys=wanted)
         out: dict[str, RecordLocation] = {}
         for key, rec in recs.items():
-            info = _nested(rec, "recordIndexMetadata")
+            info = nested_record(rec, "recordIndexMetadata")
             if info is None:
-                raise self._fail(RECORD_INDEX, f"record {key!r} has no recordIndexMetadata")
-            if info.get("fileIdEncoding", 0) == 1:
-                file_id = str(info.get("fileId") or "")
-            else:
-                hi, lo = info.get("fileIdHighBits"), info.get("fileIdLowBits")
-                if not isinstance(hi, int) or not isinstance(lo, int):
-                    raise self._fail(RECORD_INDEX, f"record {key!r} has no file id bits")
-                file_id = str(uuid.UUID(int=((hi & _M64) << 64) | (lo & _M64)))
-                index = info.get("fileIndex")
-                if index is not None and index != -1:
-                    file_id += f"-{index}"
+                raise self.failure(RECORD_INDEX, f"record {key!r} has no recordIndexMetadata")
+            file_id = record_file_id(info)
+            if file_id is None:
+                raise self.failure(RECORD_INDEX, f"record {key!r} has no file id bits")
             millis = info.get("instantTime")
             out[key] = RecordLocation(str(info.get("partitionName") or ""), file_id,
                                       self._instant_of_millis(millis) if isinstance(millis, int) else None,
@@ -1429,29 +736,13 @@ class MetadataTable:
         """The instant string of a record index ``instantTime`` (epoch millis of the instant as read in the
         writer JVM's time zone): formatted with the offset that maps such millis onto data timeline instants."""
         if not self._offset_inferred:
-            self._millis_offset = self._infer_offset(millis)
+            tz = (self.table.properties.raw.get("hoodie.table.timeline.timezone") or "").strip().upper()
+            self._millis_offset = millis_offset(millis, self._data_instant_times, tz == "UTC")
             self._offset_inferred = True
         offset = self._millis_offset
         if offset is None:
             return None
-        moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=millis + offset)
-        return moment.strftime("%Y%m%d%H%M%S") + f"{moment.microsecond // 1000:03d}"
-
-    def _infer_offset(self, millis: int) -> int | None:
-        step = 15 * 60 * 1000
-        for ts in reversed(self._data_instant_times):
-            if len(ts) != 17 or not ts.isdigit():
-                continue
-            try:
-                moment = datetime.strptime(ts[:14], "%Y%m%d%H%M%S").replace(tzinfo=UTC)
-            except ValueError:
-                continue
-            as_utc = int(moment.timestamp()) * 1000 + int(ts[14:])
-            diff = as_utc - millis
-            if diff % step == 0 and abs(diff) <= 14 * 3600 * 1000:
-                return diff
-        tz = (self.table.properties.raw.get("hoodie.table.timeline.timezone") or "").strip().upper()
-        return 0 if tz == "UTC" else None
+        return instant_of_millis(millis, offset)
 
     def _secondary_partition(self, index_name: str) -> str:
         return index_name if index_name.startswith(SECONDARY_INDEX_PREFIX) else SECONDARY_INDEX_PREFIX + index_name
@@ -1461,10 +752,10 @@ class MetadataTable:
         ``index_name``: ``secondary_index_rider_idx`` or ``rider_idx``. Values are matched as Hudi stored them
         (strings; a date column's values are days since the epoch, which a ``date`` is converted to)."""
         partition = self._secondary_partition(index_name)
-        texts = list(dict.fromkeys(_secondary_value_text(v) for v in values))
+        texts = list(dict.fromkeys(secondary_value_text(v) for v in values))
         if not texts:
             return {}
-        recs = self.records(partition, prefixes=[_si_escape(t) + _SI_SEPARATOR for t in texts])
+        recs = self.records(partition, prefixes=[escape_secondary_value(t) + SECONDARY_INDEX_SEPARATOR for t in texts])
         out: dict[str | None, set[str]] = {}
         for key in recs:
             value, record_key = split_secondary_index_key(key)
@@ -1481,13 +772,13 @@ class MetadataTable:
             rec = self.records(BLOOM_FILTERS, keys=[key]).get(key)
         except MetadataTableError:
             return None
-        info = None if rec is None else _nested(rec, "BloomFilterMetadata")
+        info = None if rec is None else nested_record(rec, "BloomFilterMetadata")
         if info is None:
             return None
         try:
             return BloomFilter.from_serialized(info.get("bloomFilter") or b"", str(info.get("type") or ""))
-        except MetadataTableError as exc:
-            self._fail(BLOOM_FILTERS, f"record {key!r}: {exc}")
+        except BloomFilterError as exc:
+            self.failure(BLOOM_FILTERS, f"record {key!r}: {exc}")
             return None
 
     def __repr__(self) -> str:
@@ -1496,36 +787,3 @@ class MetadataTable:
                 f"synced_up_to={s.synced_up_to!r}, lagging={list(s.lagging_instants)})")
 
 
-def deleted_keys(block: LogBlock, where: str, want: set[str] | None, pre: list[str] | None) -> set[str]:
-    """The selected record keys a metadata log file's DELETE block removes (raises _Unreadable)."""
-    try:
-        deleted = delete_block_keys(block, where)
-    except LogFormatError as exc:
-        raise _Unreadable(str(exc)) from None
-    return {key for key, _ in deleted if _selected(key, want, pre)}
-
-
-def _selected(key: str, want: set[str] | None, pre: list[str] | None) -> bool:
-    if want is None and pre is None:
-        return True
-    if want is not None and key in want:
-        return True
-    return pre is not None and any(key.startswith(p) for p in pre)
-
-
-def _select(reader: HFileReader, want: set[str] | None, pre: list[str] | None) -> list[tuple[bytes, bytes]]:
-    """The entries of an HFile with one of the keys or prefixes (point lookups through its index), or all."""
-    if want is None and pre is None:
-        return list(reader.entries())
-    out: dict[bytes, bytes] = {}
-    if want and len(want) > 1:
-        reader.prefetch(k.encode("utf-8") for k in want)
-    for k in sorted(want or ()):
-        kb = k.encode("utf-8")
-        v = reader.get(kb)
-        if v is not None:
-            out[kb] = v
-    for p in sorted(set(pre or ())):
-        for kb, v in reader.prefix(p.encode("utf-8")):
-            out[kb] = v
-    return sorted(out.items())

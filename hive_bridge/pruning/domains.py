@@ -176,7 +176,7 @@ class LitRange:
 
 
 _NAN_LIT = LitRange(nan=True)
-_INF = math.inf
+INF = math.inf
 
 
 def _rounding_interval(x: float) -> tuple[Ext, Ext]:
@@ -184,9 +184,9 @@ def _rounding_interval(x: float) -> tuple[Ext, Ext]:
     if math.isinf(x):
         return (x, x)
     fx = Fraction(x)
-    below, above = math.nextafter(x, -_INF), math.nextafter(x, _INF)
-    low: Ext = -_INF if math.isinf(below) else (fx + Fraction(below)) / 2
-    high: Ext = _INF if math.isinf(above) else (fx + Fraction(above)) / 2
+    below, above = math.nextafter(x, -INF), math.nextafter(x, INF)
+    low: Ext = -INF if math.isinf(below) else (fx + Fraction(below)) / 2
+    high: Ext = INF if math.isinf(above) else (fx + Fraction(above)) / 2
     return low, high
 
 
@@ -223,7 +223,7 @@ def _wall_nanos(value: object, type_: Type) -> int | None:
 
 
 @lru_cache(maxsize=64)
-def _zone(name: str) -> _dt.tzinfo:
+def zone_of(name: str) -> _dt.tzinfo:
     if name.upper() in ("UTC", "Z", "GMT", "+00:00"):
         return _UTC
     try:
@@ -234,7 +234,7 @@ def _zone(name: str) -> _dt.tzinfo:
 
 def _utc_instants(wall_nanos: int, session_tz: str) -> tuple[int, int] | None:
     """The UTC instants (nanos) a wall-clock time in session_tz may be (two at a DST overlap or gap)."""
-    zone = _zone(session_tz)
+    zone = zone_of(session_tz)
     seconds, frac = divmod(wall_nanos, 10**9)
     try:
         wall = _EPOCH + _dt.timedelta(seconds=seconds)

@@ -25,7 +25,9 @@ from typing import Any
 
 import numpy as np
 
+from hive_bridge.errors import MetadataTableError
 from hive_bridge.expression import HudiExpression, Op, Predicate
+from hive_bridge.formats.bloom import BloomFilter
 from hive_bridge.layout.fsview import FileSlice
 from hive_bridge.table.table import HudiTable
 
@@ -116,8 +118,6 @@ class KeyIndexes:
             return self._by_keys(keys, "record index", candidates)
         index = self.secondary.get(column)
         if index is not None and self._mdt is not None:
-            from hive_bridge.mdt.table import MetadataTableError
-
             try:
                 found = self._mdt.secondary_index(index, list(leaf.literals))
             except MetadataTableError as exc:
@@ -129,8 +129,6 @@ class KeyIndexes:
 
     def _by_keys(self, keys: list[str], source: str, candidates: np.ndarray | None) -> IndexAnswer | None:
         if self._mdt is not None:
-            from hive_bridge.mdt.table import MetadataTableError
-
             try:
                 located = self._mdt.record_index(keys)
             except MetadataTableError as exc:
@@ -146,7 +144,6 @@ class KeyIndexes:
         """Base files' own bloom filters, for slices without log files; every other slice may match."""
         import pyarrow.parquet as pq
 
-        from hive_bridge.mdt.table import BloomFilter
 
         mask = np.ones(len(self.slices), dtype=bool)
         used = 0

@@ -30,15 +30,15 @@ from hive_bridge.expression import (
     visit,
 )
 from hive_bridge.pruning.domains import (
-    _INF,
+    INF,
     Domain,
     DomainKind,
     DomainValue,
     Ext,
     LitRange,
-    _zone,
     convert_literal,
     domain_of,
+    zone_of,
 )
 from hive_bridge.stats.contract import resolve_column
 from sarg import SearchArgument, TruthValue, Type
@@ -224,7 +224,7 @@ def _floor(domain: Domain, x: Ext) -> DomainValue | float:
         return math.floor(x)
     f = _float_near(x)
     if isinstance(f, float) and not math.isinf(f) and Fraction(f) > x:
-        f = math.nextafter(f, -_INF)
+        f = math.nextafter(f, -INF)
     return f
 
 
@@ -238,7 +238,7 @@ def _ceil(domain: Domain, x: Ext) -> DomainValue | float:
         return math.ceil(x)
     f = _float_near(x)
     if isinstance(f, float) and not math.isinf(f) and Fraction(f) < x:
-        f = math.nextafter(f, _INF)
+        f = math.nextafter(f, INF)
     return f
 
 
@@ -246,7 +246,7 @@ def _float_near(x: Fraction) -> float:
     try:
         return float(x)
     except OverflowError:
-        return _INF if x > 0 else -_INF
+        return INF if x > 0 else -INF
 
 
 class _Builder:
@@ -484,7 +484,7 @@ def _any_in(domain: Domain, grids: list[tuple[DomainValue, DomainValue]]) -> For
 def plan_leaves(expr: HudiExpression, columns: Mapping[str, pa.DataType], session_tz: str = "UTC"
                 ) -> dict[Predicate | Constant, LeafPlan]:
     """Compile every leaf (predicate or constant) of ``expr`` against the statistics columns."""
-    _zone(session_tz)  # fail early on a bad zone name
+    zone_of(session_tz)  # fail early on a bad zone name
     plans: dict[Predicate | Constant, LeafPlan] = {}
     for node in expr.walk():
         if isinstance(node, Constant):

@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 import sarg
 from hive_bridge.expression import translate
 from hive_bridge.layout.fsview import HIVE_DEFAULT_PARTITION, FileSlice
+from hive_bridge.pruning.key_index import KeyIndexes
 from hive_bridge.pruning.vectorized import StatsTable, TruthColumn, prune
 from hive_bridge.stats.contract import (
     BOUND_STATS,
@@ -29,9 +30,12 @@ from hive_bridge.stats.contract import (
     MIN,
     MIN_EXACT,
     NULL_COUNT,
+    resolve_column,
     stat_name,
 )
-from hive_bridge.stats.index import ColumnStatsIndex, IndexCounters, leaf_pairs
+from hive_bridge.stats.index import ColumnStatsIndex, IndexCounters
+from hive_bridge.stats.log_stats import union_stats
+from hive_bridge.stats.rows import leaf_pairs
 from hive_bridge.table.table import HudiTable
 from hive_bridge.typemap import table_sarg_schema
 
@@ -181,8 +185,6 @@ def filter_columns(table: HudiTable, filt: sarg.SearchArgument | None) -> set[st
     None when there is no filter."""
     if filt is None:
         return None
-    from hive_bridge.stats.contract import resolve_column
-
     types = {name: pa.null() for name in table.arrow_schema().names}
     out: set[str] = set()
     for leaf in filt.leaves:
@@ -334,8 +336,6 @@ class Pruner:
 
     def _merged_group(self, merged: list[FileSlice], positions: list[int], stats_all: pa.Table,
                       row_of: dict[int, int], count: bool = True) -> _Group:
-        from hive_bridge.stats.log_stats import union_stats
-
         index = self.index
         leaves = leaf_pairs(index.target_leaves())
         log_rows = index.log_table(merged, count=count)
@@ -464,8 +464,6 @@ class Pruner:
         filters are read only for the slices the statistics alone keep: the others are dropped anyway."""
         if not self.use_key_indexes:
             return {}
-        from hive_bridge.pruning.key_index import KeyIndexes
-
         if self._key_indexes is None:
             self._key_indexes = KeyIndexes.open(self.table, self.slices)
         if not self._key_indexes.may_answer(expression):

@@ -20,24 +20,21 @@ The statistics table (`ColumnStatsIndex.table()`) is the contract with the vecto
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
-import struct
 import threading
 import time
 import uuid
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from decimal import Decimal
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
-from hive_bridge.errors import HudiTableError
+from hive_bridge.errors import HudiTableError, MetadataTableError
+from hive_bridge.formats.parquet_footer import StatsLeaf, stat_leaves
 from hive_bridge.layout.fsview import (
     FileSlice,
     LogFile,
@@ -50,57 +47,39 @@ from hive_bridge.layout.fsview import (
     get_size,
 )
 from hive_bridge.layout.properties import HOODIE_DIR
-from hive_bridge.stats.contract import (
-    BOUND_STATS,
-    FILE_FIELDS,
-    MAX,
-    MAX_EXACT,
-    MIN,
-    MIN_EXACT,
-    NULL_COUNT,
-    SEP,
-    bound_columns,
-    split_stat_name,
-    stat_fields,
-    stat_name,
+from hive_bridge.mdt.colstats import ENTRY_SCHEMA, Unsupported, read_column_stats
+from hive_bridge.mdt.keys import COLUMN_STATS
+from hive_bridge.stats.entries import (
+    FILE_KEY_COLUMNS,
+    IndexState,
+    after_added,
+    entry_keys,
+    lookup_rows,
+    mdt_keys_of,
+    with_leaves,
 )
+from hive_bridge.stats.log_stats import LogStats, log_rows_to_table
+from hive_bridge.stats.mdt_rows import file_keys_table, index_entries, mdt_rows, mdt_rows_columnar
 from hive_bridge.stats.reader import LocalStatsReader, ReadRows, StatsReader, checked
-from hive_bridge.stats.store import RemoteIndexFolder, write_segment_to
-from hive_bridge.storage.core import Storage, storage_for
+from hive_bridge.stats.rows import FORMAT_KEY, FORMAT_VERSION, KEY_FIELDS, leaf_pairs, stats_schema
+from hive_bridge.stats.segments import (
+    MAX_SEGMENTS,
+    SEGMENT_SUFFIX,
+    RemoteIndexFolder,
+    normalize,
+    read_segment,
+    union_leaves,
+    validate_segment,
+    write_segment,
+)
 from hive_bridge.table.table import HudiTable
 
 INDEX_DIR = (HOODIE_DIR, ".hive_bridge", "column_stats")
 #: where the statistics of files the index lacks come from (see ColumnStatsIndex)
 STATS_SOURCES = ("auto", "mdt", "footers")
-FORMAT_KEY = b"hive_bridge.column_stats.format"
-FORMAT_VERSION = b"2"  # 2: byte-array exactness judged by the writer
-# the statistics table's layout is defined once, in hive_bridge.stats.contract; the index's segments hold its
-# file columns except has_log_files (a property of the listing, not of the file) and every statistics column
-KEY_FIELDS = FILE_FIELDS[:5]
-HAS_LOG_FILES = FILE_FIELDS[5]
-#: rewrite all segments into one when there are more than this many
-MAX_SEGMENTS = 16
-SEGMENT_SUFFIX = ".arrow"
 #: base files with this name extension have parquet footers; every other base file has unknown statistics
 PARQUET_SUFFIX = ".parquet"
 
-
-def write_segment(table: pa.Table, path: Path) -> None:
-    """Write one index segment (Arrow IPC file, lz4-compressed buffers) to a local file."""
-    with pa.OSFile(str(path), "wb") as sink:
-        write_segment_to(sink, table)
-
-
-def read_segment(path: Path) -> pa.Table:
-    """Read one index segment; raises on anything that is not a complete Arrow IPC file."""
-    with pa.memory_map(str(path), "r") as source:
-        return pa.ipc.open_file(source).read_all()
-
-# how a leaf column's statistics are read from pyarrow
-_RAW, _LOGICAL, _FLOAT, _UNKNOWN, _STRING, _DECIMAL = 0, 1, 2, 3, 4, 5
-_BYTE_ARRAYS = ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY")
-#: per column read: (parquet column index, leaf name, read mode, Arrow type, exactness of its bounds)
-_ColumnPlan = list[tuple[int, str, int, pa.DataType, bool | None]]
 
 
 @dataclass(frozen=True)
@@ -146,683 +125,6 @@ class IndexCounters:
         )
 
 
-@dataclass(frozen=True)
-class StatsLeaf:
-    name: str
-    type: pa.DataType
-
-
-def stat_leaves(schema: pa.Schema) -> list[StatsLeaf]:
-    """Columns that get statistics: top-level primitives and struct leaves (dotted); lists and maps skipped."""
-    out: list[StatsLeaf] = []
-
-    def walk(prefix: str, typ: pa.DataType) -> None:
-        if pa.types.is_struct(typ):
-            for child in typ:
-                walk(f"{prefix}.{child.name}", child.type)
-            return
-        if pa.types.is_list(typ) or pa.types.is_large_list(typ) or pa.types.is_map(typ):
-            return
-        if pa.types.is_fixed_size_list(typ) or pa.types.is_union(typ) or pa.types.is_null(typ):
-            return
-        out.append(StatsLeaf(prefix, typ))
-
-    for f in schema:
-        walk(f.name, f.type)
-    return out
-
-
-def leaf_pairs(leaves: Sequence[StatsLeaf]) -> list[tuple[str, pa.DataType]]:
-    """(name, type) of each leaf: what the log and metadata-table statistics builders take."""
-    return [(leaf.name, leaf.type) for leaf in leaves]
-
-
-def stats_schema(leaves: Sequence[StatsLeaf], with_has_log_files: bool) -> pa.Schema:
-    fields: list[pa.Field] = list(KEY_FIELDS)
-    if with_has_log_files:
-        fields.insert(5, HAS_LOG_FILES)
-    for leaf in leaves:
-        fields += stat_fields(leaf.name, leaf.type)
-    return pa.schema(fields)
-
-
-# ------------------------------------------------------------------ footers
-_Values = tuple[Any, Any, int | None, bool | None, bool | None]
-_UNKNOWN_VALUES: _Values = (None, None, None, None, None)
-
-
-@dataclass
-class FooterStats:
-    """Statistics of one parquet file, combined over its row groups (None = unknown).
-
-    `rows` holds one (min, max, null count, min exact, max exact) per column of `plan`, the bounds in a form
-    that orders like the values: strings as their UTF-8 bytes, decimals as unscaled integers, everything else
-    as pyarrow's raw statistics (`footer_rows_to_table` turns them into typed, validated arrays). `size` is the
-    file's size when its footer was read."""
-
-    num_rows: int | None
-    plan: _ColumnPlan
-    rows: list[_Values]
-    error: str | None = None
-    size: int | None = None
-
-    @property
-    def values(self) -> dict[str, _Values]:
-        return {c[1]: v for c, v in zip(self.plan, self.rows, strict=True)}
-
-
-def _read_mode(column: Any, arrow_type: pa.DataType) -> int:
-    physical = column.physical_type
-    if physical == "INT96":
-        return _UNKNOWN
-    logical = column.logical_type.type
-    if physical in ("FLOAT", "DOUBLE"):
-        return _FLOAT
-    if physical == "BOOLEAN":
-        return _RAW
-    is_string = pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type)
-    if logical == "DECIMAL" or (physical in ("INT32", "INT64") and pa.types.is_decimal(arrow_type)):
-        if pa.types.is_decimal(arrow_type) and physical in ("INT32", "INT64", *_BYTE_ARRAYS):
-            return _DECIMAL
-        return _LOGICAL
-    if logical in ("STRING", "ENUM", "JSON"):
-        return _STRING if physical == "BYTE_ARRAY" and is_string else _LOGICAL
-    if logical == "INT" and '"isSigned":false' in column.logical_type.to_json():
-        return _LOGICAL
-    if logical in ("FLOAT16", "INTERVAL", "UUID", "BSON", "VARIANT", "GEOMETRY", "GEOGRAPHY"):
-        return _UNKNOWN
-    if physical in ("INT32", "INT64"):
-        if logical in ("NONE", "INT", "DATE", "TIME", "TIMESTAMP"):
-            return _RAW
-        return _UNKNOWN
-    if physical in _BYTE_ARRAYS:
-        if is_string:
-            return _STRING if physical == "BYTE_ARRAY" else _LOGICAL
-        return _RAW
-    return _UNKNOWN
-
-
-#: bytes read from the end of a file at once: the footer and its length in one read for most files
-_TAIL = 16 * 1024
-
-
-def _read_metadata(path: str) -> tuple[pq.FileMetaData, int]:
-    """The parquet footer and the file's size at the time it was read: the tail is read with one `pread` and
-    deserialized by pyarrow (several times faster than `pq.read_metadata`, which sets up a whole reader);
-    falls back to `pq.read_metadata`."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        size = os.fstat(fd).st_size
-        if _reconstruct is not None and size >= 12:
-            want = min(size, _TAIL)
-            tail = os.pread(fd, want, size - want)
-            if len(tail) == want and tail[-4:] == b"PAR1":
-                length = _LENGTH.unpack_from(tail, want - 8)[0]
-                if 0 < length <= size - 12:
-                    if length + 8 <= want:
-                        footer: Any = memoryview(tail)[want - 8 - length: want - 8]
-                    else:
-                        footer = os.pread(fd, length, size - 8 - length)
-                    if len(footer) == length:
-                        try:
-                            return _reconstruct(pa.py_buffer(footer)), size
-                        except Exception:
-                            pass
-    finally:
-        os.close(fd)
-    return pq.read_metadata(path), size
-
-
-_LENGTH = struct.Struct("<i")
-
-try:  # private pyarrow helper (used to unpickle FileMetaData); optional
-    from pyarrow._parquet import _reconstruct_filemetadata as _reconstruct
-except ImportError:  # pragma: no cover
-    _reconstruct = None
-
-_PLANS: list[tuple[Any, _ColumnPlan]] = []
-_PLANS_LOCK = threading.Lock()
-
-
-def _column_plan(md: pq.FileMetaData) -> _ColumnPlan:
-    """Which parquet columns get statistics, under which name, read how, typed how (cached per schema: files
-    of one schema share one plan object, which `footer_rows_to_table` groups by)."""
-    schema = md.schema
-    for cached, plan in _PLANS:
-        if cached.equals(schema):
-            return plan
-    leaf_types = {leaf.name: leaf.type for leaf in stat_leaves(schema.to_arrow_schema())}
-    plan = []
-    for i in range(md.num_columns):
-        col = schema.column(i)
-        if col.max_repetition_level > 0:
-            continue
-        typ = leaf_types.get(col.path)
-        if typ is None:
-            continue
-        plan.append((i, col.path, _read_mode(col, typ), typ, _exactness(typ)))
-    with _PLANS_LOCK:
-        _PLANS.insert(0, (schema, plan))
-        del _PLANS[32:]
-    return plan
-
-
-def read_footer_stats(path: str, size: int | None = None, storage: Storage | None = None) -> FooterStats:
-    """Read one footer; damaged files give unknown statistics and an `error` (never an exception). A file on
-    object storage (a URI: `storage`, else the open table's, see `storage_for`) is read through pyarrow.fs,
-    with one ranged read when `size` (the listed size) is given."""
-    try:
-        remote = storage if storage is not None and not storage.is_local else storage_for(path)
-        if remote is None:
-            md, size = _read_metadata(path)
-        else:
-            if size is None:
-                size = remote.size(path)
-            md = remote.parquet_metadata(path, size)
-        plan = _column_plan(md)
-    except Exception as exc:  # pyarrow raises several types for damaged files
-        return FooterStats(None, [], [], f"{path}: unreadable parquet footer: {exc}")
-    try:
-        stats = _footer_stats(md, plan)
-    except Exception as exc:
-        return FooterStats(None, [], [], f"{path}: unreadable parquet statistics: {exc}")
-    stats.size = size
-    return stats
-
-
-def _footer_stats(md: pq.FileMetaData, plan: _ColumnPlan | pa.Schema) -> FooterStats:
-    if isinstance(plan, pa.Schema):  # tests hand in fake metadata with its Arrow schema
-        leaf_types = {leaf.name: leaf.type for leaf in stat_leaves(plan)}
-        columns: _ColumnPlan = []
-        for i in range(md.num_columns):
-            col = md.schema.column(i)
-            typ = leaf_types.get(col.path)
-            if col.max_repetition_level == 0 and typ is not None:
-                columns.append((i, col.path, _read_mode(col, typ), typ, _exactness(typ)))
-    else:
-        columns = plan
-    n_groups = md.num_row_groups
-    byte_array_exact = writer_keeps_exact_bounds(md.created_by)
-    if n_groups == 1:
-        rows = _one_row_group(md.row_group(0), columns, byte_array_exact)
-    else:
-        rows = _row_groups(md, n_groups, columns, byte_array_exact)
-    return FooterStats(md.num_rows, columns, rows)
-
-
-def _one_row_group(rg: Any, columns: _ColumnPlan, byte_array_exact: bool | None) -> list[_Values]:
-    """`_row_groups` for the common file of one row group, with fewer calls into pyarrow per column."""
-    if rg.num_rows == 0:
-        return [(None, None, 0, None, None)] * len(columns)
-    column = rg.column
-    out: list[_Values] = []
-    append = out.append
-    for i, _name, mode, _typ, exact in columns:
-        st = column(i).statistics
-        if st is None:
-            append(_UNKNOWN_VALUES)
-            continue
-        nulls = st.null_count if st.has_null_count else None
-        # no bounds: unknown, or an all-null row group (which has none to give); either way none here
-        if mode == _UNKNOWN or not st.has_min_max:
-            append((None, None, nulls, None, None))
-            continue
-        if mode == _LOGICAL:
-            try:
-                a, b = st.min, st.max
-            except (UnicodeDecodeError, ValueError, ArithmeticError):  # e.g. invalid UTF-8 bounds
-                append((None, None, nulls, None, None))
-                continue
-        else:
-            a, b = st.min_raw, st.max_raw
-            if mode == _FLOAT:
-                if a != a or b != b:  # NaN
-                    append((None, None, nulls, None, None))
-                    continue
-            elif mode == _DECIMAL and type(a) is bytes:
-                if not a or not b:
-                    append((None, None, nulls, None, None))
-                    continue
-                a, b = _from_bytes(a, "big", signed=True), _from_bytes(b, "big", signed=True)
-        e = byte_array_exact if exact is None else exact
-        append((a, b, nulls, e, e))
-    return out
-
-
-_from_bytes = int.from_bytes
-
-
-def _row_groups(md: Any, n_groups: int, columns: _ColumnPlan, byte_array_exact: bool | None) -> list[_Values]:
-    """Bounds combined over row groups: min of mins, max of maxes (compared in the ordered forms of
-    FooterStats); null counts summed; anything unknown in one row group makes the file's value unknown."""
-    groups = [md.row_group(g) for g in range(n_groups)]
-    out: list[_Values] = []
-    for i, _name, mode, _typ, exact in columns:
-        lo: Any = None
-        hi: Any = None
-        bounds_known = mode != _UNKNOWN
-        nulls: int | None = 0
-        seen_values = False
-        for rg in groups:
-            rg_rows = rg.num_rows
-            if rg_rows == 0:
-                continue
-            st = rg.column(i).statistics
-            if st is None:
-                nulls = None
-                bounds_known = False
-                break
-            rg_nulls = st.null_count if st.has_null_count else None
-            if rg_nulls is None:
-                nulls = None
-            elif nulls is not None:
-                nulls += rg_nulls
-            if not bounds_known:
-                continue
-            if not st.has_min_max:
-                if rg_nulls is not None and rg_nulls >= rg_rows:
-                    continue  # an all-null row group has no bounds to give
-                bounds_known = False
-                continue
-            if mode == _LOGICAL:
-                try:
-                    a, b = st.min, st.max
-                except (UnicodeDecodeError, ValueError, ArithmeticError):  # e.g. invalid UTF-8 bounds
-                    bounds_known = False
-                    continue
-            else:
-                a, b = st.min_raw, st.max_raw
-                if mode == _FLOAT:
-                    if math.isnan(a) or math.isnan(b):
-                        bounds_known = False
-                        continue
-                elif mode == _STRING:
-                    # UTF-8 bytes order like the strings; any undecodable bound makes the file unknown
-                    try:
-                        a.decode("utf-8")
-                        b.decode("utf-8")
-                    except UnicodeDecodeError:
-                        bounds_known = False
-                        continue
-                elif mode == _DECIMAL and type(a) is bytes:
-                    if not a or not b:
-                        bounds_known = False
-                        continue
-                    a, b = _from_bytes(a, "big", signed=True), _from_bytes(b, "big", signed=True)
-            if not seen_values:
-                lo, hi, seen_values = a, b, True
-            else:
-                if a < lo:
-                    lo = a
-                if b > hi:
-                    hi = b
-        if not bounds_known or not seen_values:
-            lo = hi = None
-        exact_lo = exact_hi = None if lo is None else (byte_array_exact if exact is None else exact)
-        out.append((lo, hi, nulls, exact_lo, exact_hi))
-    return out
-
-
-def writer_keeps_exact_bounds(created_by: str | None) -> bool | None:
-    """Whether a writer's byte-array (string/binary) bounds can be used as exact, judged by `created_by`.
-
-    Parquet may truncate byte-array bounds and pyarrow does not expose the footer's
-    `is_{min,max}_value_exact`.
-    - Arrow's C++ writer (pyarrow) never truncates column-chunk statistics: it drops values longer than its
-      limit instead (tested): True.
-    - parquet-mr / parquet-java (what Hudi's and Spark's writers use) does not truncate footer statistics by
-      default (`parquet.statistics.truncate.length` defaults to Integer.MAX_VALUE; only the column index is
-      truncated to 64 bytes), and when configured to, its BinaryTruncator keeps a prefix as the minimum and an
-      incremented prefix as the maximum: still a true lower and upper bound, never equal to each other. Every
-      min/max verdict stays sound with such bounds: True. Versions before 1.10 ordered strings as signed
-      bytes; pyarrow already ignores those statistics (PARQUET-686).
-    - Other writers (parquet-rs truncates to 64 bytes by default, unknown ones): None (unknown).
-    """
-    if created_by and (created_by.startswith("parquet-cpp") or created_by.startswith("parquet-mr")):
-        return True
-    return None
-
-
-def _exactness(typ: pa.DataType) -> bool | None:
-    """Bounds of numbers, dates, times and decimals are exact; byte-array bounds (strings, binary) depend on
-    the writer (see writer_keeps_exact_bounds): None here."""
-    if pa.types.is_string(typ) or pa.types.is_large_string(typ) or pa.types.is_binary(typ) \
-            or pa.types.is_large_binary(typ) or pa.types.is_fixed_size_binary(typ):
-        return None
-    return True
-
-
-def order_preserving_cast(src: pa.DataType, dst: pa.DataType) -> bool:
-    """Whether casting bounds from `src` to `dst` keeps them bounds (a monotonic conversion).
-
-    Widening numbers, decimals, dates to timestamps, timestamp units (same zone) and string/binary
-    flavours qualify; string <-> number does not (lexicographic bounds are not numeric bounds)."""
-    if src == dst:
-        return True
-    t = pa.types
-    if t.is_integer(src) and (t.is_integer(dst) or t.is_floating(dst) or t.is_decimal(dst)):
-        return True
-    if t.is_floating(src) and t.is_floating(dst):
-        return True
-    if t.is_decimal(src) and (t.is_decimal(dst) or t.is_floating(dst)):
-        return True
-    if t.is_date(src) and (t.is_date(dst) or (t.is_timestamp(dst) and dst.tz is None)):
-        return True
-    if t.is_timestamp(src) and t.is_timestamp(dst):
-        return bool(src.tz == dst.tz)
-    stringy = (t.is_string(src) or t.is_large_string(src), t.is_string(dst) or t.is_large_string(dst))
-    if all(stringy):
-        return True
-    binary_dst = t.is_binary(dst) or t.is_large_binary(dst)
-    return bool((stringy[0] or t.is_binary(src) or t.is_large_binary(src)) and binary_dst)
-
-
-def _utf8(value: bytes) -> bool:
-    try:
-        value.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
-def _stat_array(values: Sequence[Any], typ: pa.DataType, mode: int = _RAW) -> pa.Array:
-    """Statistics values (in the form FooterStats keeps them for `mode`) as an array of the column's Arrow
-    type; raises when they do not fit it."""
-    if mode == _STRING:  # UTF-8 bytes, validated by the cast; an undecodable bound is unknown
-        raw = pa.array(values, pa.binary())
-        try:
-            return raw.cast(typ)
-        except pa.ArrowInvalid:
-            return pa.array([v if v is None or _utf8(v) else None for v in values], pa.binary()).cast(typ)
-    if mode == _DECIMAL:  # unscaled integers: built as decimals of scale 0, the same buffers read with the scale
-        narrow = typ.precision <= 38
-        unscaled = pa.array(values, pa.decimal128(38, 0) if narrow else pa.decimal256(76, 0))
-        scaled_type = pa.decimal128(38, typ.scale) if narrow else pa.decimal256(76, typ.scale)
-        scaled = pa.Array.from_buffers(scaled_type, len(unscaled), unscaled.buffers(), unscaled.null_count)
-        return scaled.cast(typ, safe=True)  # checks the precision
-    if pa.types.is_timestamp(typ) or pa.types.is_time64(typ):
-        return pa.array(values, pa.int64()).cast(typ)
-    if pa.types.is_date32(typ) or pa.types.is_time32(typ):
-        return pa.array(values, pa.int32()).cast(typ)
-    if pa.types.is_date64(typ):
-        return pa.array(values, pa.int64()).cast(typ)
-    if pa.types.is_decimal(typ):
-        return pa.array([v if v is None or isinstance(v, Decimal) else Decimal(v) for v in values], typ)
-    return pa.array(values, typ)
-
-
-_BoundsChunk = tuple[list[int], pa.Array, pa.Array, Sequence[int | None], Sequence[bool | None]]
-
-
-def footer_rows_to_table(
-    keys: Sequence[tuple[str, str, int, str]], stats: Sequence[FooterStats], target: Sequence[StatsLeaf]
-) -> pa.Table:
-    """Rows (path, partition, file_size, instant) + footer statistics as a table with `target`'s columns
-    plus any leaf a file has beyond them.
-
-    Files that share a column plan (one schema) are converted together, a column at a time."""
-    leaves: dict[str, pa.DataType] = {leaf.name: leaf.type for leaf in target}
-    groups: dict[int, tuple[_ColumnPlan, list[int]]] = {}
-    for r, st in enumerate(stats):
-        if st.error is not None:
-            continue
-        group = groups.get(id(st.plan))
-        if group is None:
-            groups[id(st.plan)] = (st.plan, [r])
-            for c in st.plan:
-                leaves.setdefault(c[1], c[3])
-        else:
-            group[1].append(r)
-    n = len(keys)
-    num_rows = [s.num_rows for s in stats]
-    columns: dict[str, pa.Array] = {
-        "path": pa.array([k[0] for k in keys], pa.string()),
-        "partition": pa.array([k[1] for k in keys], pa.string()),
-        "file_size": pa.array([k[2] for k in keys], pa.int64()),
-        "instant": pa.array([k[3] for k in keys], pa.string()),
-        "num_rows": pa.array(num_rows, pa.int64()),
-    }
-    chunks: dict[str, list[_BoundsChunk]] = {}
-    for plan, rows in groups.values():
-        per_column = zip(*[stats[r].rows for r in rows], strict=True)
-        for (_i, name, mode, own, _exact), values in zip(plan, per_column, strict=True):
-            lo_v, hi_v, nulls_v, exact_v, _ = zip(*values, strict=True)
-            lo, hi = _typed_bounds(lo_v, hi_v, mode, own, leaves[name])
-            chunks.setdefault(name, []).append((rows, lo, hi, nulls_v, exact_v))
-    for name, typ in leaves.items():
-        parts = chunks.get(name, [])
-        if len(parts) == 1 and len(parts[0][0]) == n:  # one schema, every file readable: rows already in order
-            _rows, lo_all, hi_all, part_nulls, part_exact = parts[0]
-            null_counts, exact = pa.array(part_nulls, pa.int64()), pa.array(part_exact, pa.bool_())
-        else:
-            lo_all, hi_all, null_counts, exact = _assemble(parts, n, typ, stats, num_rows)
-        columns.update(bound_columns(name, typ, lo_all, hi_all, null_counts, exact))
-    table = pa.table(columns)
-    return table.replace_schema_metadata({FORMAT_KEY: FORMAT_VERSION})
-
-
-def _assemble(
-    parts: list[_BoundsChunk], n: int, typ: pa.DataType, stats: Sequence[FooterStats], num_rows: list[int | None]
-) -> tuple[pa.Array, pa.Array, pa.Array, pa.Array]:
-    """One leaf's columns in file order from the chunks of several schemas; files without the column have
-    no bounds and are all null (null count = row count), unreadable files are unknown."""
-    order: list[int] = []
-    lo_chunks: list[pa.Array] = []
-    hi_chunks: list[pa.Array] = []
-    nulls: list[int | None] = []
-    exact: list[bool | None] = []
-    covered = bytearray(n)
-    for rows, lo, hi, nulls_v, exact_v in parts:
-        order += rows
-        lo_chunks.append(lo)
-        hi_chunks.append(hi)
-        nulls += nulls_v
-        exact += exact_v
-        for r in rows:
-            covered[r] = 1
-    absent = [r for r in range(n) if not covered[r]]
-    order += absent
-    nulls += [num_rows[r] if stats[r].error is None else None for r in absent]
-    exact += [None] * len(absent)
-    lo_chunks.append(pa.nulls(len(absent), typ))
-    hi_chunks.append(pa.nulls(len(absent), typ))
-    inverse = [0] * n
-    for pos, r in enumerate(order):
-        inverse[r] = pos
-    idx = pa.array(inverse, pa.int64())
-    return (pa.concat_arrays(lo_chunks).take(idx), pa.concat_arrays(hi_chunks).take(idx),
-            pa.array(nulls, pa.int64()).take(idx), pa.array(exact, pa.bool_()).take(idx))
-
-
-def _typed_bounds(
-    lo_v: Sequence[Any], hi_v: Sequence[Any], mode: int, own: pa.DataType, typ: pa.DataType
-) -> tuple[pa.Array, pa.Array]:
-    """min/max arrays of type `typ` from bounds of the files' own column type `own`; bounds that do not fit
-    (or do not cast safely, or not order-preservingly) become unknown."""
-    try:
-        if not order_preserving_cast(own, typ):
-            raise TypeError(f"{own} bounds are not {typ} bounds")
-        lo = _stat_array(lo_v, own, mode)
-        hi = _stat_array(hi_v, own, mode)
-        if own != typ:
-            lo = lo.cast(typ, safe=True)
-            hi = hi.cast(typ, safe=True)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, TypeError, ValueError,
-            OverflowError, ArithmeticError):
-        lo = hi = pa.nulls(len(lo_v), typ)
-    return lo, hi
-
-
-# --------------------------------------------------------------- segments
-def normalize(segment: pa.Table, target: Sequence[StatsLeaf]) -> pa.Table:
-    """A persisted segment with exactly the key columns and `target`'s statistics columns.
-
-    A column the segment lacks was absent from every file of that segment (segments carry the union of
-    their files' columns), so its null count is the row count; a type that cannot be cast is unknown.
-    """
-    n = segment.num_rows
-    cols: list[pa.Array | pa.ChunkedArray] = [segment.column(f.name) for f in KEY_FIELDS]
-    names = set(segment.column_names)
-    num_rows = segment.column("num_rows")
-    for leaf in target:
-        mn, mx = stat_name(leaf.name, MIN), stat_name(leaf.name, MAX)
-        if mn in names:
-            lo, hi = segment.column(mn), segment.column(mx)
-            lo_exact, hi_exact = segment.column(stat_name(leaf.name, MIN_EXACT)), segment.column(stat_name(leaf.name, MAX_EXACT))
-            if lo.type != leaf.type:
-                try:
-                    if not order_preserving_cast(lo.type, leaf.type):
-                        raise pa.ArrowInvalid(f"{lo.type} bounds are not {leaf.type} bounds")
-                    lo = pc.cast(lo, leaf.type, safe=True)
-                    hi = pc.cast(hi, leaf.type, safe=True)
-                except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
-                    lo = hi = pa.nulls(n, leaf.type)
-                    lo_exact = hi_exact = pa.nulls(n, pa.bool_())
-            cols += [lo, hi, segment.column(stat_name(leaf.name, NULL_COUNT)), lo_exact, hi_exact]
-        else:
-            cols += [pa.nulls(n, leaf.type), pa.nulls(n, leaf.type), num_rows,
-                     pa.nulls(n, pa.bool_()), pa.nulls(n, pa.bool_())]
-    return pa.Table.from_arrays(cols, schema=stats_schema(target, with_has_log_files=False))
-
-
-def _union_leaves(segments: Sequence[pa.Table], target: Sequence[StatsLeaf]) -> list[StatsLeaf]:
-    """Target leaves first (their types win), then every other leaf any segment has (first type seen)."""
-    out = list(target)
-    seen = {leaf.name for leaf in target}
-    for seg in segments:
-        for f in seg.schema:
-            name, stat = split_stat_name(f.name)
-            if stat == MIN:
-                if name not in seen:
-                    seen.add(name)
-                    out.append(StatsLeaf(name, f.type))
-    return out
-
-
-def validate_segment(segment: pa.Table, where: str) -> None:
-    """Raise HudiTableError unless `segment` looks like an index segment this code wrote."""
-    meta = segment.schema.metadata or {}
-    if meta.get(FORMAT_KEY) != FORMAT_VERSION:
-        raise HudiTableError(f"{where}: not a column-statistics segment of format {FORMAT_VERSION.decode()}")
-    for f in KEY_FIELDS:
-        idx = segment.schema.get_field_index(f.name)
-        if idx < 0 or segment.schema.field(idx).type != f.type:
-            raise HudiTableError(f"{where}: column {f.name} missing or of the wrong type")
-    for f in KEY_FIELDS[:4]:
-        if segment.column(f.name).null_count:
-            raise HudiTableError(f"{where}: column {f.name} has nulls")
-    by_leaf: dict[str, set[str]] = {}
-    for name in segment.column_names:
-        if SEP in name:  # any statistics-looking name: an unknown kind is refused, not ignored
-            leaf, _, kind = name.rpartition(SEP)
-            if kind not in BOUND_STATS:
-                raise HudiTableError(f"{where}: unknown statistics column {name}")
-            by_leaf.setdefault(leaf, set()).add(kind)
-    for leaf, kinds in by_leaf.items():
-        if kinds != set(BOUND_STATS):
-            raise HudiTableError(f"{where}: statistics of {leaf} are incomplete")
-        for kind, typ in ((NULL_COUNT, pa.int64()), (MIN_EXACT, pa.bool_()), (MAX_EXACT, pa.bool_())):
-            if segment.schema.field(stat_name(leaf, kind)).type != typ:
-                raise HudiTableError(f"{where}: {leaf}::{kind} has the wrong type")
-        nulls = segment.column(stat_name(leaf, NULL_COUNT))
-        rows = segment.column("num_rows")
-        bad = pc.any(pc.or_(pc.less(nulls, 0), pc.greater(nulls, rows))).as_py()
-        if bad:
-            raise HudiTableError(f"{where}: {leaf}::null_count outside [0, num_rows]")
-
-
-def _keys(paths: Any, sizes: Any, instants: Any) -> pa.Array:
-    """Index keys (path, size, instant) as one string array; a row is used only when all three match."""
-    joined = pc.binary_join_element_wise(paths, pc.cast(sizes, pa.string()), instants, "\x00")
-    if isinstance(joined, pa.ChunkedArray):
-        joined = joined.combine_chunks()
-    return joined
-
-
-def _lookup(state: _State, paths: pa.Array, sizes: pa.Array, instants: pa.Array) -> pa.Array:
-    """The index row of each listed file (int32, null when none): the first row with the file's path, used only
-    when its size and instant equal the listing's as well, so a row serves only the file (path, size, instant)
-    it was read from. Comparing after a path lookup costs less than hashing joined keys."""
-    n = len(paths)
-    if n and len(state.paths) > 8 * n and pc.count_distinct(paths).as_py() == n:
-        # a few files against a big index (a snapshot following a commit): hash the few, probe the index with
-        # its paths, and keep each path's first row (hashing 1,000,000 index paths costs 0.35 s a call)
-        hit = pc.index_in(state.paths, value_set=paths)
-        valid = hit.is_valid().to_numpy(zero_copy_only=False)
-        rows = np.flatnonzero(valid)
-        targets = hit.filter(hit.is_valid()).to_numpy(zero_copy_only=False).astype(np.int64)
-        pos = np.full(n, -1, dtype=np.int64)
-        pos[targets[::-1]] = rows[::-1]          # written last wins: the first row of each path
-        positions = pa.array(pos.astype(np.int32), pa.int32(), mask=pos < 0)
-    else:
-        positions = pc.index_in(paths, value_set=state.paths)
-    if not len(positions) or positions.null_count == len(positions):
-        return positions
-    same = pc.and_(
-        pc.equal(state.sizes.take(positions), sizes),
-        pc.equal(state.instants.take(positions), instants),
-    )
-    return pc.if_else(same, positions, pa.nulls(len(positions), pa.int32()))
-
-
-def _after_added(state: _State, positions: pa.Array, added: pa.Array, paths: pa.Array, sizes: pa.Array,
-                 instants: pa.Array) -> pa.Array:
-    """The index rows of the listed files after the rows of files ``added`` (listing positions, in order) were
-    put in front of the index (:meth:`ColumnStatsIndex._rebuild_entries` puts the newest segment first): the
-    earlier rows moved down by as many, the added files are the first rows. Checked against the index (their
-    paths, sizes and instants are the first rows'); :func:`_lookup` otherwise."""
-    m = len(added)
-    if len(state.paths) < m:
-        return _lookup(state, paths, sizes, instants)
-    for mine, theirs in ((paths, state.paths), (sizes, state.sizes), (instants, state.instants)):
-        if not pc.all(pc.equal(pc.take(mine, added), theirs.slice(0, m))).as_py():
-            return _lookup(state, paths, sizes, instants)
-    pos = pc.fill_null(positions, -1).to_numpy(zero_copy_only=False).astype(np.int64)
-    pos[pos >= 0] += m
-    pos[added.to_numpy(zero_copy_only=False)] = np.arange(m, dtype=np.int64)
-    return pa.array(pos.astype(np.int32), pa.int32(), mask=pos < 0)
-
-
-# ------------------------------------------------------------------ index
-#: the columns of a table of file keys (``mdt_columnar.file_keys_table``); ``name`` may be left out
-FILE_KEY_COLUMNS = ("path", "partition", "size", "instant", "name", "is_log")
-
-
-def _mdt_keys_of(rows: pa.Table) -> pa.Table:
-    """The file keys (``mdt_columnar.file_keys_table``'s columns) of rows made from the metadata table."""
-    path = rows.column("path")
-    name = pc.replace_substring_regex(path, "^.*/", "")
-    return pa.table({"path": path, "partition": rows.column("partition"), "size": rows.column("file_size"),
-                     "instant": rows.column("instant"), "name": name,
-                     "is_log": pc.match_substring_regex(name, r"^\..*\.log\.")})
-
-
-def _with_leaves(rows: pa.Table, fresh: pa.Table, names: list[str]) -> pa.Table:
-    """``rows`` with the statistics of columns ``names`` taken from ``fresh`` (rows of the same files, those
-    not described left out), where ``fresh`` counts the same number of values as ``rows``; unknown elsewhere."""
-    pos = pc.index_in(rows.column("path"), value_set=fresh.column("path"))
-    same = pc.equal(pc.take(fresh.column("num_rows"), pos), rows.column("num_rows"))
-    ok = pc.fill_null(pc.and_(pc.is_valid(pos), same), False)
-    for name in names:
-        for stat in BOUND_STATS:
-            column = stat_name(name, stat)
-            at = rows.schema.get_field_index(column)
-            taken = pc.take(fresh.column(column), pos)
-            rows = rows.set_column(at, rows.schema.field(at), pc.if_else(ok, taken, rows.column(column)))
-    return rows
-
-
-@dataclass
-class _State:
-    raw_segments: list[tuple[str, pa.Table]] = field(default_factory=list)
-    entries: pa.Table | None = None
-    #: entries' path, file_size and instant columns as single arrays (the lookup's)
-    paths: pa.Array = field(default_factory=lambda: pa.array([], pa.string()))
-    sizes: pa.Array = field(default_factory=lambda: pa.array([], pa.int64()))
-    instants: pa.Array = field(default_factory=lambda: pa.array([], pa.string()))
-    #: how many of raw_segments `entries` holds, and for which leaves (an append is then added on its own)
-    built: int = 0
-    built_for: list[StatsLeaf] | None = None
 
 
 class ColumnStatsIndex:
@@ -878,7 +180,7 @@ class ColumnStatsIndex:
         if self._remote is not None:
             self.directory = self._remote.cache_dir
         self._persist = persist
-        self._state: _State | None = None
+        self._state: IndexState | None = None
         self._target: list[StatsLeaf] | None = None
         self.counters = IndexCounters(persisted=persist)
         self.last = IndexCounters(persisted=persist)
@@ -897,7 +199,7 @@ class ColumnStatsIndex:
         old = self._state
         if old is not None and new.target_leaves() == self.target_leaves():
             with self._lock:
-                new._state = _State(raw_segments=list(old.raw_segments), entries=old.entries, paths=old.paths,
+                new._state = IndexState(raw_segments=list(old.raw_segments), entries=old.entries, paths=old.paths,
                                     sizes=old.sizes, instants=old.instants, built=old.built,
                                     built_for=old.built_for)
                 new._mdt_leaves = None if self._mdt_leaves is None else set(self._mdt_leaves)
@@ -948,10 +250,10 @@ class ColumnStatsIndex:
             for k, (segment, rows) in enumerate(state.raw_segments):
                 if segment != "<mdt>" or not rows.num_rows:
                     continue
-                fresh, _ = self._mdt_rows_of(_mdt_keys_of(rows), names)
+                fresh, _ = self._mdt_rows_of(mdt_keys_of(rows), names)
                 if fresh is None or not fresh.num_rows:
                     continue
-                state.raw_segments[k] = (segment, _with_leaves(rows, fresh, names))
+                state.raw_segments[k] = (segment, with_leaves(rows, fresh, names))
                 changed = True
             if changed:
                 state.entries = None                    # rows changed in place: rebuilt whole
@@ -1004,7 +306,7 @@ class ColumnStatsIndex:
             parquet = pc.and_(parquet, is_base)
         other_format = base_count - parquet.true_count
         is_readable = parquet if parquet.false_count else None
-        positions = _lookup(state, path_arr, size_arr, instant_arr)
+        positions = lookup_rows(state, path_arr, size_arr, instant_arr)
         missing_idx = pa.array([], pa.int64())
         if positions.null_count:
             missing_mask = pc.is_null(positions) if is_readable is None \
@@ -1044,9 +346,9 @@ class ColumnStatsIndex:
                                           for i in missing_idx.to_pylist()], target)
                 missing_idx = pa.array([], pa.int64())
             if from_mdt and not without_entry:
-                positions = _after_added(state, positions, found_idx, path_arr, size_arr, instant_arr)
+                positions = after_added(state, positions, found_idx, path_arr, size_arr, instant_arr)
             elif from_mdt or without_entry:     # rows were added: look the files up again
-                positions = _lookup(state, path_arr, size_arr, instant_arr)
+                positions = lookup_rows(state, path_arr, size_arr, instant_arr)
         missing: list[tuple[str, str, int, str, str]] = []
         for i in missing_idx.to_pylist():
             s = slice_list[i]
@@ -1055,7 +357,7 @@ class ColumnStatsIndex:
             missing.append((bf.path, s.partition_path, bf.size, s.base_instant, bf.full_path))
         if missing:
             last = self._add_from_footers(state, missing, target, last)
-            positions = _lookup(state, path_arr, size_arr, instant_arr)
+            positions = lookup_rows(state, path_arr, size_arr, instant_arr)
         if is_readable is not None:
             positions = pc.if_else(is_readable, positions, pa.nulls(n, pa.int32()))
         assert state.entries is not None
@@ -1109,7 +411,7 @@ class ColumnStatsIndex:
         path_arr = pa.array([lf.path for lf, _ in logs], pa.string())
         size_arr = pa.array([lf.size for lf, _ in logs], pa.int64())
         instant_arr = pa.array([lf.instant for lf, _ in logs], pa.string())
-        positions = _lookup(state, path_arr, size_arr, instant_arr) if n else pa.array([], pa.int32())
+        positions = lookup_rows(state, path_arr, size_arr, instant_arr) if n else pa.array([], pa.int32())
         missing_rows = pc.indices_nonzero(pc.is_null(positions)).to_pylist() if positions.null_count else []
         from_mdt = without_entry = 0
         if missing_rows:
@@ -1131,7 +433,7 @@ class ColumnStatsIndex:
                     missing = []
             if missing:
                 last = self._add_from_logs(state, missing, target, last)
-            positions = _lookup(state, path_arr, size_arr, instant_arr)
+            positions = lookup_rows(state, path_arr, size_arr, instant_arr)
         assert state.entries is not None
         taken = state.entries.take(positions)
         columns = [path_arr, pa.array([p for _, p in logs], pa.string()), size_arr, instant_arr]
@@ -1151,9 +453,6 @@ class ColumnStatsIndex:
         `mdt_problems`)."""
         names = tuple(self._mdt_first_leaves() if columns is None else columns)
         if names not in self._mdt_entries:
-            from hive_bridge.mdt.table import COLUMN_STATS, MetadataTableError
-            from hive_bridge.stats.mdt_rows import index_entries
-
             entries: dict[tuple[str, str], dict[str, Any]] = {}
             if COLUMN_STATS in self.hudi_table.properties.metadata_partitions:
                 mdt = self.hudi_table.metadata_table()
@@ -1174,13 +473,10 @@ class ColumnStatsIndex:
 
     def metadata_entry_table(self, columns: Sequence[str] | None = None) -> pa.Table | None:
         """The metadata table's column statistics of ``columns`` (default: those the next read takes) decoded
-        column by column (``mdt_columnar.ENTRY_SCHEMA``), read once; None when that path cannot decide (then
+        column by column (``hive_bridge.mdt.colstats.ENTRY_SCHEMA``), read once; None when that path cannot decide (then
         :meth:`metadata_entries` reads them record by record)."""
         names = tuple(self._mdt_first_leaves() if columns is None else columns)
         if names not in self._mdt_tables:
-            from hive_bridge.mdt.table import COLUMN_STATS, MetadataTableError
-            from hive_bridge.stats.mdt_columnar import ENTRY_SCHEMA, Unsupported, read_column_stats
-
             table: pa.Table | None = ENTRY_SCHEMA.empty_table()
             if COLUMN_STATS in self.hudi_table.properties.metadata_partitions:
                 mdt = self.hudi_table.metadata_table()
@@ -1209,9 +505,6 @@ class ColumnStatsIndex:
         """Rows (every column of the index; those not in ``names`` unknown) for the files of ``key_table`` the
         metadata table's entries of ``names`` describe, and which those are; (None, all False) when it has no
         entry at all."""
-        from hive_bridge.stats.mdt_columnar import mdt_rows_columnar
-        from hive_bridge.stats.mdt_rows import mdt_rows
-
         leaves = leaf_pairs(self.target_leaves())
         appendable = self.hudi_table.properties.version < 8
         columnar = self.metadata_entry_table(names) if self.mdt_decoder == "columns" else None
@@ -1229,13 +522,11 @@ class ColumnStatsIndex:
         tuples = list(zip(*(key_table.column(c).to_pylist() for c in FILE_KEY_COLUMNS), strict=True))
         return mdt_rows(tuples, entries, leaves, appendable_logs=appendable)
 
-    def _add_from_mdt(self, state: _State, keys: pa.Table | list[tuple[str, str, int, str, str, bool]],
+    def _add_from_mdt(self, state: IndexState, keys: pa.Table | list[tuple[str, str, int, str, str, bool]],
                       target: list[StatsLeaf]) -> list[bool]:
         """Rows from the metadata table for the files it describes (persisted in the index when every column
         was read, in memory otherwise); which of `keys` ((path, partition, size, instant, file name, is a log
         file) tuples, or a table of those columns) it described."""
-        from hive_bridge.stats.mdt_columnar import file_keys_table
-
         key_table = keys if isinstance(keys, pa.Table) else file_keys_table(keys)
         with self._lock:
             names = self._mdt_first_leaves()
@@ -1256,17 +547,15 @@ class ColumnStatsIndex:
                     self._rebuild_entries(state)
             return found
 
-    def _add_unknown(self, state: _State, keys: list[tuple[str, str, int, str]], target: list[StatsLeaf]) -> None:
+    def _add_unknown(self, state: IndexState, keys: list[tuple[str, str, int, str]], target: list[StatsLeaf]) -> None:
         """Rows of unknown statistics (in memory only) for files no source describes."""
-        from hive_bridge.stats.log_stats import LogStats, log_rows_to_table
-
         rows = log_rows_to_table(keys, [LogStats(None, error="no statistics")] * len(keys), leaf_pairs(target))
         for k in keys:
             self.read_sources[k[0]] = "none (no metadata table entry)"
         state.raw_segments.append(("<unknown>", rows))
         self._rebuild_entries(state)
 
-    def _add_from_logs(self, state: _State, missing: list[tuple[LogFile, str]], target: list[StatsLeaf],
+    def _add_from_logs(self, state: IndexState, missing: list[tuple[LogFile, str]], target: list[StatsLeaf],
                        last: IndexCounters) -> IndexCounters:
         files = [(lf.path, partition, lf.size, lf.instant, lf.full_path) for lf, partition in missing]
         # the reading step: log blocks read by the reader (sizes checked against the listing), rows built
@@ -1306,10 +595,10 @@ class ColumnStatsIndex:
         except OSError:
             return []
 
-    def _ensure_loaded(self, last: IndexCounters) -> tuple[_State, IndexCounters]:
+    def _ensure_loaded(self, last: IndexCounters) -> tuple[IndexState, IndexCounters]:
         if self._state is not None:
             return self._state, last
-        state = _State()
+        state = IndexState()
         read = corrupt = 0
         if self._remote is not None:  # segments inside a table on object storage
             for name, _size in self._remote.segments():
@@ -1344,7 +633,7 @@ class ColumnStatsIndex:
             segments_read=read, corrupt_segments=corrupt, persisted=last.persisted
         )
 
-    def _rebuild_entries(self, state: _State) -> None:
+    def _rebuild_entries(self, state: IndexState) -> None:
         target = self.target_leaves()
         if state.entries is not None and state.built_for == target and 0 < state.built <= len(state.raw_segments):
             # segments were only appended since: put them in front of what is built (1,000,000 rows are not
@@ -1359,7 +648,7 @@ class ColumnStatsIndex:
             state.built = len(state.raw_segments)
             return
         # newest segment first: a path indexed twice (a file rewritten under its name, read again) is found at
-        # its newest row first (`_lookup` takes the first row of a path)
+        # its newest row first (`lookup_rows` takes the first row of a path)
         parts = [normalize(seg, target) for _, seg in reversed(state.raw_segments)]
         if parts:
             entries = pa.concat_tables(parts)
@@ -1373,7 +662,7 @@ class ColumnStatsIndex:
         state.built_for = target
 
     def _add_from_footers(
-        self, state: _State, missing: list[tuple[str, str, int, str, str]], target: list[StatsLeaf],
+        self, state: IndexState, missing: list[tuple[str, str, int, str, str]], target: list[StatsLeaf],
         last: IndexCounters,
     ) -> IndexCounters:
         # the reading step: footers read by the reader (sizes checked against the listing), rows built
@@ -1382,7 +671,7 @@ class ColumnStatsIndex:
         out, unreadable = self._store_read(state, read, [m[0] for m in missing], "parquet footer", last)
         return dataclasses.replace(out, unreadable_footers=unreadable)
 
-    def _store_read(self, state: _State, read: ReadRows, paths: list[str], source: str,
+    def _store_read(self, state: IndexState, read: ReadRows, paths: list[str], source: str,
                     last: IndexCounters) -> tuple[IndexCounters, int]:
         """Rows a reader read (footers or log files): errors noted, sources recorded, stored; and how many of
         the files could not be read."""
@@ -1392,7 +681,7 @@ class ColumnStatsIndex:
         good_mask = pa.array([e is None for e in read.errors], pa.bool_())
         return self._store(state, read.rows, good_mask, last), good_mask.false_count
 
-    def _store(self, state: _State, new: pa.Table, good_mask: pa.Array, last: IndexCounters) -> IndexCounters:
+    def _store(self, state: IndexState, new: pa.Table, good_mask: pa.Array, last: IndexCounters) -> IndexCounters:
         """Add freshly read rows to the index: the good ones persisted (one new segment), the others kept in
         memory only (so they are retried next time)."""
         written = 0
@@ -1440,7 +729,7 @@ class ColumnStatsIndex:
             self._persist = False
             return None
 
-    def _maybe_compact(self, state: _State) -> int:
+    def _maybe_compact(self, state: IndexState) -> int:
         persisted = [(n, s) for n, s in state.raw_segments if not n.startswith("<")]
         slices = self.hudi_table.latest_file_slices()
         total = sum(s.num_rows for _, s in persisted)
@@ -1452,14 +741,14 @@ class ColumnStatsIndex:
         # keep one row per current latest base file (in the listing's order: then loads find the index in
         # their own order and need not re-order it), then one per current log file
         files = [bf for bf in map(get_base_file, slices) if bf is not None]
-        current = _keys(pa.array(list(map(get_path, files)) + [lf.path for lf in logs], pa.string()),
+        current = entry_keys(pa.array(list(map(get_path, files)) + [lf.path for lf in logs], pa.string()),
                         pa.array(list(map(get_size, files)) + [lf.size for lf in logs], pa.int64()),
                         pa.array(list(map(get_instant, files)) + [lf.instant for lf in logs], pa.string()))
         # keep every column any segment has (not only today's table schema): a segment without a column
         # means its files lack it, so dropping columns here would later read as "all null"
-        leaves = _union_leaves([seg for _, seg in persisted], self.target_leaves())
+        leaves = union_leaves([seg for _, seg in persisted], self.target_leaves())
         merged = pa.concat_tables([normalize(seg, leaves) for _, seg in persisted])
-        keys = _keys(merged.column("path"), merged.column("file_size"), merged.column("instant"))
+        keys = entry_keys(merged.column("path"), merged.column("file_size"), merged.column("instant"))
         rows = pc.drop_null(pc.index_in(current, value_set=keys))  # a key's first row
         merged = merged.take(rows).replace_schema_metadata({FORMAT_KEY: FORMAT_VERSION})
         name = self._write_segment(merged)
@@ -1480,3 +769,4 @@ class ColumnStatsIndex:
             path.unlink()
         except OSError:
             pass
+

@@ -36,6 +36,7 @@ from hive_bridge.stats.contract import (
     bound_columns,
     stat_name,
 )
+from hive_bridge.stats.rows import order_preserving_cast
 
 #: block types that hold no record of the merged rows: delete keys, rollback commands, blocks Hudi's own
 #: reader marks corrupted (their bytes are never read as records)
@@ -76,8 +77,6 @@ def _leaf_column(table: pa.Table, name: str) -> pa.ChunkedArray | pa.Array | Non
 
 def _as_leaf_type(col: Any, typ: pa.DataType) -> Any:
     """The column as the leaf's type when the conversion keeps the order of values; None otherwise."""
-    from hive_bridge.stats.index import order_preserving_cast
-
     if col.type == typ:
         return col
     if not order_preserving_cast(col.type, typ):

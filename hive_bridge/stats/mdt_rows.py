@@ -21,13 +21,19 @@ tell) is read from its blocks instead. Mapped into the pruning domains, distrust
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from hive_bridge.mdt.table import ColumnStatsEntry
+from hive_bridge import config
+from hive_bridge.mdt.colstats import BOOL, BYTES, DATE, DECIMAL, INT, STR
+from hive_bridge.mdt.records import ColumnStatsEntry, decimal_of
 from hive_bridge.stats.contract import bound_columns
 
 _EPOCH = _dt.date(1970, 1, 1)
@@ -171,3 +177,205 @@ def mdt_rows(keys: Sequence[FileKey], by_file: dict[tuple[str, str], dict[str, C
 
 
 __all__ = ["FileKey", "index_entries", "mdt_rows"]
+
+
+# ================================================================================================ into rows
+
+
+def _typed_bounds(kind: np.ndarray, ints: np.ndarray, bins: pa.Array, scales: np.ndarray,
+                  value_type: pa.Array, typ: pa.DataType, upper: bool) -> pa.Array:
+    """``mdt_stats._bound`` + ``_typed`` over arrays: the bounds as values of ``typ``, null where unusable."""
+    t = pa.types
+    n = len(kind)
+    if t.is_floating(typ) or n == 0:
+        return pa.nulls(n, typ)
+    if t.is_boolean(typ):
+        ok = kind == BOOL
+        return pa.array(ints.astype(bool), pa.bool_(), mask=~ok)
+    if t.is_integer(typ):
+        ok = kind == INT
+        info = np.iinfo(typ.to_pandas_dtype())
+        ok &= (ints >= int(info.min)) & (ints <= min(int(info.max), _INT64_MAX))
+        return pa.array(np.where(ok, ints, 0), pa.int64(), mask=~ok).cast(typ)
+    if t.is_string(typ) or t.is_large_string(typ):
+        ok = kind == STR
+        strings = pc.if_else(pa.array(ok), bins, pa.nulls(n, pa.binary()))
+        return strings.cast(pa.string()).cast(typ)
+    if t.is_binary(typ) or t.is_large_binary(typ):
+        ok = kind == BYTES
+        return pc.if_else(pa.array(ok), bins, pa.nulls(n, pa.binary())).cast(typ)
+    if t.is_date32(typ):
+        ok = ((kind == DATE) | (kind == INT)) & (np.abs(ints) <= 2_932_896)  # datetime.date's range
+        return pa.array(np.where(ok, ints, 0).astype(np.int32), pa.int32(), mask=~ok).cast(pa.date32())
+    if t.is_timestamp(typ):
+        vt = value_type.to_numpy(zero_copy_only=False)
+        micros = np.isin(vt, list(_MICROS))
+        raw = vt == "LONG"
+        ok = (kind == INT) & (micros | raw)
+        out = ints.copy()
+        unit = typ.unit
+        if unit == "ns":
+            big = np.abs(ints) > _INT64_MAX // 1000
+            ok &= ~(micros & big)
+            out = np.where(micros & ~big, ints * 1000, out)
+        elif unit in ("ms", "s"):
+            per = 1000 if unit == "ms" else 1_000_000
+            scaled = -((-ints) // per) if upper else ints // per
+            out = np.where(micros, scaled, out)
+        ok &= out != np.iinfo(np.int64).min
+        return pa.array(np.where(ok, out, 0), pa.int64(), mask=~ok).cast(typ)
+    # decimals, date64 and the rest: the record path's own conversion, value by value (rare columns)
+    bl = bins.to_pylist()
+    vts = value_type.to_pylist()
+    values: list[Any] = []
+    for i in range(n):
+        k = int(kind[i])
+        if k == DECIMAL:
+            v: Any = decimal_of(bl[i] or b"", int(scales[i]))
+        elif k in (INT, BOOL):
+            v = int(ints[i]) if k == INT else bool(ints[i])
+        elif k == DATE:
+            v = _dt.date(1970, 1, 1) + _dt.timedelta(days=int(ints[i])) if abs(int(ints[i])) <= 2_932_896 else None
+        elif k == STR:
+            v = bl[i].decode("utf-8") if bl[i] is not None else None
+        elif k == BYTES:
+            v = bl[i]
+        else:
+            v = None
+        values.append(_bound(v, typ, upper, vts[i]))
+    return _typed(values, typ)
+
+
+def file_keys_table(keys: Sequence[tuple[str, str, int, str, str, bool]]) -> pa.Table:
+    """(path, partition, size, instant, file name, is a log file) tuples as the table
+    :func:`mdt_rows_columnar` takes."""
+    cols = list(zip(*keys, strict=True)) if keys else [()] * 6
+    return pa.table({"path": pa.array(cols[0], pa.string()), "partition": pa.array(cols[1], pa.string()),
+                     "size": pa.array(cols[2], pa.int64()), "instant": pa.array(cols[3], pa.string()),
+                     "name": pa.array(cols[4], pa.string()), "is_log": pa.array(cols[5], pa.bool_())})
+
+
+def mdt_rows_columnar(keys: pa.Table | Sequence[tuple[str, str, int, str, str, bool]], entries: pa.Table,
+                      leaves: Sequence[tuple[str, pa.DataType]], appendable_logs: bool) -> tuple[pa.Table, list[bool]]:
+    """:func:`hive_bridge.stats.mdt_rows.mdt_rows` for entries read by :func:`read_column_stats`; ``keys`` as
+    tuples or as a :func:`file_keys_table` (its ``name`` column may be left out: an entry is matched by its
+    partition and file name joined as the listing's path). The keys' paths are distinct."""
+    if not isinstance(keys, pa.Table):
+        keys = file_keys_table(keys)
+    rows_key = ("rows", id(entries), _fingerprint(keys), tuple((n, str(t)) for n, t in leaves), appendable_logs)
+    cached = _rows_cache.get(rows_key)
+    if cached is not None and cached[0] is entries:
+        return cached[1], list(cached[2])
+    rows, found = _mdt_rows(keys, entries, leaves, appendable_logs)
+    _rows_cache[rows_key] = (entries, rows, found)
+    while len(_rows_cache) > 4:
+        _rows_cache.popitem(last=False)
+    return rows, found
+
+
+#: the rows made for a listing from one (cached) entries table: a repeated planning of an unchanged table makes
+#: the same rows again; the entries table itself is kept in the value (its id is only valid while it lives)
+_rows_cache: OrderedDict[tuple[Any, ...], tuple[pa.Table, pa.Table, list[bool]]] = OrderedDict()
+config.register_cache("stats.mdt_rows: index rows made from the metadata table", _rows_cache.clear)
+
+
+def _fingerprint(keys: pa.Table) -> tuple[int, bytes]:
+    """A digest of a keys table's content (paths, sizes, instants, log flags)."""
+    h = hashlib.blake2b(digest_size=16)
+    for name in ("path", "partition", "size", "instant", "is_log"):     # (a name is a function of its path)
+        col = keys.column(name).combine_chunks()
+        for buf in col.buffers():
+            h.update(b"-" if buf is None else f"+{buf.size}:".encode())
+            if buf is not None:
+                h.update(buf)
+        h.update(f"@{col.offset}/{len(col)}".encode())
+    return keys.num_rows, h.digest()
+
+
+def _mdt_rows(keys: pa.Table, entries: pa.Table, leaves: Sequence[tuple[str, pa.DataType]],
+              appendable_logs: bool) -> tuple[pa.Table, list[bool]]:
+    n = keys.num_rows
+    is_log = keys.column("is_log").to_numpy(zero_copy_only=False).astype(bool)
+    usable = entries.filter(pc.and_(pc.is_valid(entries.column("partition")),
+                                    pc.is_valid(entries.column("file_name")))).combine_chunks()
+    # an entry's file as the listing names it: <partition>/<file name> (the file name alone in a table without
+    # partitions); each entry's row among the keys (their paths are distinct), -1 for a file not listed
+    part = pc.utf8_trim(usable.column("partition"), "/")
+    name = usable.column("file_name")
+    ekey = pc.binary_join_element_wise(part, name, "/")
+    if pc.any(pc.equal(part, "")).as_py():
+        ekey = pc.utf8_ltrim(ekey, "/")        # "/<name>": a partition's trimmed name has no leading "/"
+    row_of = pc.fill_null(pc.index_in(ekey, value_set=keys.column("path")), -1).to_numpy(zero_copy_only=False)
+    columns_of = usable.column("column")
+    value_count = usable.column("value_count")
+    vc_all = value_count.fill_null(0).to_numpy(zero_copy_only=False)
+    vc_ok_all = value_count.is_valid().to_numpy(zero_copy_only=False)
+    by_column: dict[str, np.ndarray] = {}
+    any_entry = np.zeros(n, dtype=bool)
+    vc_min = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
+    vc_max = np.full(n, np.iinfo(np.int64).min, dtype=np.int64)
+    vc_any = np.zeros(n, dtype=bool)
+    for column in pc.unique(columns_of).to_pylist():
+        if column is None:
+            continue
+        mine = np.flatnonzero(pc.equal(columns_of, column).to_numpy(zero_copy_only=False) & (row_of >= 0))
+        rows = row_of[mine]
+        pos = np.full(n, -1, dtype=np.int64)
+        if len(rows) and np.bincount(rows, minlength=n).max() > 1:
+            np.maximum.at(pos, rows, mine)      # a file with two entries: the later one (as a dict update)
+        else:
+            pos[rows] = mine
+        has = pos >= 0
+        any_entry |= has
+        at = np.maximum(pos, 0)
+        vc_valid = has & vc_ok_all[at]
+        vc_np = vc_all[at]
+        vc_min = np.where(vc_valid, np.minimum(vc_min, vc_np), vc_min)
+        vc_max = np.where(vc_valid, np.maximum(vc_max, vc_np), vc_max)
+        vc_any |= vc_valid
+        by_column[column] = pos
+    found = any_entry & ~(is_log & appendable_logs) & vc_any & (vc_min == vc_max)
+    found &= ~(is_log & (vc_min == 0))
+    rows = np.flatnonzero(found)
+    sel = pa.array(rows, pa.int64())
+    columns: dict[str, Any] = {
+        "path": keys.column("path").take(sel).combine_chunks(),
+        "partition": keys.column("partition").take(sel).combine_chunks(),
+        "file_size": keys.column("size").take(sel).combine_chunks(),
+        "instant": keys.column("instant").take(sel).combine_chunks(),
+        "num_rows": pa.array(vc_min[rows], pa.int64()),
+    }
+    m = len(rows)
+    needed = usable.select(["value_count", "null_count", "value_type", *(f"{side}_{f}" for side in ("lo", "hi")
+                                                                           for f in ("kind", "int", "bin", "scale"))])
+    for leaf, typ in leaves:
+        got = by_column.get(leaf)
+        if got is None or m == 0:
+            columns.update(bound_columns(leaf, typ, pa.nulls(m, typ), pa.nulls(m, typ), pa.nulls(m, pa.int64())))
+            continue
+        pos_sel = got[rows]
+        pos_i = pa.array(np.maximum(pos_sel, 0), pa.int64(), mask=pos_sel < 0)
+        t = needed.take(pos_i)
+        vc = t.column("value_count").combine_chunks()
+        nc = t.column("null_count").combine_chunks()
+        bad = pc.and_(pc.and_(pc.is_valid(nc), pc.is_valid(vc)),
+                      pc.or_(pc.less(nc, 0), pc.greater(nc, vc)))
+        nc = pc.if_else(pc.fill_null(bad, False), pa.nulls(m, pa.int64()), nc)
+        if pa.types.is_string(typ) or pa.types.is_large_string(typ) or pa.types.is_binary(typ) \
+                or pa.types.is_large_binary(typ):
+            allnull = pc.and_(pc.greater_equal(nc, vc), pc.greater(vc, 0))
+            nc = pc.if_else(pc.fill_null(allnull, False), pa.nulls(m, pa.int64()), nc)
+        present = pos_i.is_valid().to_numpy(zero_copy_only=False)
+        vt = t.column("value_type").combine_chunks()
+
+        def side(prefix: str, upper: bool, t: pa.Table = t, present: np.ndarray = present, typ: pa.DataType = typ,
+                 vt: pa.Array = vt) -> pa.Array:
+            kind = np.where(present, t.column(prefix + "_kind").fill_null(0).to_numpy(zero_copy_only=False), 0)
+            ints = t.column(prefix + "_int").fill_null(0).to_numpy(zero_copy_only=False)
+            scales = t.column(prefix + "_scale").fill_null(0).to_numpy(zero_copy_only=False)
+            bins = t.column(prefix + "_bin").combine_chunks()
+            return _typed_bounds(kind.astype(np.int8), ints, bins, scales, vt, typ, upper)
+
+        # a bound unknown on one side is unknown on both: bound_columns applies that rule
+        columns.update(bound_columns(leaf, typ, side("lo", False), side("hi", True), nc))
+    return pa.table(columns), found.tolist()

@@ -20,12 +20,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from hive_bridge.errors import HudiTableError
+from hive_bridge.formats.parquet_footer import FooterStats, StatsLeaf, read_footer_stats
 from hive_bridge.stats.contract import (
     BOUND_STATS,
     MAX,
@@ -36,9 +37,8 @@ from hive_bridge.stats.contract import (
     split_stat_name,
     stat_name,
 )
-
-if TYPE_CHECKING:
-    from hive_bridge.stats.index import StatsLeaf
+from hive_bridge.stats.log_stats import LogStats, log_rows_to_table, read_log_stats
+from hive_bridge.stats.rows import FORMAT_KEY, FORMAT_VERSION, footer_rows_to_table, order_preserving_cast
 
 #: one file to read: (path relative to the table root, partition, size when listed, instant, full path)
 FileToRead = tuple[str, str, int, str, str]
@@ -92,8 +92,6 @@ def _map(fn: Callable[[_T], _R], items: list[_T], max_workers: int, chunksize: i
 
 def footer_rows(files: Sequence[FileToRead], target: Sequence[StatsLeaf], max_workers: int = 1) -> ReadRows:
     """Read the footers of `files` (parquet base files) and build their index rows (`footer_rows_to_table`)."""
-    from hive_bridge.stats.index import FooterStats, footer_rows_to_table, read_footer_stats
-
     paths = [f[4] for f in files]
     # the listed size spares object storage a HEAD request per footer (a local read checks the size itself)
     stats = _map(lambda f: read_footer_stats(f[4], f[2]), list(files), max_workers, chunksize=16)
@@ -109,9 +107,6 @@ def footer_rows(files: Sequence[FileToRead], target: Sequence[StatsLeaf], max_wo
 
 def log_rows(files: Sequence[FileToRead], leaves: Sequence[LogLeaf], max_workers: int = 1) -> ReadRows:
     """Read the blocks of `files` (merge-on-read log files) and build their index rows (`log_rows_to_table`)."""
-    from hive_bridge.stats.index import FORMAT_KEY, FORMAT_VERSION
-    from hive_bridge.stats.log_stats import LogStats, log_rows_to_table, read_log_stats
-
     paths = [f[4] for f in files]
     leaf_list = list(leaves)
 
@@ -142,8 +137,6 @@ def concat_footer_rows(parts: Sequence[pa.Table], target: Sequence[StatsLeaf]) -
     One difference remains: `footer_rows_to_table` makes a bound unknown for every file of one schema when one
     of them has a bound that does not fit its column's type (e.g. a decimal beyond its precision); chunked, only
     the files of that schema in that chunk. Both are sound (unknown keeps files)."""
-    from hive_bridge.stats.index import FORMAT_KEY, FORMAT_VERSION, order_preserving_cast
-
     if len(parts) == 1:
         return parts[0]
     if not parts:
@@ -199,8 +192,6 @@ def with_keys(rows: pa.Table, files: Sequence[FileToRead]) -> pa.Table:
 def checked(read: ReadRows, files: Sequence[FileToRead], what: str) -> ReadRows:
     """A reader's answer, checked before anything is stored: one row and one error entry per file, the files'
     own paths in order, and the index's format mark on the rows."""
-    from hive_bridge.stats.index import FORMAT_KEY, FORMAT_VERSION
-
     rows = read.rows
     if rows.num_rows != len(files) or len(read.errors) != len(files):
         raise HudiTableError(f"{what}: the statistics reader returned {rows.num_rows} rows and {len(read.errors)} "

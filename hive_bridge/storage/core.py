@@ -39,6 +39,7 @@ from urllib.parse import unquote, urlsplit
 import pyarrow as pa
 import pyarrow.fs as pafs
 
+from hive_bridge import config
 from hive_bridge.errors import HudiTableError
 
 #: schemes read as local paths
@@ -563,6 +564,7 @@ class Storage:
 _OPEN: weakref.WeakValueDictionary[str, Storage] = weakref.WeakValueDictionary()
 #: file systems made from the environment for URIs of no open table, by scheme and bucket
 _FROM_ENV: dict[tuple[str, str], Storage] = {}
+config.register_cache("storage: storages opened from the environment", _FROM_ENV.clear)
 _OPEN_LOCK = threading.Lock()
 
 
@@ -613,11 +615,7 @@ def storage_for(location: str | os.PathLike[str]) -> Storage | None:
 def cache_root() -> Path:
     """The local cache folder of hive-bridge: ``$HIVE_BRIDGE_CACHE``, else ``$XDG_CACHE_HOME/hive-bridge``, else
     ``~/.cache/hive-bridge``."""
-    own = os.environ.get("HIVE_BRIDGE_CACHE")
-    if own:
-        return Path(own)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return Path(xdg or os.path.join(os.path.expanduser("~"), ".cache")) / "hive-bridge"
+    return config.settings().cache_root
 
 
 __all__ = [

@@ -10,11 +10,13 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from hive_bridge.errors import HudiTableError
+from hive_bridge.errors import HudiTableError, MetadataTableError
 from hive_bridge.formats.avro_schema import avro_to_arrow_schema
 from hive_bridge.layout.fsview import FileSlice, FileSystemView, get_base_file, get_base_instant
 from hive_bridge.layout.properties import TableProperties
 from hive_bridge.layout.timeline import Instant, Timeline, normalize_timestamp
+from hive_bridge.mdt.keys import FILES
+from hive_bridge.mdt.table import MetadataTable
 from hive_bridge.storage.core import Storage
 
 #: where a table's file listing comes from (see HudiTable.open)
@@ -83,15 +85,11 @@ class HudiTable:
         """This table's metadata table (`hive_bridge.mdt.table.MetadataTable`), opened once and shared by
         the listing, the statistics index and the key indexes; its `status` says what it can be trusted for."""
         if self._metadata is None:
-            from hive_bridge.mdt.table import MetadataTable
-
             self._metadata = MetadataTable.open(self)
         return self._metadata
 
     def _list_from_metadata(self, warn: bool) -> None:
         """Take the listing from the metadata table's files partition, if it can be trusted whole."""
-        from hive_bridge.mdt.table import FILES, MetadataTableError
-
         why: str | None = None
         if FILES not in self.properties.metadata_partitions:
             why = "the table has no ready files partition in its metadata table"
@@ -113,7 +111,7 @@ class HudiTable:
                 except MetadataTableError as exc:
                     why = f"the metadata table's files partition is not readable: {exc}"
                 else:
-                    self._fsview.use_listing(files, identity=(mdt._slice_identity(FILES),
+                    self._fsview.use_listing(files, identity=(mdt.slice_identity(FILES),
                                                               self.properties.is_partitioned))
                     self.listing_source = "mdt"
         if why is not None:

@@ -82,10 +82,11 @@ from hive_bridge.formats.logfile import (
     encode_block,
     read_log_file,
 )
+from hive_bridge.formats.parquet_footer import read_metadata  # one pread + thrift decode: 2x pq.read_metadata
 from hive_bridge.layout.fsview import parse_base_file_name, parse_log_file_name
 from hive_bridge.layout.properties import HOODIE_DIR, PROPERTIES_FILE, TableProperties
 from hive_bridge.layout.timeline import Timeline
-from hive_bridge.mdt.table import (
+from hive_bridge.mdt.keys import (
     ALL_PARTITIONS_KEY,
     COLUMN_STATS,
     FILES,
@@ -98,7 +99,6 @@ from hive_bridge.mdt.table import (
     file_index_id,
     partition_index_id,
 )
-from hive_bridge.stats.index import _read_metadata  # one pread + thrift decode: 2x pq.read_metadata
 from hive_bridge.testing.writer import (
     PARTITION_METADATA,
     _atomic_write,
@@ -357,7 +357,7 @@ def _parquet_value(stats: Any, upper: bool, wrapper: str) -> Any:
 
 def _base_file_stats(path: str, columns: Sequence[str]) -> dict[str, dict[str, Any]]:
     """Column name -> ColumnStatsMetadata fields of one parquet file, as ``readColumnStatsFromMetadata``."""
-    md = _read_metadata(path)[0]
+    md = read_metadata(path)[0]
     by_name: dict[str, int] = {}
     for i in range(md.num_columns):
         col = md.schema.column(i)
@@ -495,7 +495,7 @@ def _avro_bytes_of(data: bytes) -> bytes:
 
 _BRANCH = {f"{_AVRO_NS}.{name}": i + 1 for i, (name, _) in enumerate(_WRAPPERS)}
 _DOUBLE = struct.Struct("<d")
-_FLOAT = struct.Struct("<f")
+MODE_FLOAT = struct.Struct("<f")
 
 
 def _decimal_bytes(value: Decimal) -> bytes:
@@ -523,7 +523,7 @@ def _wrapped_bytes(wrapped: _Wrapped) -> bytes:
     if branch in (2, 3, 8, 11, 12):                              # int, long, date, timestamp, local date
         return head + _varint(int(value))
     if branch == 4:
-        return head + _FLOAT.pack(value)
+        return head + MODE_FLOAT.pack(value)
     if branch == 5:
         return head + _DOUBLE.pack(value)
     if branch == 6:

@@ -137,14 +137,12 @@ def test_metadata_table_hfiles_read_in_ranges_on_s3(s3: S3Server, tables: dict[s
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """HFiles above the whole-read size are read in ranges (one HEAD, the tail, the blocks a lookup needs): the
     metadata table's listing and statistics are the local copy's, and the counter still tells the truth."""
+    from hive_bridge.config import clear_caches
     from hive_bridge.formats.hfile import reader as hfile
-    from hive_bridge.mdt.table import _FILES_CACHE
-    from hive_bridge.stats import mdt_columnar
 
     monkeypatch.setattr(hfile, "_WHOLE_FILE_MAX", 0)
     monkeypatch.setattr(hfile, "_TAIL_READ", 4096 + 64)
-    _FILES_CACHE.clear()
-    mdt_columnar.clear_cache()
+    clear_caches()
     local, uri = tables[MOR]
     s3.reset()
     remote = HudiTable.open(uri, listing="mdt", storage_options=_options(s3))
@@ -154,8 +152,7 @@ def test_metadata_table_hfiles_read_in_ranges_on_s3(s3: S3Server, tables: dict[s
     assert stats.equals(ColumnStatsIndex(mine, source="mdt", persist=False).table())
     assert _server_kinds(remote.storage.requests.snapshot()) == _server_kinds(s3.requests())
     assert remote.storage.requests.get > remote.storage.requests.head > 0
-    _FILES_CACHE.clear()
-    mdt_columnar.clear_cache()
+    clear_caches()
 
 
 # ------------------------------------------------------------------------------------------------ index

@@ -18,8 +18,9 @@ import pytest
 from hive_bridge.cli import main
 from hive_bridge.errors import HudiTableError
 from hive_bridge.formats.logfile import BlockType, HeaderKey, encode_block
+from hive_bridge.formats.parquet_footer import StatsLeaf
 from hive_bridge.spark_index import SparkIndexError, SparkStatsReader, build_index
-from hive_bridge.stats.index import ColumnStatsIndex, StatsLeaf, read_segment
+from hive_bridge.stats.index import ColumnStatsIndex
 from hive_bridge.stats.reader import (
     FileToRead,
     LocalStatsReader,
@@ -27,6 +28,7 @@ from hive_bridge.stats.reader import (
     concat_footer_rows,
     footer_rows,
 )
+from hive_bridge.stats.segments import read_segment
 from hive_bridge.table.table import HudiTable
 from hive_bridge.testing.writer import HudiWriter
 from tests.conftest import SHARED_TABLES

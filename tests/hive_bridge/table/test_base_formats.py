@@ -12,10 +12,14 @@ import pytest
 
 import sarg
 from hive_bridge.errors import HudiTableError
+from hive_bridge.formats import parquet_footer
 from hive_bridge.layout.fsview import FileSystemView
 from hive_bridge.pruning import prune_slices
-from hive_bridge.stats import index as stats_mod
-from hive_bridge.stats.index import FORMAT_KEY, FORMAT_VERSION, ColumnStatsIndex, stats_schema, write_segment
+from hive_bridge.stats import reader as stats_reader
+from hive_bridge.stats import segments
+from hive_bridge.stats.index import ColumnStatsIndex
+from hive_bridge.stats.rows import FORMAT_KEY, FORMAT_VERSION, stats_schema
+from hive_bridge.stats.segments import write_segment
 from hive_bridge.table import table as table_mod
 from hive_bridge.table.table import HudiTable
 from hive_bridge.testing.writer import HudiWriter
@@ -130,11 +134,11 @@ def test_lance_schema_is_the_schema_hudi_rs_reads(fixture_tables: dict[str, Path
 def _lance_stats(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[ColumnStatsIndex, pa.Table]:
     tried: list[str] = []
 
-    def no_footer(path: str) -> stats_mod.FooterStats:
+    def no_footer(path: str) -> parquet_footer.FooterStats:
         tried.append(path)
-        return stats_mod.FooterStats(None, [], [], f"{path}: read as parquet")
+        return parquet_footer.FooterStats(None, [], [], f"{path}: read as parquet")
 
-    monkeypatch.setattr(stats_mod, "read_footer_stats", no_footer)
+    monkeypatch.setattr(stats_reader, "read_footer_stats", no_footer)
     index = ColumnStatsIndex(HudiTable.open(path), max_workers=1)
     stats = index.load()
     assert tried == []  # no footer read attempted
@@ -180,7 +184,7 @@ def _plant_empty_rows(index: ColumnStatsIndex) -> None:
             columns[f.name] = pa.array([0] * n, pa.int64()) if f.name.endswith("::null_count") \
                 else pa.nulls(n, f.type)
     segment = pa.Table.from_pydict(columns, schema=schema).replace_schema_metadata({FORMAT_KEY: FORMAT_VERSION})
-    stats_mod.validate_segment(segment, "planted")  # the index would accept it as its own
+    segments.validate_segment(segment, "planted")  # the index would accept it as its own
     index.directory.mkdir(parents=True)
     write_segment(segment, index.directory / "seg-20000101000000.000000000-000000000000.arrow")
 

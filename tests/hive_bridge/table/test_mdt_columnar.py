@@ -20,11 +20,12 @@ from hypothesis import strategies as st
 
 import sarg
 from hive_bridge.formats.avro_columns import AvroColumnsError, decode_values
-from hive_bridge.mdt.table import COLUMN_STATS
-from hive_bridge.stats import mdt_columnar
-from hive_bridge.stats.index import ColumnStatsIndex, leaf_pairs
-from hive_bridge.stats.mdt_columnar import mdt_rows_columnar, read_column_stats
-from hive_bridge.stats.mdt_rows import index_entries, mdt_rows
+from hive_bridge.mdt import colstats
+from hive_bridge.mdt.colstats import read_column_stats
+from hive_bridge.mdt.keys import COLUMN_STATS
+from hive_bridge.stats.index import ColumnStatsIndex
+from hive_bridge.stats.mdt_rows import index_entries, mdt_rows, mdt_rows_columnar
+from hive_bridge.stats.rows import leaf_pairs
 from hive_bridge.table.table import HudiTable
 from hive_bridge.testing.mdt_writer import write_metadata_table
 from hive_bridge.testing.writer import HudiWriter
@@ -32,7 +33,7 @@ from hive_bridge.testing.writer import HudiWriter
 from .test_mdt_stats import MDT_TABLES
 
 
-def _keys(table: HudiTable) -> list[tuple[str, str, int, str, str, bool]]:
+def entry_keys(table: HudiTable) -> list[tuple[str, str, int, str, str, bool]]:
     out = []
     for s in table.latest_file_slices():
         if s.base_file is not None:
@@ -51,7 +52,7 @@ def _both(root: Path) -> list[tuple[pa.Table, pa.Table, list[bool], list[bool]]]
     index = ColumnStatsIndex(table, persist=False)
     leaves = leaf_pairs(index.target_leaves())
     names = [name for name, _ in leaves]
-    keys = _keys(table)
+    keys = entry_keys(table)
     columnar = read_column_stats(mdt, names)
     records = index_entries(mdt.column_stats(names))
     out = []
@@ -71,7 +72,7 @@ def _assert_same(a: pa.Table, b: pa.Table, fa: list[bool], fb: list[bool]) -> No
 
 @pytest.mark.parametrize("name", MDT_TABLES)
 def test_fixture_tables_same_rows_as_the_record_path(fixture_tables: dict[str, Path], name: str) -> None:
-    mdt_columnar.clear_cache()
+    colstats.clear_cache()
     results = _both(fixture_tables[name])
     for a, b, fa, fb in results:
         _assert_same(a, b, fa, fb)
@@ -119,7 +120,7 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @pytest.mark.parametrize("name", ["cow", "mor"])
 def test_generated_tables_same_rows_as_the_record_path(generated: dict[str, Path], name: str) -> None:
-    mdt_columnar.clear_cache()
+    colstats.clear_cache()
     results = _both(generated[name])
     for a, b, fa, fb in results:
         _assert_same(a, b, fa, fb)
@@ -132,7 +133,7 @@ def test_generated_tables_same_rows_as_the_record_path(generated: dict[str, Path
 
 
 def test_the_index_takes_the_columnar_path_and_caches_it(generated: dict[str, Path]) -> None:
-    mdt_columnar.clear_cache()
+    colstats.clear_cache()
     root = generated["cow"]
     rows = []
     for _ in range(2):
@@ -142,12 +143,12 @@ def test_the_index_takes_the_columnar_path_and_caches_it(generated: dict[str, Pa
         assert index.metadata_entry_table() is not None
         assert index.last.files_from_mdt == len(table.latest_file_slices())
     assert rows[0].equals(rows[1])
-    cached = len(mdt_columnar._cache)
+    cached = len(colstats._cache)
     assert cached >= 1
     # a third query decodes nothing new: the cache holds the same sources
     table = HudiTable.open(root)
     ColumnStatsIndex(table, persist=False, source="mdt").table()
-    assert len(mdt_columnar._cache) == cached
+    assert len(colstats._cache) == cached
     reference = ColumnStatsIndex(HudiTable.open(root), persist=False, source="mdt")
     reference.mdt_decoder = "records"
     assert reference.table().equals(rows[0])
@@ -286,7 +287,7 @@ def _append_column_stats_blocks(root: Path) -> dict[str, str]:
 
     from hive_bridge.formats.hfile.reader import HFileReader, write_hfile
     from hive_bridge.formats.logfile import BlockType, HeaderKey, delete_block_content, encode_block
-    from hive_bridge.mdt.table import column_stats_key
+    from hive_bridge.mdt.keys import column_stats_key
 
     cs = root / ".hoodie" / "metadata" / COLUMN_STATS
     base = sorted(cs.glob("col-stats-0000-0_*.hfile"))[0]
@@ -362,7 +363,7 @@ def _append_column_stats_blocks(root: Path) -> dict[str, str]:
 
 
 def records_by_key(records: list[Any]) -> dict[str, Any]:
-    from hive_bridge.mdt.table import column_stats_key
+    from hive_bridge.mdt.keys import column_stats_key
 
     return {column_stats_key(e.column, e.partition or ".", e.file_name): e for e in records}
 
@@ -381,7 +382,7 @@ def test_log_blocks_merge_as_the_record_path_merges(tmp_path: Path) -> None:
     w.insert(_rows(list(range(0, 150)), "a"))
     write_metadata_table(root, file_groups={COLUMN_STATS: 1})
     fate = _append_column_stats_blocks(root)
-    mdt_columnar.clear_cache()
+    colstats.clear_cache()
     table = HudiTable.open(root)
     mdt = table.metadata_table()
     assert COLUMN_STATS in mdt.status.partitions, mdt.status.problems
@@ -426,7 +427,7 @@ def test_a_lazy_index_reads_each_column_when_a_filter_first_needs_it(generated: 
     filter keeps exactly what an index that read every column keeps (base files and log files)."""
     from hive_bridge.pruning.pruner import Pruner
 
-    mdt_columnar.clear_cache()
+    colstats.clear_cache()
     root = generated[name]
     eager_table = HudiTable.open(root)
     eager_index = ColumnStatsIndex(eager_table, persist=False, source="mdt")
@@ -463,7 +464,7 @@ def test_two_pruners_of_one_lazy_index_see_what_either_read(generated: dict[str,
     (its statistics are made again from the index), which then prunes by it."""
     from hive_bridge.pruning.pruner import Pruner
 
-    mdt_columnar.clear_cache()
+    colstats.clear_cache()
     table = HudiTable.open(generated["mor"])
     index = ColumnStatsIndex(table, persist=False, source="mdt")
     index.want({"id"})
@@ -486,7 +487,7 @@ def test_two_pruners_of_one_lazy_index_see_what_either_read(generated: dict[str,
 def test_a_column_read_later_is_unknown_where_its_entry_disagrees() -> None:
     """Rows made from the metadata table get a later column's bounds only where its entry counts as many
     values as the row: a file without an entry, or with another count, keeps that column unknown."""
-    from hive_bridge.stats.index import _with_leaves
+    from hive_bridge.stats.entries import with_leaves
 
     def rows(paths: list[str], counts: list[int], lo: list[int | None]) -> pa.Table:
         return pa.table({"path": paths, "num_rows": pa.array(counts, pa.int64()),
@@ -497,7 +498,7 @@ def test_a_column_read_later_is_unknown_where_its_entry_disagrees() -> None:
 
     old = rows(["a", "b", "c", "d"], [10, 10, 10, 10], [None] * 4)
     fresh = rows(["d", "b", "c"], [10, 10, 9], [4, 2, 3])
-    out = _with_leaves(old, fresh, ["x"])
+    out = with_leaves(old, fresh, ["x"])
     assert out.column("x::min").to_pylist() == [None, 2, None, 4]
     assert out.column("x::null_count").to_pylist() == [None, 0, None, 0]
     assert out.column("x::max_exact").to_pylist() == [None, True, None, True]
@@ -514,7 +515,7 @@ def test_a_snapshot_decodes_only_the_columns_its_queries_filter_on(generated: di
     from hive_bridge.pruning.pruner import Pruner
     from hive_bridge.pruning.snapshot import SnapshotCache
 
-    mdt_columnar.clear_cache()
+    colstats.clear_cache()
     root = tmp_path / "t"
     shutil.copytree(generated["cow"], root)
     snap = SnapshotCache().get(str(root), listing="mdt", stats_source="auto", persist=True)
@@ -572,7 +573,7 @@ def test_queries_on_different_columns_at_once(generated: dict[str, Path], tmp_pa
     from hive_bridge.pruning.pruner import Pruner
     from hive_bridge.pruning.snapshot import SnapshotCache
 
-    mdt_columnar.clear_cache()
+    colstats.clear_cache()
     root = tmp_path / "t"
     shutil.copytree(generated["mor"], root)
     fresh = HudiTable.open(root)

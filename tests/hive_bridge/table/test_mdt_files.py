@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from hive_bridge.formats.hfile.reader import HFileReader
 from hive_bridge.formats.logfile import BlockType, HeaderKey, read_log_file
 from hive_bridge.mdt.files import FileInfos, decode_files_record, files_plan
-from hive_bridge.mdt.table import MetadataTable, _decode_values
+from hive_bridge.mdt.records import decode_values
+from hive_bridge.mdt.table import MetadataTable
 from hive_bridge.table.table import HudiTable
 from hive_bridge.testing.mdt_writer import _varint, metadata_record_schema
 
@@ -85,14 +86,15 @@ def test_files_listing_is_the_same_through_fastavro(fixture_tables: dict[str, Pa
     fast = MetadataTable.open(table)
     parts = fast.all_partitions() if table.properties.is_partitioned else [""]
     got = {p: fast.files(p) for p in parts}
-    from hive_bridge.mdt import table as metadata
+    from hive_bridge.config import clear_caches
+    from hive_bridge.mdt import records
 
-    metadata._FILES_CACHE.clear()
-    monkeypatch.setattr(metadata, "files_plan", lambda schema: None)
+    clear_caches()
+    monkeypatch.setattr(records, "files_plan", lambda schema: None)
     slow = MetadataTable.open(HudiTable.open(fixture_tables[name]))
     assert {p: slow.files(p) for p in parts} == got
     assert any(got.values())
-    metadata._FILES_CACHE.clear()
+    clear_caches()
 
 
 def _string(s: str) -> bytes:
@@ -195,9 +197,9 @@ def test_other_shapes_are_left_to_fastavro() -> None:
 def test_the_metadata_reader_uses_it_only_for_files_records() -> None:
     schema = metadata_record_schema(False)
     value = _record(schema, [("a.parquet", 10, False), ("b.parquet", 5, True)], [2], False)
-    (key, rec), = _decode_values([(b"p1", value)], json.dumps(schema), "here", files=True)
+    (key, rec), = decode_values([(b"p1", value)], json.dumps(schema), "here", files=True)
     assert key == "p1" and isinstance(rec["filesystemMetadata"], FileInfos)
-    (key, rec), = _decode_values([(b"p1", value)], json.dumps(schema), "here")
+    (key, rec), = decode_values([(b"p1", value)], json.dumps(schema), "here")
     assert isinstance(rec["filesystemMetadata"], dict)
     assert rec["filesystemMetadata"] == {"a.parquet": {"size": 10, "isDeleted": False},
                                          "b.parquet": {"size": 5, "isDeleted": True}}

@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from hive_bridge.formats.logfile import BlockType, data_block_table, read_log_file
-from hive_bridge.mdt.table import ColumnStatsEntry
+from hive_bridge.mdt.records import ColumnStatsEntry
 from hive_bridge.pruning import Pruner
 from hive_bridge.stats.index import ColumnStatsIndex
 from hive_bridge.stats.mdt_rows import mdt_rows

@@ -22,25 +22,23 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
+from hive_bridge.errors import MetadataTableError
+from hive_bridge.formats.bloom import BloomFilter, BloomFilterError, hadoop_jenkins_hash, hadoop_murmur_hash
 from hive_bridge.formats.hfile.reader import HFileReader
 from hive_bridge.formats.logfile import BlockType, data_block_table, delete_block_keys, read_log_file
 from hive_bridge.layout.fsview import parse_base_file_name, parse_log_file_name
-from hive_bridge.mdt.table import (
+from hive_bridge.mdt.keys import (
     MIRRORED_ACTIONS,
-    BloomFilter,
-    ColumnStatsEntry,
-    MetadataTable,
-    MetadataTableError,
     column_index_id,
     column_stats_key,
-    hadoop_jenkins_hash,
-    hadoop_murmur_hash,
     partition_index_id,
     partition_stats_key,
     secondary_index_key,
     split_secondary_index_key,
     xxhash64,
 )
+from hive_bridge.mdt.records import ColumnStatsEntry
+from hive_bridge.mdt.table import MetadataTable
 from hive_bridge.table.table import HudiTable
 
 from .conftest import FIXTURE_NAMES, SHARED_TABLES
@@ -457,9 +455,9 @@ def test_simple_and_unversioned_bloom_filters_round_trip() -> None:
         assert BloomFilter.from_serialized(base64.b64encode(raw), "SIMPLE").rows == bloom.rows   # MDT bytes
     old = serialized(struct.pack(">i", 4), 4096, keys, 0)       # unversioned: the count, Jenkins
     assert BloomFilter.from_serialized(base64.b64encode(old).decode(), "SIMPLE").hash_type == 0
-    with pytest.raises(MetadataTableError):
+    with pytest.raises(BloomFilterError, match="cut off"):
         BloomFilter.from_serialized(base64.b64encode(old[:-1]).decode(), "SIMPLE")
-    with pytest.raises(MetadataTableError):
+    with pytest.raises(BloomFilterError):
         BloomFilter.from_serialized(base64.b64encode(old).decode(), "BOGUS")
     assert BloomFilter.from_parquet_metadata({}) is None
 
@@ -664,27 +662,27 @@ def _stats_rec(lo: int | None, hi: int | None, count: int, *, tight: bool = Fals
 
 
 def test_records_combine_as_hoodie_metadata_payload() -> None:
-    from hive_bridge.mdt.table import _combine, _is_tombstone
+    from hive_bridge.mdt.records import combine_records, is_tombstone
 
-    merged = _combine(_files_rec({"a": (10, False), "b": (5, False)}),
+    merged = combine_records(_files_rec({"a": (10, False), "b": (5, False)}),
                       _files_rec({"a": (0, True), "b": (7, False), "c": (0, True)}))
     # a tombstone cancels an earlier file and is dropped; sizes take the max; a tombstone without an earlier
     # entry is kept (it may meet the file in an older part of the merge)
     assert merged["filesystemMetadata"] == {"b": {"size": 7, "isDeleted": False},
                                             "c": {"size": 0, "isDeleted": True}}
-    widened = _combine(_stats_rec(5, 9, 2), _stats_rec(1, 6, 3))["ColumnStatsMetadata"]
+    widened = combine_records(_stats_rec(5, 9, 2), _stats_rec(1, 6, 3))["ColumnStatsMetadata"]
     assert (widened["minValue"][1]["value"], widened["maxValue"][1]["value"], widened["valueCount"]) == (1, 9, 5)
-    tight = _combine(_stats_rec(5, 9, 2), _stats_rec(6, 7, 1, tight=True))["ColumnStatsMetadata"]
+    tight = combine_records(_stats_rec(5, 9, 2), _stats_rec(6, 7, 1, tight=True))["ColumnStatsMetadata"]
     assert (tight["minValue"][1]["value"], tight["maxValue"][1]["value"], tight["valueCount"]) == (6, 7, 1)
-    none_side = _combine(_stats_rec(None, None, 0), _stats_rec(3, 4, 1))["ColumnStatsMetadata"]
+    none_side = combine_records(_stats_rec(None, None, 0), _stats_rec(3, 4, 1))["ColumnStatsMetadata"]
     assert (none_side["minValue"][1]["value"], none_side["maxValue"][1]["value"]) == (3, 4)
-    gone = _combine(_stats_rec(5, 9, 2), _stats_rec(None, None, 0, deleted=True))
-    assert _is_tombstone(gone)
-    back = _combine(gone, _stats_rec(1, 2, 1))
-    assert not _is_tombstone(back) and back["ColumnStatsMetadata"]["valueCount"] == 1
+    gone = combine_records(_stats_rec(5, 9, 2), _stats_rec(None, None, 0, deleted=True))
+    assert is_tombstone(gone)
+    back = combine_records(gone, _stats_rec(1, 2, 1))
+    assert not is_tombstone(back) and back["ColumnStatsMetadata"]["valueCount"] == 1
     ri_old = {"key": "k", "type": 5, "recordIndexMetadata": {"partitionName": "a"}}
     ri_new = {"key": "k", "type": 5, "recordIndexMetadata": {"partitionName": "b"}}
-    assert _combine(ri_old, ri_new) is ri_new
+    assert combine_records(ri_old, ri_new) is ri_new
 
 
 def test_lance_partition_stats_do_not_bound_the_rows_so_they_are_not_used(
@@ -717,8 +715,8 @@ def test_mdt_slices_are_the_file_system_views_slices(name: str, opened: Any) -> 
     from hive_bridge.layout.fsview import FileSystemView
 
     _, mdt = opened(name)
-    props = dataclasses.replace(mdt._mprops, partition_fields=["partition"])
-    view = FileSystemView(props, mdt._mtl)
+    props = dataclasses.replace(mdt.mdt_properties, partition_fields=["partition"])
+    view = FileSystemView(props, mdt.mdt_timeline)
     expected = {(s.partition_path, s.file_id, s.base_file.name if s.base_file else None,
                  tuple(lf.name for lf in s.log_files))
                 for s in view.latest_file_slices() if s.partition_path in mdt.status.partitions}
@@ -736,7 +734,7 @@ def test_bloom_filters_partition_serves_the_files_filter(fixture_copy: Callable[
     import fastavro
 
     from hive_bridge.formats.hfile.reader import write_hfile
-    from hive_bridge.mdt.table import bloom_filter_key
+    from hive_bridge.mdt.keys import bloom_filter_key
 
     copy = fixture_copy(TRIPS_V8)
     mdt_dir = copy / ".hoodie" / "metadata"

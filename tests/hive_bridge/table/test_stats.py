@@ -16,8 +16,13 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
+from hive_bridge.formats import parquet_footer
+from hive_bridge.formats.parquet_footer import read_footer_stats
 from hive_bridge.stats import index as stats_mod
-from hive_bridge.stats.index import KEY_FIELDS, ColumnStatsIndex, read_footer_stats
+from hive_bridge.stats import rows as stats_rows
+from hive_bridge.stats import segments
+from hive_bridge.stats.index import ColumnStatsIndex
+from hive_bridge.stats.rows import KEY_FIELDS
 from hive_bridge.table.table import HudiTable
 from hive_bridge.testing.writer import HudiWriter
 
@@ -184,7 +189,7 @@ def test_one_row_group_without_statistics_makes_the_file_unknown(tmp_path: Path)
     stats = read_footer_stats(str(path))
     assert stats.values["a"][:3] == (1, 2, 0)
     fake = _FakeMeta([[_FakeStats(1, 2, 0)], [None]], rows=[2, 2])
-    combined = stats_mod._footer_stats(fake, pa.schema([("a", pa.int64())]))  # type: ignore[arg-type]
+    combined = parquet_footer.footer_stats_of(fake, pa.schema([("a", pa.int64())]))  # type: ignore[arg-type]
     assert combined.values["a"] == (None, None, None, None, None)
 
 
@@ -253,11 +258,11 @@ class _FakeMeta:
 def test_nan_bounds_are_unknown() -> None:
     schema = pa.schema([("a", pa.float64())])
     nan_min = _FakeMeta([[_FakeStats(math.nan, 3.0, 0)]], rows=[3], physical="DOUBLE")
-    assert stats_mod._footer_stats(nan_min, schema).values["a"] == (None, None, 0, None, None)  # type: ignore[arg-type]
+    assert parquet_footer.footer_stats_of(nan_min, schema).values["a"] == (None, None, 0, None, None)  # type: ignore[arg-type]
     nan_max = _FakeMeta([[_FakeStats(1.0, 2.0, 0)], [_FakeStats(0.5, math.nan, 1)]], rows=[2, 2], physical="DOUBLE")
-    assert stats_mod._footer_stats(nan_max, schema).values["a"] == (None, None, 1, None, None)  # type: ignore[arg-type]
+    assert parquet_footer.footer_stats_of(nan_max, schema).values["a"] == (None, None, 1, None, None)  # type: ignore[arg-type]
     fine = _FakeMeta([[_FakeStats(1.0, 2.0, 0)], [_FakeStats(-0.5, 1.5, 1)]], rows=[2, 2], physical="DOUBLE")
-    assert stats_mod._footer_stats(fine, schema).values["a"] == (-0.5, 2.0, 1, True, True)  # type: ignore[arg-type]
+    assert parquet_footer.footer_stats_of(fine, schema).values["a"] == (-0.5, 2.0, 1, True, True)  # type: ignore[arg-type]
 
 
 def test_real_nan_values_do_not_hide_rows(tmp_path: Path) -> None:
@@ -439,7 +444,7 @@ def test_tampered_segment_is_not_trusted(tmp_path: Path, tamper: str) -> None:
     w = _writer_table(tmp_path)
     good = ColumnStatsIndex(w.table()).load()
     (seg,) = _segments(w.base_path)
-    t = stats_mod.read_segment(seg)
+    t = segments.read_segment(seg)
     if tamper == "metadata":
         t = t.replace_schema_metadata({})
     elif tamper == "null_count":
@@ -450,7 +455,7 @@ def test_tampered_segment_is_not_trusted(tmp_path: Path, tamper: str) -> None:
     else:
         i = t.schema.get_field_index("file_size")
         t = t.set_column(i, "file_size", pc.cast(t.column("file_size"), pa.int32()))
-    stats_mod.write_segment(t, seg)
+    segments.write_segment(t, seg)
     index = ColumnStatsIndex(w.table())
     assert index.load().equals(good)
     assert index.last.corrupt_segments == 1 and index.last.files_from_footers == 20
@@ -494,7 +499,7 @@ def test_segments_are_compacted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         w.upsert(pa.table({"id": pa.array([k], pa.int64()), "part": [k % 4], "name": [f"v{k}"]}))
         index.refresh()
         assert len(_segments(w.base_path)) <= 2
-    seg_rows = sum(stats_mod.read_segment(p).num_rows for p in _segments(w.base_path))
+    seg_rows = sum(segments.read_segment(p).num_rows for p in _segments(w.base_path))
     live = len(w.table().latest_file_slices())
     fresh = ColumnStatsIndex(w.table())
     assert fresh.load().equals(index.table()) and fresh.last.files_from_footers == 0
@@ -513,7 +518,7 @@ def test_compaction_writes_the_listing_order(tmp_path: Path, monkeypatch: pytest
     index.load()  # reads the upserts' footers into a second segment: two segments > 1, compacted
     (seg,) = _segments(w.base_path)
     listing = [s.base_file.path for s in w.table().latest_file_slices() if s.base_file is not None]
-    assert stats_mod.read_segment(seg).column("path").to_pylist() == listing
+    assert segments.read_segment(seg).column("path").to_pylist() == listing
     fresh = ColumnStatsIndex(w.table())
     assert fresh.load().equals(index.table()) and fresh.last.files_from_footers == 0
 
@@ -589,7 +594,7 @@ def test_string_bounds_never_become_numeric_bounds(tmp_path: Path) -> None:
 
 
 def test_order_preserving_casts() -> None:
-    ok = stats_mod.order_preserving_cast
+    ok = stats_rows.order_preserving_cast
     assert ok(pa.int32(), pa.int64()) and ok(pa.int64(), pa.float64()) and ok(pa.float32(), pa.float64())
     assert ok(pa.decimal128(5, 2), pa.decimal128(10, 2)) and ok(pa.date32(), pa.timestamp("us"))
     assert ok(pa.timestamp("ms", tz="UTC"), pa.timestamp("us", tz="UTC"))
@@ -610,9 +615,9 @@ def test_byte_array_exactness_follows_the_writer(tmp_path: Path) -> None:
     assert (row["bin::min"], row["bin::max"], row["bin::min_exact"]) == (b"\x00", b"\xff", True)
     # the 10,000-character value made Arrow drop the bounds: unknown, never a truncated "exact" bound
     assert (row["s::min"], row["s::max"], row["s::min_exact"], row["s::null_count"]) == (None, None, None, 0)
-    assert stats_mod.writer_keeps_exact_bounds("parquet-mr version 1.13.1 (build x)") is True
-    assert stats_mod.writer_keeps_exact_bounds("parquet-rs version 53.0.0") is None
-    assert stats_mod.writer_keeps_exact_bounds(None) is None
+    assert parquet_footer.writer_keeps_exact_bounds("parquet-mr version 1.13.1 (build x)") is True
+    assert parquet_footer.writer_keeps_exact_bounds("parquet-rs version 53.0.0") is None
+    assert parquet_footer.writer_keeps_exact_bounds(None) is None
 
 
 def test_compaction_keeps_columns_outside_the_current_schema(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -662,18 +667,18 @@ def test_lookup_of_a_few_files_in_a_big_index_equals_the_plain_lookup() -> None:
     each file the first index row of its path, used only when size and instant match, as the plain lookup."""
     import random
 
-    from hive_bridge.stats.index import _lookup, _State
+    from hive_bridge.stats.entries import IndexState, lookup_rows
 
     rnd = random.Random(3)
     state_paths = [f"p{rnd.randint(0, 400)}/f{rnd.randint(0, 60)}" for _ in range(2000)]  # repeated paths
-    state = _State(paths=pa.array(state_paths), sizes=pa.array([rnd.randint(0, 2) for _ in state_paths], pa.int64()),
+    state = IndexState(paths=pa.array(state_paths), sizes=pa.array([rnd.randint(0, 2) for _ in state_paths], pa.int64()),
                    instants=pa.array([rnd.choice(["a", "b"]) for _ in state_paths]))
     for k in (1, 5, 30, 200):
         query = rnd.sample(sorted(set(state_paths)), k // 2) + [f"new/{i}" for i in range(k - k // 2)]
         paths = pa.array(query)
         sizes = pa.array([rnd.randint(0, 2) for _ in query], pa.int64())
         instants = pa.array([rnd.choice(["a", "b"]) for _ in query])
-        got = _lookup(state, paths, sizes, instants).to_pylist()
+        got = lookup_rows(state, paths, sizes, instants).to_pylist()
         want = []
         for p, sz, ins in zip(query, sizes.to_pylist(), instants.to_pylist(), strict=True):
             first = state_paths.index(p) if p in state_paths else None

@@ -23,7 +23,8 @@ import sarg
 from hive_bridge.errors import HudiTableError
 from hive_bridge.formats.hfile.reader import HFileReader
 from hive_bridge.formats.logfile import BlockType, data_block_table, read_log_file
-from hive_bridge.mdt.table import COLUMN_STATS, FILES, MetadataTable
+from hive_bridge.mdt.keys import COLUMN_STATS, FILES
+from hive_bridge.mdt.table import MetadataTable
 from hive_bridge.pruning import Pruner
 from hive_bridge.stats.index import ColumnStatsIndex
 from hive_bridge.table.table import HudiTable
