@@ -94,6 +94,37 @@ def domain_of(arrow_type: pa.DataType) -> Domain | None:
 DomainValue = int | float | str
 
 
+def display(domain: Domain, value: DomainValue | Fraction) -> str:
+    """A domain value as the column's own type prints it (``100.00`` for a decimal(10,2), ``2024-01-16`` for a
+    date, ``2024-01-16 10:00:00`` for a timestamp, with ``Z`` when the column holds UTC instants): for
+    explain's reasons, never for comparing."""
+    fam = domain.family
+    try:
+        if isinstance(value, float) or fam == "string":
+            return repr(value)
+        if fam == "float":
+            return repr(float(value))
+        if fam == "bool":
+            return "true" if value else "false"
+        if fam == "decimal":
+            unscaled = Fraction(value)
+            if unscaled.denominator == 1:
+                return str(Decimal(int(unscaled)).scaleb(-domain.scale))
+            return f"~{float(unscaled / 10**domain.scale)!r}"     # between two values of the column's scale
+        if fam == "date" and Fraction(value).denominator == 1:
+            return (_EPOCH_DATE + _dt.timedelta(days=int(value))).isoformat()
+        if fam == "timestamp" and Fraction(value).denominator == 1:
+            nanos = int(value) * domain.unit_nanos
+            moment = _EPOCH + _dt.timedelta(microseconds=nanos // 1000)
+            text = moment.isoformat(sep=" ")
+            if nanos % 1000:
+                text += f"+{nanos % 1000}ns"
+            return text + ("Z" if domain.utc else "")
+    except (OverflowError, ValueError, ArithmeticError):
+        pass
+    return repr(value)
+
+
 def to_domain(domain: Domain, value: object) -> DomainValue | None:
     """A statistics value (as pyarrow gives it, see hive_bridge.stats.contract) in the domain; None if it is not usable."""
     if value is None:

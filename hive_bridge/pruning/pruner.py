@@ -424,10 +424,14 @@ class Pruner:
                         else:
                             stages[i], truths[i] = "statistics", truth2[j]
                             reasons[i] = second.reason(j)
-                            missing = [f"{a.source}: no row of this file group has {leaf}"
-                                       for leaf, a in answers.items() if not a.mask[i]]
-                            if missing:
-                                reasons[i] += "; " + "; ".join(missing)
+                            if answers:
+                                # which index answered each of its leaves, and the verdict with its answers
+                                said = [f"{leaf}: " + (f"not excluded by {a.source}" if a.mask[i] else
+                                                       f"{a.source}: no row of this file group has it")
+                                        for leaf, a in answers.items()]
+                                stages[i] = "statistics + " + ", ".join(sorted({a.source for a in answers.values()}))
+                                reasons[i] = (f"root is {truth2[j].name} with the indexes' answers: "
+                                              + "; ".join(said) + f"; statistics alone: {reasons[i]}")
                     if alone is not None:
                         self._explain_parts(g, alone, keep.tolist(), parts, reasons)
         kept_idx = np.flatnonzero(keep)
