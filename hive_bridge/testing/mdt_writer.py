@@ -73,15 +73,7 @@ import pyarrow.compute as pc
 
 from hive_bridge.errors import HudiTableError
 from hive_bridge.formats.hfile.reader import ChecksumType, Codec, write_hfile
-from hive_bridge.formats.logfile import (
-    BlockType,
-    HeaderKey,
-    LogFormatError,
-    data_block_table,
-    delete_block_content,
-    encode_block,
-    read_log_file,
-)
+from hive_bridge.formats.logfile import BlockType, HeaderKey, LogFormatError, data_block_table, read_log_file
 from hive_bridge.layout.fsview import parse_base_file_name, parse_log_file_name
 from hive_bridge.layout.properties import HOODIE_DIR, PROPERTIES_FILE, TableProperties
 from hive_bridge.layout.timeline import Timeline
@@ -99,6 +91,7 @@ from hive_bridge.mdt.table import (
     partition_index_id,
 )
 from hive_bridge.stats.index import _read_metadata  # one pread + thrift decode: 2x pq.read_metadata
+from hive_bridge.testing.logfile_writer import delete_block_content, encode_block
 from hive_bridge.testing.writer import (
     PARTITION_METADATA,
     _atomic_write,

@@ -61,14 +61,9 @@ from hive_bridge.formats.avro_schema import arrow_to_avro_schema, avro_to_arrow_
 from hive_bridge.formats.logfile import (
     BlockType,
     HeaderKey,
-    avro_block_content,
     data_block_table,
-    delete_block_content,
     delete_block_keys,
-    encode_block,
-    parquet_block_content,
     read_log_file,
-    rollback_block,
 )
 from hive_bridge.layout.fsview import (
     HIVE_DEFAULT_PARTITION,
@@ -78,6 +73,13 @@ from hive_bridge.layout.fsview import (
 )
 from hive_bridge.layout.properties import HOODIE_DIR, PROPERTIES_FILE, TableProperties
 from hive_bridge.table.table import META_FIELDS, HudiTable
+from hive_bridge.testing.logfile_writer import (
+    avro_block_content,
+    delete_block_content,
+    encode_block,
+    parquet_block_content,
+    rollback_block,
+)
 
 PARTITION_METADATA = ".hoodie_partition_metadata"
 COPY_ON_WRITE = "COPY_ON_WRITE"

@@ -29,13 +29,15 @@ from hive_bridge.formats.logfile import (
     LogBlock,
     LogFileContents,
     LogFormatError,
-    avro_block_content,
     data_block_table,
-    delete_block_content,
     delete_block_keys,
+    read_log_file,
+)
+from hive_bridge.testing.logfile_writer import (
+    avro_block_content,
+    delete_block_content,
     encode_block,
     parquet_block_content,
-    read_log_file,
     rollback_block,
 )
 

@@ -285,8 +285,9 @@ def _append_column_stats_blocks(root: Path) -> dict[str, str]:
     import copy
 
     from hive_bridge.formats.hfile.reader import HFileReader, write_hfile
-    from hive_bridge.formats.logfile import BlockType, HeaderKey, delete_block_content, encode_block
+    from hive_bridge.formats.logfile import BlockType, HeaderKey
     from hive_bridge.mdt.table import column_stats_key
+    from hive_bridge.testing.logfile_writer import delete_block_content, encode_block
 
     cs = root / ".hoodie" / "metadata" / COLUMN_STATS
     base = sorted(cs.glob("col-stats-0000-0_*.hfile"))[0]
