@@ -16,7 +16,7 @@ a table that already has commits has only the bootstrap deltacommits). Per MDT p
   ``mapRecordKeyToFileGroupIndex`` (Java ``String.hashCode``) picks;
 - per file group an empty log file ``.<fileId>_<instant>.log.1_0-0-0`` holding one DELETE block without keys
   (``initializeFileGroups``; byte for byte the fixture's) and one base HFile ``<fileId>_<token>_<instant>.hfile``
-  (``bulkCommit``) written with :func:`hive_bridge.formats.hfile.reader.write_hfile` as HBase's writer lays it out
+  (``bulkCommit``) written with :func:`hive_bridge.testing.hfile_writer.write_hfile` as HBase's writer lays it out
   (version 3.3, GZ, CRC32C checksums by default), its file info carrying the Avro schema of the values
   (``HoodieMetadataRecord`` with Hudi's meta fields, as in the fixture's base files), ``minRecordKey`` /
   ``maxRecordKey``; values are Avro-encoded ``HoodieMetadataRecord`` (the ``key`` field blank, as Hudi stores it);
@@ -72,7 +72,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hive_bridge.errors import HudiTableError
-from hive_bridge.formats.hfile.reader import ChecksumType, Codec, write_hfile
+from hive_bridge.formats.hfile import ChecksumType, Codec
 from hive_bridge.formats.logfile import BlockType, HeaderKey, LogFormatError, data_block_table, read_log_file
 from hive_bridge.layout.fsview import parse_base_file_name, parse_log_file_name
 from hive_bridge.layout.properties import HOODIE_DIR, PROPERTIES_FILE, TableProperties
@@ -91,6 +91,7 @@ from hive_bridge.mdt.table import (
     partition_index_id,
 )
 from hive_bridge.stats.index import _read_metadata  # one pread + thrift decode: 2x pq.read_metadata
+from hive_bridge.testing.hfile_writer import write_hfile
 from hive_bridge.testing.logfile_writer import delete_block_content, encode_block
 from hive_bridge.testing.writer import (
     PARTITION_METADATA,

@@ -735,8 +735,8 @@ def test_bloom_filters_partition_serves_the_files_filter(fixture_copy: Callable[
 
     import fastavro
 
-    from hive_bridge.formats.hfile.reader import write_hfile
     from hive_bridge.mdt.table import bloom_filter_key
+    from hive_bridge.testing.hfile_writer import write_hfile
 
     copy = fixture_copy(TRIPS_V8)
     mdt_dir = copy / ".hoodie" / "metadata"
