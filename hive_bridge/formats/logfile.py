@@ -56,7 +56,7 @@ import pyarrow.parquet as pq
 
 from hive_bridge.errors import HudiTableError
 from hive_bridge.formats.avro_schema import avro_to_arrow_schema
-from hive_bridge.storage.core import Storage, read_whole
+from hive_bridge.storage.core import Storage, is_local_uri
 
 __all__ = [
     "DATA_BLOCK_VERSION",
@@ -175,8 +175,8 @@ class _Bad(Exception):
 
 def read_log_file(path: str | os.PathLike[str], data: bytes | None = None, *,
                   storage: Storage | None = None) -> LogFileContents:
-    """Read the blocks of one log file (``data`` if given, else the file's bytes, read once; through
-    ``storage`` when given, for a file on object storage).
+    """Read the blocks of one log file (``data`` if given, else the file's bytes, read once through ``storage``,
+    the table's: a file on object storage; without one, ``path`` is a local file).
 
     Never raises for bad content: a truncated, corrupt or foreign region is skipped up to the next magic that
     starts a good block, counted in ``corrupt_regions`` and described in ``problems``. Raises
@@ -185,7 +185,7 @@ def read_log_file(path: str | os.PathLike[str], data: bytes | None = None, *,
     spath = os.fspath(path)
     if data is None:
         try:
-            data = read_whole(spath, storage)
+            data = _read_whole(spath, storage)
         except OSError as exc:
             raise LogFormatError(f"{spath}: cannot read log file: {exc.strerror or exc}") from None
     else:
@@ -222,6 +222,18 @@ def read_log_file(path: str | os.PathLike[str], data: bytes | None = None, *,
         problems.append(f"{spath}: byte {bad_start}: {bad_what}; "
                         f"{size - bad_start} bytes up to the end of the file unreadable")
     return LogFileContents(spath, size, tuple(blocks), len(problems), readable_end, tuple(problems))
+
+
+def _read_whole(path: str, storage: Storage | None) -> bytes:
+    """The bytes of a log file: through ``storage``, else from the local file system (a URI without its Storage
+    is refused). Raises OSError."""
+    if storage is not None:
+        return storage.read_bytes(path)
+    if not is_local_uri(path):
+        raise LogFormatError(f"{path}: a log file on object storage is read through its table's Storage (none "
+                             "given)")
+    with open(path, "rb") as fh:
+        return fh.read()
 
 
 def _parse_block(data: bytes, pos: int, size: int) -> LogBlock:

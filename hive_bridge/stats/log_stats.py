@@ -36,6 +36,7 @@ from hive_bridge.stats.contract import (
     bound_columns,
     stat_name,
 )
+from hive_bridge.storage.core import storage_for
 
 #: block types that hold no record of the merged rows: delete keys, rollback commands, blocks Hudi's own
 #: reader marks corrupted (their bytes are never read as records)
@@ -92,7 +93,7 @@ def read_log_stats(path: str, leaves: Sequence[tuple[str, pa.DataType]]) -> LogS
     """Statistics of one log file for `leaves` ((dotted name, arrow type)); never raises: a file that cannot be
     read, or a block that cannot be decoded, gives unknown statistics and an `error`."""
     try:
-        contents: LogFileContents = read_log_file(path)
+        contents: LogFileContents = read_log_file(path, storage=storage_for(path))
     except (HudiTableError, OSError) as exc:
         return LogStats(None, error=f"{path}: unreadable log file: {exc}")
     out = LogStats(None, size=contents.size, corrupt_regions=contents.corrupt_regions)

@@ -13,7 +13,8 @@ caught: by the CRC32C of HBase-written blocks, the CRC32 and size of every gzip 
 of Hudi-written blocks, the zero trailer padding, and cross-checked sizes, offsets, counts and key order (the
 entry count and the last key only when a scan reaches the end).
 
-The format is described in
+:meth:`HFileReader.open` reads a file through the :class:`~hive_bridge.storage.core.Storage` its caller hands it
+(a file on object storage); without one, the path must be a local file. The format is described in
 :mod:`hive_bridge.formats.hfile.blocks`; the decoding of the metadata table's values
 (:func:`decode_metadata_values`) is here for now.
 """
@@ -69,7 +70,7 @@ from hive_bridge.formats.hfile.blocks import (
 )
 from hive_bridge.formats.hfile.cells import Cells, Offsets, bisect_keys, fast_cells, offsets_of, prefix_upper
 from hive_bridge.formats.hfile.trailer import HFileTrailer, parse_trailer
-from hive_bridge.storage.core import Storage, storage_for
+from hive_bridge.storage.core import Storage, is_local_uri
 
 __all__ = ["Cells", "HFileError", "HFileReader", "decode_metadata_values"]
 
@@ -168,12 +169,15 @@ class HFileReader:
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, verify_checksums: bool = True,
              storage: Storage | None = None) -> HFileReader:
-        """Read the whole file at ``path`` (through ``storage`` when given: a file on object storage) and open
-        it."""
+        """Open the file at ``path``, read through ``storage`` (the table's: a file on object storage); without
+        one, ``path`` is a local file. Files up to a few MB are read whole, larger ones in ranges."""
         spath = os.fspath(path)
         try:
             if storage is None:
-                storage = storage_for(spath) or Storage.local(os.path.dirname(spath) or ".")
+                if not is_local_uri(spath):
+                    raise HFileError(f"{spath}: an HFile on object storage is read through its table's Storage "
+                                     "(none given)")
+                storage = Storage.local(os.path.dirname(spath) or ".")
             size, read = storage.ranges(spath)
             if size <= _WHOLE_FILE_MAX:
                 data: bytes | _RangeFile = read(0, size)

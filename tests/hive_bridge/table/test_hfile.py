@@ -30,12 +30,14 @@ import pytest
 from hive_bridge.errors import HudiTableError
 from hive_bridge.formats.hfile import (
     BLOCK_HEADER_SIZE,
+    TRAILER_MAGIC,
     TRAILER_SIZE,
     ChecksumType,
     Codec,
     HFileError,
     HFileReader,
     crc32c,
+    trailer_problem,
 )
 from hive_bridge.formats.hfile.reader import decode_metadata_values
 from hive_bridge.formats.logfile import BlockType, HeaderKey, read_log_file
@@ -553,6 +555,26 @@ def test_open_errors_are_hfile_errors(tmp_path: Path) -> None:
     with pytest.raises(HFileError, match=r"tiny\.hfile: byte 0: file of 8 bytes is shorter than"):
         HFileReader.open(tmp_path / "tiny.hfile")
     assert issubclass(HFileError, HudiTableError)
+
+
+def test_a_file_on_object_storage_needs_its_storage(tmp_path: Path) -> None:
+    """The reader is handed its Storage: a URI without one is refused (no storage looked up by location); a
+    local path needs none."""
+    with pytest.raises(HFileError, match=r"^s3://bucket/t/f\.hfile: .*Storage \(none given\)"):
+        HFileReader.open("s3://bucket/t/f.hfile")
+    path = tmp_path / "f.hfile"
+    path.write_bytes(write_hfile(_pairs(3)))
+    assert list(HFileReader.open(path).entries()) == _pairs(3)
+
+
+def test_trailer_problem_checks_a_files_tail() -> None:
+    data = write_hfile(_pairs(3))
+    assert trailer_problem(data[-TRAILER_SIZE:], len(data)) is None
+    assert trailer_problem(data[-100:], 100) == "HFile of 100 bytes is shorter than its trailer (truncated)"
+    damaged = data[:-TRAILER_SIZE] + b"X" + data[-TRAILER_SIZE + 1:]
+    assert trailer_problem(damaged[-TRAILER_SIZE:], len(damaged)) == \
+        "no HFile trailer at the end of the file (truncated or damaged)"
+    assert TRAILER_MAGIC == b'TRABLK"$'
 
 
 def test_bad_values_raise_hfile_errors(mdt_hfiles: list[MdtHFile]) -> None:

@@ -635,6 +635,12 @@ def test_unreadable_file_raises_log_format_error(tmp_path: Path) -> None:
     assert read_log_file(empty) == LogFileContents(str(empty), 0, (), 0, 0, ())
 
 
+def test_a_log_on_object_storage_needs_its_storage() -> None:
+    """The reader is handed its Storage: a URI without one is refused (no storage looked up by location)."""
+    with pytest.raises(LogFormatError, match=r"^s3://bucket/t/\.f_1\.log\.1_0-0-0: .*Storage \(none given\)"):
+        read_log_file("s3://bucket/t/.f_1.log.1_0-0-0")
+
+
 def test_structural_problems_are_named() -> None:
     good = encode_block(BlockType.COMMAND, {HeaderKey.INSTANT_TIME: "1"}, b"")
 
