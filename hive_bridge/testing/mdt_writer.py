@@ -92,14 +92,9 @@ from hive_bridge.mdt.table import (
 )
 from hive_bridge.stats.index import _read_metadata  # one pread + thrift decode: 2x pq.read_metadata
 from hive_bridge.testing.hfile_writer import write_hfile
+from hive_bridge.testing.instants import atomic_write, avro_record, commit_avro_schema, plus_one_ms
 from hive_bridge.testing.logfile_writer import delete_block_content, encode_block
-from hive_bridge.testing.writer import (
-    PARTITION_METADATA,
-    _atomic_write,
-    _avro_record,
-    _commit_avro_schema,
-    _plus_one_ms,
-)
+from hive_bridge.testing.table_files import PARTITION_METADATA
 
 __all__ = [
     "FILE_ID_PREFIXES",
@@ -214,7 +209,7 @@ def _identifier(partition: str) -> str:
 def _now_after(stamp: str) -> str:
     now = datetime.now(UTC)
     s = now.strftime("%Y%m%d%H%M%S") + f"{now.microsecond // 1000:03d}"
-    return s if s > stamp else _plus_one_ms(stamp)
+    return s if s > stamp else plus_one_ms(stamp)
 
 
 def _properties_text(props: Mapping[str, str], header: str) -> bytes:
@@ -662,7 +657,7 @@ def write_metadata_table(
         "hoodie.table.base.file.format": "HFILE", "hoodie.record.merge.mode": "CUSTOM",
         "hoodie.table.version": "8",
     }
-    _atomic_write(hoodie / PROPERTIES_FILE, _properties_text(mprops, _saved_on()))
+    atomic_write(hoodie / PROPERTIES_FILE, _properties_text(mprops, _saved_on()))
 
     # ---------------------------------------------------------------- records per MDT partition
     stats_of: dict[tuple[str, str], dict[str, dict[str, Any]] | None] = {}
@@ -684,11 +679,11 @@ def write_metadata_table(
     for offset, partition in enumerate(wanted):
         instant = f"{SOLO_COMMIT_TIMESTAMP}{offset:03d}"
         instants[partition] = instant
-        _atomic_write(tl / f"{instant}.deltacommit.requested", b"")
-        _atomic_write(tl / f"{instant}.deltacommit.inflight", b"")
+        atomic_write(tl / f"{instant}.deltacommit.requested", b"")
+        atomic_write(tl / f"{instant}.deltacommit.inflight", b"")
         folder = mdt / partition
         folder.mkdir()
-        _atomic_write(folder / PARTITION_METADATA,
+        atomic_write(folder / PARTITION_METADATA,
                       (f"#partition metadata\n#{datetime.now(UTC).strftime('%a %b %d %H:%M:%S UTC %Y')}\n"
                        f"commitTime={instant}\npartitionDepth=1\n").encode("latin-1"))
         n = groups[partition]
@@ -751,7 +746,7 @@ def write_metadata_table(
         completion = _now_after(completion)
         meta = {"partitionToWriteStats": {partition: write_stats}, "compacted": False,
                 "extraMetadata": {"schema": _COMMIT_SCHEMA_JSON}, "version": None, "operationType": "BULK_INSERT"}
-        _atomic_write(tl / f"{instant}_{completion}.deltacommit", _avro_record(_commit_avro_schema(False), meta))
+        atomic_write(tl / f"{instant}_{completion}.deltacommit", avro_record(commit_avro_schema(False), meta))
 
     _update_data_properties(root, wanted, columns)
     missing = tuple(sorted(f"{p}/{n}" if p else n for (p, n), s in stats_of.items() if s is None))
@@ -790,7 +785,7 @@ def _update_data_properties(root: Path, partitions: Sequence[str], columns: Sequ
             "indexName": COLUMN_STATS, "indexType": COLUMN_STATS, "indexFunction": COLUMN_STATS,
             "sourceFields": list(columns), "indexOptions": {}}
         defs_path.parent.mkdir(parents=True, exist_ok=True)
-        _atomic_write(defs_path, json.dumps(defs, indent=2).encode("utf-8"))
+        atomic_write(defs_path, json.dumps(defs, indent=2).encode("utf-8"))
         raw["hoodie.table.index.defs.path"] = _INDEX_DEFS
     header = "#Updated at " + datetime.now(UTC).isoformat().replace("+00:00", "Z")
-    _atomic_write(path, _properties_text(raw, header))
+    atomic_write(path, _properties_text(raw, header))
