@@ -1,4 +1,4 @@
-"""Hudi merge-on-read log files: a reader that never trusts a damaged byte, and encoders for test logs.
+"""Hudi merge-on-read log files: a reader that never trusts a damaged byte.
 
 A log file (``.<fileId>_<instant>.log.<version>_<writeToken>``) is a sequence of blocks. Every block of log
 format version 1 (the only one Hudi has written since 0.x) is laid out big-endian as::
@@ -33,6 +33,8 @@ block (or at the end of the file). It never raises for bad content. One differen
 block followed by garbage is kept (Hudi's reader also demands that the next six bytes be a magic or the end of
 the file, and so discards the last good block of a file with a garbage tail); keeping it can only widen what a
 caller believes the slice may hold.
+
+The encoders tests write log files with are in :mod:`hive_bridge.testing.logfile_writer`.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ import io
 import json
 import os
 import struct
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import IntEnum
@@ -54,24 +56,22 @@ import pyarrow.parquet as pq
 
 from hive_bridge.errors import HudiTableError
 from hive_bridge.formats.avro_schema import avro_to_arrow_schema
-from hive_bridge.storage.core import Storage, read_whole
+from hive_bridge.storage.core import Storage, is_local_uri
 
 __all__ = [
+    "DATA_BLOCK_VERSION",
     "DELETE_RECORD_LIST_SCHEMA",
+    "LOG_FORMAT_VERSION",
     "MAGIC",
+    "ROLLBACK_COMMAND",
     "BlockType",
     "HeaderKey",
     "LogBlock",
     "LogFileContents",
     "LogFormatError",
-    "avro_block_content",
     "data_block_table",
-    "delete_block_content",
     "delete_block_keys",
-    "encode_block",
-    "parquet_block_content",
     "read_log_file",
-    "rollback_block",
 ]
 
 MAGIC = b"#HUDI#"
@@ -175,8 +175,8 @@ class _Bad(Exception):
 
 def read_log_file(path: str | os.PathLike[str], data: bytes | None = None, *,
                   storage: Storage | None = None) -> LogFileContents:
-    """Read the blocks of one log file (``data`` if given, else the file's bytes, read once; through
-    ``storage`` when given, for a file on object storage).
+    """Read the blocks of one log file (``data`` if given, else the file's bytes, read once through ``storage``,
+    the table's: a file on object storage; without one, ``path`` is a local file).
 
     Never raises for bad content: a truncated, corrupt or foreign region is skipped up to the next magic that
     starts a good block, counted in ``corrupt_regions`` and described in ``problems``. Raises
@@ -185,7 +185,7 @@ def read_log_file(path: str | os.PathLike[str], data: bytes | None = None, *,
     spath = os.fspath(path)
     if data is None:
         try:
-            data = read_whole(spath, storage)
+            data = _read_whole(spath, storage)
         except OSError as exc:
             raise LogFormatError(f"{spath}: cannot read log file: {exc.strerror or exc}") from None
     else:
@@ -222,6 +222,18 @@ def read_log_file(path: str | os.PathLike[str], data: bytes | None = None, *,
         problems.append(f"{spath}: byte {bad_start}: {bad_what}; "
                         f"{size - bad_start} bytes up to the end of the file unreadable")
     return LogFileContents(spath, size, tuple(blocks), len(problems), readable_end, tuple(problems))
+
+
+def _read_whole(path: str, storage: Storage | None) -> bytes:
+    """The bytes of a log file: through ``storage``, else from the local file system (a URI without its Storage
+    is refused). Raises OSError."""
+    if storage is not None:
+        return storage.read_bytes(path)
+    if not is_local_uri(path):
+        raise LogFormatError(f"{path}: a log file on object storage is read through its table's Storage (none "
+                             "given)")
+    with open(path, "rb") as fh:
+        return fh.read()
 
 
 def _parse_block(data: bytes, pos: int, size: int) -> LogBlock:
@@ -538,111 +550,3 @@ def delete_block_keys(block: LogBlock, path: str = "") -> list[tuple[str, str]]:
             raise LogFormatError(f"{where}: delete record {i} has no record key")
         out.append((key, rec["partitionPath"] or ""))
     return out
-
-
-# ---------------------------------------------------------------------------------------------- encoding
-
-
-def encode_block(block_type: BlockType | int, header: Mapping[HeaderKey, str] | Mapping[int, str],
-                 content: bytes, footer: Mapping[HeaderKey, str] | Mapping[int, str] | None = None,
-                 format_version: int = LOG_FORMAT_VERSION) -> bytes:
-    """One complete block, laid out as Hudi's ``HoodieLogFormatWriter`` writes it (version-1 layout; another
-    ``format_version`` only changes the number written, for tests of unreadable versions)."""
-    head = _metadata_bytes(header)
-    foot = _metadata_bytes(footer or {})
-    length = 4 + 4 + len(head) + 8 + len(content) + len(foot) + 8
-    return b"".join((
-        MAGIC, _I64.pack(length), _II.pack(format_version, int(block_type)), head,
-        _I64.pack(len(content)), content, foot, _I64.pack(length + 6),
-    ))
-
-
-def _metadata_bytes(meta: Mapping[Any, str]) -> bytes:
-    parts = [_I32.pack(len(meta))]
-    for key, value in meta.items():
-        raw = value.encode("utf-8")
-        parts.append(_II.pack(int(key), len(raw)))
-        parts.append(raw)
-    return b"".join(parts)
-
-
-def avro_block_content(records: Iterable[Mapping[str, Any]], schema: Mapping[str, Any]) -> bytes:
-    """Content of an AVRO_DATA block: the records (as fastavro writes them: datetimes, Decimals, dates for
-    logical types) in ``schema``, which is the Avro schema dict to put, as JSON, in the SCHEMA header."""
-    parsed = fastavro.parse_schema(dict(schema))
-    parts: list[bytes] = []
-    buf = io.BytesIO()
-    count = 0
-    for rec in records:
-        buf.seek(0)
-        buf.truncate()
-        fastavro.schemaless_writer(buf, parsed, rec)
-        raw = buf.getvalue()
-        parts.append(_I32.pack(len(raw)))
-        parts.append(raw)
-        count += 1
-    return _II.pack(DATA_BLOCK_VERSION, count) + b"".join(parts)
-
-
-def parquet_block_content(table: pa.Table) -> bytes:
-    """Content of a PARQUET_DATA block: ``table`` as one parquet file."""
-    sink = pa.BufferOutputStream()
-    pq.write_table(table, sink)
-    return bytes(sink.getvalue().to_pybytes())
-
-
-_INT32 = range(-(2**31), 2**31)
-
-
-def delete_block_content(keys: Iterable[tuple[str, str, Any]]) -> bytes:
-    """Content of a DELETE block (version 3) for (record key, partition path, ordering value) triples.
-
-    The ordering value is wrapped as Hudi does: None -> no value (natural order), bool -> BooleanWrapper,
-    int -> IntWrapper when every int of the block fits 32 bits (what Spark SQL's DELETE writes, 0) else
-    LongWrapper, float -> DoubleWrapper, str -> StringWrapper, bytes -> BytesWrapper, Decimal ->
-    DecimalWrapper. A pair ``(wrapper_name, value)`` such as ``("LongWrapper", 5)`` picks the wrapper.
-    """
-    triples = list(keys)
-    ints = [o for _, _, o in triples if isinstance(o, int) and not isinstance(o, bool)]
-    int_wrapper = "IntWrapper" if all(o in _INT32 for o in ints) else "LongWrapper"
-    items = []
-    for key, partition, ordering in triples:
-        items.append({"recordKey": key, "partitionPath": partition,
-                      "orderingVal": _wrap_ordering(ordering, int_wrapper)})
-    buf = io.BytesIO()
-    fastavro.schemaless_writer(buf, _DELETE_PARSED, {"deleteRecordList": items})
-    raw = buf.getvalue()
-    return _II.pack(DATA_BLOCK_VERSION, len(raw)) + raw
-
-
-def _wrap_ordering(value: Any, int_wrapper: str) -> Any:
-    if value is None:
-        return None
-    if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str):
-        name = value[0] if "." in value[0] else f"{_NS}.{value[0]}"
-        return (name, {"value": value[1]})
-    if isinstance(value, bool):
-        name = "BooleanWrapper"
-    elif isinstance(value, int):
-        name = int_wrapper
-    elif isinstance(value, float):
-        name = "DoubleWrapper"
-    elif isinstance(value, str):
-        name = "StringWrapper"
-    elif isinstance(value, bytes):
-        name = "BytesWrapper"
-    elif isinstance(value, Decimal):
-        name = "DecimalWrapper"
-    else:
-        raise TypeError(f"no Hudi ordering wrapper for {type(value).__name__} {value!r}")
-    return (f"{_NS}.{name}", {"value": value})
-
-
-def rollback_block(instant: str, target_instant: str) -> bytes:
-    """A complete COMMAND block, written at ``instant``, rolling back the blocks of ``target_instant``."""
-    # header entries in the order of the rollback block Hudi 0.x wrote in the v6 fixture (a Java HashMap's)
-    return encode_block(BlockType.COMMAND, {
-        HeaderKey.INSTANT_TIME: instant,
-        HeaderKey.COMMAND_BLOCK_TYPE: ROLLBACK_COMMAND,
-        HeaderKey.TARGET_INSTANT_TIME: target_instant,
-    }, b"")

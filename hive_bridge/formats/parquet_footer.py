@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hive_bridge import config
-from hive_bridge.storage.core import Storage, storage_for
+from hive_bridge.storage.core import Storage, environment_storage
 
 # how a leaf column's statistics are read from pyarrow
 MODE_RAW, MODE_LOGICAL, MODE_FLOAT, MODE_UNKNOWN, MODE_STRING, MODE_DECIMAL = 0, 1, 2, 3, 4, 5
@@ -176,10 +176,10 @@ def _column_plan(md: pq.FileMetaData) -> ColumnPlan:
 
 def read_footer_stats(path: str, size: int | None = None, storage: Storage | None = None) -> FooterStats:
     """Read one footer; damaged files give unknown statistics and an `error` (never an exception). A file on
-    object storage (a URI: `storage`, else the open table's, see `storage_for`) is read through pyarrow.fs,
-    with one ranged read when `size` (the listed size) is given."""
+    object storage is read through `storage` (the table's; without one, a Storage made from the environment,
+    see `environment_storage`), with one ranged read when `size` (the listed size) is given."""
     try:
-        remote = storage if storage is not None and not storage.is_local else storage_for(path)
+        remote = (storage if not storage.is_local else None) if storage is not None else environment_storage(path)
         if remote is None:
             md, size = read_metadata(path)
         else:

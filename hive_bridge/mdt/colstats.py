@@ -37,7 +37,7 @@ import pyarrow.compute as pc
 from hive_bridge import config
 from hive_bridge.errors import HudiTableError
 from hive_bridge.formats.avro_columns import AvroColumnsError, Decoded, decode_buffer, gather_binary
-from hive_bridge.formats.hfile.reader import Cells, HFileError, HFileReader
+from hive_bridge.formats.hfile import Cells, HFileError, HFileReader
 from hive_bridge.formats.logfile import BlockType, HeaderKey, LogFormatError
 from hive_bridge.mdt.keys import COLUMN_STATS, column_index_id
 from hive_bridge.mdt.records import VALUE_TYPES, WRAPPER_TYPES, Unreadable, decimal_of, deleted_keys

@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 import fastavro
 
 from hive_bridge.errors import MetadataTableError
-from hive_bridge.formats.hfile.reader import HFileReader
+from hive_bridge.formats.hfile import HFileReader
 from hive_bridge.formats.logfile import LogBlock, LogFormatError, delete_block_keys
 from hive_bridge.mdt.files import decode_files_record, files_plan
 from hive_bridge.mdt.keys import (

@@ -66,7 +66,7 @@ from typing import Any, NamedTuple, Protocol
 from hive_bridge import config
 from hive_bridge.errors import HudiTableError, MetadataTableError
 from hive_bridge.formats.bloom import BloomFilter, BloomFilterError
-from hive_bridge.formats.hfile.reader import HFileError, HFileReader
+from hive_bridge.formats.hfile import TRAILER_SIZE, HFileError, HFileReader, trailer_problem
 from hive_bridge.formats.logfile import (
     BlockType,
     HeaderKey,
@@ -139,8 +139,6 @@ class DataTable(Protocol):
 
 
 _MDT_WRITE_ACTIONS = frozenset({"commit", "deltacommit", "replacecommit"})
-_TRAILER_MAGIC = b'TRABLK"$'
-_TRAILER_SIZE = 4096
 #: HFiles (base files, log blocks) kept open between queries: point lookups then decode one data block each
 _READER_CACHE = 64
 #: decoded files partitions by the identity of their slices (see MetadataTable.records), a few tables' worth
@@ -384,14 +382,12 @@ class MetadataTable:
 
     def _check_trailer(self, path: str) -> None:
         try:
-            tail, size = self.storage.read_tail(path, _TRAILER_SIZE)
+            tail, size = self.storage.read_tail(path, TRAILER_SIZE)
         except OSError as exc:
             raise Unreadable(f"{path}: cannot read: {exc.strerror or exc}") from None
-        if size < _TRAILER_SIZE:
-            raise Unreadable(f"{path}: HFile of {size} bytes is shorter than its trailer (truncated)")
-        magic = tail[:len(_TRAILER_MAGIC)]
-        if magic != _TRAILER_MAGIC:
-            raise Unreadable(f"{path}: no HFile trailer at the end of the file (truncated or damaged)")
+        problem = trailer_problem(tail, size)
+        if problem is not None:
+            raise Unreadable(f"{path}: {problem}")
 
     def _verify_written_files(self, mdt_done: Mapping[str, Instant]) -> None:
         """Every file a trusted MDT instant (or a compaction) wrote to a current slice is there, not shorter."""

@@ -559,7 +559,7 @@ class ColumnStatsIndex:
                        last: IndexCounters) -> IndexCounters:
         files = [(lf.path, partition, lf.size, lf.instant, lf.full_path) for lf, partition in missing]
         # the reading step: log blocks read by the reader (sizes checked against the listing), rows built
-        reader = self.reader or LocalStatsReader(self.max_workers)
+        reader = self.reader or LocalStatsReader(self.max_workers, self.hudi_table.storage)
         read = checked(reader.read_logs(files, leaf_pairs(target)), files, "log files")
         out, unreadable = self._store_read(state, read, [f[0] for f in files], "log blocks", last)
         return dataclasses.replace(out, unreadable_log_files=unreadable)
@@ -666,7 +666,7 @@ class ColumnStatsIndex:
         last: IndexCounters,
     ) -> IndexCounters:
         # the reading step: footers read by the reader (sizes checked against the listing), rows built
-        reader = self.reader or LocalStatsReader(self.max_workers)
+        reader = self.reader or LocalStatsReader(self.max_workers, self.hudi_table.storage)
         read = checked(reader.read_footers(missing, target), missing, "parquet footers")
         out, unreadable = self._store_read(state, read, [m[0] for m in missing], "parquet footer", last)
         return dataclasses.replace(out, unreadable_footers=unreadable)

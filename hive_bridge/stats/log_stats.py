@@ -37,6 +37,7 @@ from hive_bridge.stats.contract import (
     stat_name,
 )
 from hive_bridge.stats.rows import order_preserving_cast
+from hive_bridge.storage.core import Storage, environment_storage
 
 #: block types that hold no record of the merged rows: delete keys, rollback commands, blocks Hudi's own
 #: reader marks corrupted (their bytes are never read as records)
@@ -87,11 +88,12 @@ def _as_leaf_type(col: Any, typ: pa.DataType) -> Any:
         return None
 
 
-def read_log_stats(path: str, leaves: Sequence[tuple[str, pa.DataType]]) -> LogStats:
+def read_log_stats(path: str, leaves: Sequence[tuple[str, pa.DataType]],
+                   storage: Storage | None = None) -> LogStats:
     """Statistics of one log file for `leaves` ((dotted name, arrow type)); never raises: a file that cannot be
     read, or a block that cannot be decoded, gives unknown statistics and an `error`."""
     try:
-        contents: LogFileContents = read_log_file(path)
+        contents: LogFileContents = read_log_file(path, storage=storage if storage is not None else environment_storage(path))
     except (HudiTableError, OSError) as exc:
         return LogStats(None, error=f"{path}: unreadable log file: {exc}")
     out = LogStats(None, size=contents.size, corrupt_regions=contents.corrupt_regions)

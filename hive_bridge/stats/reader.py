@@ -39,6 +39,7 @@ from hive_bridge.stats.contract import (
 )
 from hive_bridge.stats.log_stats import LogStats, log_rows_to_table, read_log_stats
 from hive_bridge.stats.rows import FORMAT_KEY, FORMAT_VERSION, footer_rows_to_table, order_preserving_cast
+from hive_bridge.storage.core import Storage
 
 #: one file to read: (path relative to the table root, partition, size when listed, instant, full path)
 FileToRead = tuple[str, str, int, str, str]
@@ -71,16 +72,18 @@ class StatsReader(Protocol):
 
 
 class LocalStatsReader:
-    """Reads in this process on `max_workers` threads (1: in the calling thread)."""
+    """Reads in this process on `max_workers` threads (1: in the calling thread), through `storage` (the
+    table's; None: local files, or a Storage made from the environment for a URI)."""
 
-    def __init__(self, max_workers: int = 1) -> None:
+    def __init__(self, max_workers: int = 1, storage: Storage | None = None) -> None:
         self.max_workers = max_workers
+        self.storage = storage
 
     def read_footers(self, files: Sequence[FileToRead], target: Sequence[StatsLeaf]) -> ReadRows:
-        return footer_rows(files, target, self.max_workers)
+        return footer_rows(files, target, self.max_workers, self.storage)
 
     def read_logs(self, files: Sequence[FileToRead], leaves: Sequence[LogLeaf]) -> ReadRows:
-        return log_rows(files, leaves, self.max_workers)
+        return log_rows(files, leaves, self.max_workers, self.storage)
 
 
 def _map(fn: Callable[[_T], _R], items: list[_T], max_workers: int, chunksize: int) -> list[_R]:
@@ -90,11 +93,12 @@ def _map(fn: Callable[[_T], _R], items: list[_T], max_workers: int, chunksize: i
     return [fn(p) for p in items]
 
 
-def footer_rows(files: Sequence[FileToRead], target: Sequence[StatsLeaf], max_workers: int = 1) -> ReadRows:
+def footer_rows(files: Sequence[FileToRead], target: Sequence[StatsLeaf], max_workers: int = 1,
+                storage: Storage | None = None) -> ReadRows:
     """Read the footers of `files` (parquet base files) and build their index rows (`footer_rows_to_table`)."""
     paths = [f[4] for f in files]
     # the listed size spares object storage a HEAD request per footer (a local read checks the size itself)
-    stats = _map(lambda f: read_footer_stats(f[4], f[2]), list(files), max_workers, chunksize=16)
+    stats = _map(lambda f: read_footer_stats(f[4], f[2], storage), list(files), max_workers, chunksize=16)
     for i, st in enumerate(stats):
         if st.error is None and st.size != files[i][2]:
             # the file is not the one listed (rewritten since): its statistics would be stored under the
@@ -105,13 +109,14 @@ def footer_rows(files: Sequence[FileToRead], target: Sequence[StatsLeaf], max_wo
     return ReadRows(footer_rows_to_table(keys, stats, target), [s.error for s in stats])
 
 
-def log_rows(files: Sequence[FileToRead], leaves: Sequence[LogLeaf], max_workers: int = 1) -> ReadRows:
+def log_rows(files: Sequence[FileToRead], leaves: Sequence[LogLeaf], max_workers: int = 1,
+             storage: Storage | None = None) -> ReadRows:
     """Read the blocks of `files` (merge-on-read log files) and build their index rows (`log_rows_to_table`)."""
     paths = [f[4] for f in files]
     leaf_list = list(leaves)
 
     def read(path: str) -> LogStats:
-        return read_log_stats(path, leaf_list)
+        return read_log_stats(path, leaf_list, storage)
 
     stats = _map(read, paths, max_workers, chunksize=8)
     for i, st in enumerate(stats):

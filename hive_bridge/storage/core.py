@@ -29,7 +29,6 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -281,7 +280,6 @@ class Storage:
             return cls(pafs.LocalFileSystem(), root, root, "")
         fs, root = _filesystem(scheme, text, opts)
         storage = cls(fs, root, text.rstrip("/"), scheme, opts)
-        register(storage)
         return storage
 
     @classmethod
@@ -559,51 +557,24 @@ class Storage:
             raise _arrow_error(location, "cannot delete", exc) from None
 
 
-#: the object-storage Storages of open tables, by URI: how a reader handed only a file's location (a URI)
-#: finds the table's file system and request counter (see `storage_for`)
-_OPEN: weakref.WeakValueDictionary[str, Storage] = weakref.WeakValueDictionary()
-#: file systems made from the environment for URIs of no open table, by scheme and bucket
+#: file systems made from the environment, by scheme and bucket
 _FROM_ENV: dict[tuple[str, str], Storage] = {}
 config.register_cache("storage: storages opened from the environment", _FROM_ENV.clear)
 _OPEN_LOCK = threading.Lock()
 
 
-def register(storage: Storage) -> None:
-    """Make an object-storage Storage the one `storage_for` finds for locations under its URI."""
-    if not storage.is_local:
-        with _OPEN_LOCK:
-            _OPEN[storage.uri] = storage
-
-
-def read_whole(path: str, storage: Storage | None = None) -> bytes:
-    """The bytes of a whole file: through ``storage`` (or the registered storage of its location, for a file on
-    object storage), else from the local file system. Raises OSError."""
-    if storage is None:
-        storage = storage_for(path)   # None for a local path
-    if storage is not None:
-        return storage.read_bytes(path)
-    with open(path, "rb") as fh:
-        return fh.read()
-
-
-def storage_for(location: str | os.PathLike[str]) -> Storage | None:
-    """The Storage to read a location through: None for a local path (read with plain OS calls); for a URI,
-    the Storage of the open table it lies under (the longest such URI: its options and request counter), else
-    one made from the environment for its bucket. Lets a reader that is handed only a file's location (log
-    files, HFiles, footers in worker threads or processes) read any table's files."""
+def environment_storage(location: str | os.PathLike[str]) -> Storage | None:
+    """A Storage for a location of which nothing but the location is known: None for a local path (read with
+    plain OS calls); for a URI, one made from the environment for its bucket (credentials and endpoint as
+    pyarrow's file systems take them), made once per bucket. For readers in worker processes, which are handed
+    file locations only; a reader in the process that opened the table is handed the table's own Storage."""
     loc = os.fspath(location)
     scheme, _ = split_uri(loc)
     if scheme in LOCAL_SCHEMES:
         return None
+    parts = urlsplit(loc)
+    key = (scheme, parts.netloc)
     with _OPEN_LOCK:
-        best: Storage | None = None
-        for uri, st in list(_OPEN.items()):
-            if (loc == uri or loc.startswith(uri + "/")) and (best is None or len(uri) > len(best.uri)):
-                best = st
-        if best is not None:
-            return best
-        parts = urlsplit(loc)
-        key = (scheme, parts.netloc)
         found = _FROM_ENV.get(key)
     if found is None:
         found = Storage.for_uri(f"{scheme}://{parts.netloc}")
@@ -624,9 +595,8 @@ __all__ = [
     "Storage",
     "StorageError",
     "cache_root",
+    "environment_storage",
     "is_local_uri",
     "parse_storage_options",
-    "register",
     "split_uri",
-    "storage_for",
 ]

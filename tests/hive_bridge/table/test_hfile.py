@@ -28,19 +28,21 @@ import pyarrow.parquet as pq
 import pytest
 
 from hive_bridge.errors import HudiTableError
-from hive_bridge.formats.hfile.reader import (
+from hive_bridge.formats.hfile import (
     BLOCK_HEADER_SIZE,
+    TRAILER_MAGIC,
     TRAILER_SIZE,
     ChecksumType,
     Codec,
     HFileError,
     HFileReader,
     crc32c,
-    decode_metadata_values,
-    write_hfile,
+    trailer_problem,
 )
+from hive_bridge.formats.hfile.reader import decode_metadata_values
 from hive_bridge.formats.logfile import BlockType, HeaderKey, read_log_file
 from hive_bridge.layout.properties import parse_java_properties
+from hive_bridge.testing.hfile_writer import write_hfile
 
 #: fixtures with a metadata table -> its MDT partitions (folders holding base HFiles or log files)
 _CFRS = {"column_stats", "files", "record_index"}
@@ -515,14 +517,15 @@ def test_crc32c_known_answer() -> None:
 
 def _patch_trailer(data: bytes, field: int, value: int) -> bytes:
     """``data`` with trailer field ``field`` (a varint field) replaced, the trailer re-encoded."""
-    from hive_bridge.formats.hfile.reader import _pb_field, _pb_fields, _pb_varint_bytes, _varint
+    from hive_bridge.formats.hfile.blocks import pb_fields, pb_varint
+    from hive_bridge.testing.hfile_writer import pb_field, pb_varint_bytes
 
     base = len(data) - TRAILER_SIZE
     t = data[base:]
-    n, pos = _varint(t, 8, len(t), base)
-    fields = _pb_fields(t, pos, pos + n, base)
-    body = b"".join(_pb_field(num, value if num == field else v) for num, _, v in fields)
-    trailer = t[:8] + _pb_varint_bytes(len(body)) + body
+    n, pos = pb_varint(t, 8, len(t), base)
+    fields = pb_fields(t, pos, pos + n, base)
+    body = b"".join(pb_field(num, value if num == field else v) for num, _, v in fields)
+    trailer = t[:8] + pb_varint_bytes(len(body)) + body
     return data[:base] + trailer + bytes(TRAILER_SIZE - 4 - len(trailer)) + t[-4:]
 
 
@@ -552,6 +555,26 @@ def test_open_errors_are_hfile_errors(tmp_path: Path) -> None:
     with pytest.raises(HFileError, match=r"tiny\.hfile: byte 0: file of 8 bytes is shorter than"):
         HFileReader.open(tmp_path / "tiny.hfile")
     assert issubclass(HFileError, HudiTableError)
+
+
+def test_a_file_on_object_storage_needs_its_storage(tmp_path: Path) -> None:
+    """The reader is handed its Storage: a URI without one is refused (no storage looked up by location); a
+    local path needs none."""
+    with pytest.raises(HFileError, match=r"^s3://bucket/t/f\.hfile: .*Storage \(none given\)"):
+        HFileReader.open("s3://bucket/t/f.hfile")
+    path = tmp_path / "f.hfile"
+    path.write_bytes(write_hfile(_pairs(3)))
+    assert list(HFileReader.open(path).entries()) == _pairs(3)
+
+
+def test_trailer_problem_checks_a_files_tail() -> None:
+    data = write_hfile(_pairs(3))
+    assert trailer_problem(data[-TRAILER_SIZE:], len(data)) is None
+    assert trailer_problem(data[-100:], 100) == "HFile of 100 bytes is shorter than its trailer (truncated)"
+    damaged = data[:-TRAILER_SIZE] + b"X" + data[-TRAILER_SIZE + 1:]
+    assert trailer_problem(damaged[-TRAILER_SIZE:], len(damaged)) == \
+        "no HFile trailer at the end of the file (truncated or damaged)"
+    assert TRAILER_MAGIC == b'TRABLK"$'
 
 
 def test_bad_values_raise_hfile_errors(mdt_hfiles: list[MdtHFile]) -> None:
@@ -591,14 +614,14 @@ def _harmless_positions(data: bytes, mask: int) -> set[int]:
     version and its unused size fields (uncompressed index size, total uncompressed bytes) and, in an empty
     file, its first/last data block offsets; each block's previous-block offset, and, without a checksum, its
     bytes-per-checksum; each gzip header's MTIME, XFL, OS and FTEXT flag (see also `_same_deflate`)."""
-    from hive_bridge.formats.hfile.reader import _pb_fields, _varint
+    from hive_bridge.formats.hfile.blocks import pb_fields, pb_varint
 
     out: set[int] = set()
     base = len(data) - TRAILER_SIZE
     out.add(len(data) - 4)
     t = data[base:]
-    n, pos = _varint(t, 8, len(t), base)
-    fields = _pb_fields(t, pos, pos + n, base)
+    n, pos = pb_varint(t, 8, len(t), base)
+    fields = pb_fields(t, pos, pos + n, base)
     empty = dict((num, v) for num, _, v in fields).get(7) == 0
     for i, (num, at, _) in enumerate(fields):
         end = fields[i + 1][1] if i + 1 < len(fields) else pos + n
@@ -832,7 +855,7 @@ def test_prefix_cells_report_a_damaged_block_read_ahead() -> None:
 def test_block_key_order_checked_by_the_fast_walk() -> None:
     """The vectorised key-order check of the fast cell walk: a block whose rows are out of order or repeated
     (of equal or different lengths) is refused and reported by the careful walk."""
-    from hive_bridge.formats.hfile import reader as hfile
+    from hive_bridge.formats.hfile import cells as hfile
 
     for rows in ([b"b", b"a"], [b"ab", b"ab"], [b"abc", b"ab"], [b"a" * 300, b"a" * 299]):
         good = sorted(set(rows))
@@ -840,21 +863,21 @@ def test_block_key_order_checked_by_the_fast_walk() -> None:
         for r in rows:
             key = struct.pack(">h", len(r)) + r + b"\x00" + struct.pack(">q", 2**63 - 1) + b"\x04"
             payload += struct.pack(">ii", len(key), 1) + key + b"v" + b"\x00"
-        assert hfile._fast_cells(bytes(payload)) is None, rows
+        assert hfile.fast_cells(bytes(payload)) is None, rows
         payload = bytearray()
         for r in good:
             key = struct.pack(">h", len(r)) + r + b"\x00" + struct.pack(">q", 2**63 - 1) + b"\x04"
             payload += struct.pack(">ii", len(key), 1) + key + b"v" + b"\x00"
-        assert hfile._fast_cells(bytes(payload)) is not None, good
+        assert hfile.fast_cells(bytes(payload)) is not None, good
 
 
 def test_cells_found_by_their_key_tails_equal_the_walk() -> None:
     """A block of fixed-length keys has its cells found without a walk (each key ends with the family, latest
     timestamp and Put bytes); a value holding those bytes, or keys of other lengths, make that refuse and the
     walk decide, with the same entries either way."""
-    from hive_bridge.formats.hfile import reader as hfile
+    from hive_bridge.formats.hfile import cells as hfile
 
-    tail = hfile._KEY_TAIL
+    tail = hfile.KEY_TAIL
     def block(pairs: list[tuple[bytes, bytes]]) -> bytes:
         out = bytearray()
         for k, v in pairs:
@@ -874,7 +897,7 @@ def test_cells_found_by_their_key_tails_equal_the_walk() -> None:
         assert (found is not None) == by_tail
         if found is not None:
             assert found.tolist() == walked.tolist()
-        cells = hfile._fast_cells(payload)
+        cells = hfile.fast_cells(payload)
         assert cells is not None
         ks, ke, vs, ve = (a.tolist() for a in cells)
         assert [(payload[a:b], payload[c:d]) for a, b, c, d in zip(ks, ke, vs, ve, strict=True)] == sorted(pairs)

@@ -13,12 +13,13 @@ import pyarrow.compute as pc
 import pytest
 
 import sarg
-from hive_bridge.formats.logfile import BlockType, HeaderKey, encode_block
+from hive_bridge.formats.logfile import BlockType, HeaderKey
 from hive_bridge.pruning import prune_slices
 from hive_bridge.stats.contract import MAX, MAX_EXACT, MIN, MIN_EXACT, NULL_COUNT, stat_name
 from hive_bridge.stats.index import ColumnStatsIndex
 from hive_bridge.stats.log_stats import log_rows_to_table, read_log_stats, union_stats
 from hive_bridge.table.table import HudiTable
+from hive_bridge.testing.logfile_writer import encode_block
 
 from .conftest import FIXTURE_NAMES
 
@@ -219,7 +220,8 @@ def test_log_statistics_are_persisted_and_reused(fixture_copy: Callable[[str], P
 def test_a_grown_log_file_is_read_again(fixture_copy: Callable[[str], Path]) -> None:
     """A log file appended to since it was indexed (table version 6 appends to log files) is a new key: its
     statistics are read again, and cover the appended block."""
-    from hive_bridge.formats.logfile import avro_block_content, read_log_file
+    from hive_bridge.formats.logfile import read_log_file
+    from hive_bridge.testing.logfile_writer import avro_block_content
 
     root = fixture_copy(TRIPS_V6)
     table = HudiTable.open(root)

@@ -29,13 +29,15 @@ from hive_bridge.formats.logfile import (
     LogBlock,
     LogFileContents,
     LogFormatError,
-    avro_block_content,
     data_block_table,
-    delete_block_content,
     delete_block_keys,
+    read_log_file,
+)
+from hive_bridge.testing.logfile_writer import (
+    avro_block_content,
+    delete_block_content,
     encode_block,
     parquet_block_content,
-    read_log_file,
     rollback_block,
 )
 
@@ -631,6 +633,12 @@ def test_unreadable_file_raises_log_format_error(tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     empty.write_bytes(b"")
     assert read_log_file(empty) == LogFileContents(str(empty), 0, (), 0, 0, ())
+
+
+def test_a_log_on_object_storage_needs_its_storage() -> None:
+    """The reader is handed its Storage: a URI without one is refused (no storage looked up by location)."""
+    with pytest.raises(LogFormatError, match=r"^s3://bucket/t/\.f_1\.log\.1_0-0-0: .*Storage \(none given\)"):
+        read_log_file("s3://bucket/t/.f_1.log.1_0-0-0")
 
 
 def test_structural_problems_are_named() -> None:

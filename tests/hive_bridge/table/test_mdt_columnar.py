@@ -285,9 +285,11 @@ def _append_column_stats_blocks(root: Path) -> dict[str, str]:
     group's record under a new file name) and a DELETE block of one key. Returns what happened to which key."""
     import copy
 
-    from hive_bridge.formats.hfile.reader import HFileReader, write_hfile
-    from hive_bridge.formats.logfile import BlockType, HeaderKey, delete_block_content, encode_block
+    from hive_bridge.formats.hfile.reader import HFileReader
+    from hive_bridge.formats.logfile import BlockType, HeaderKey
     from hive_bridge.mdt.keys import column_stats_key
+    from hive_bridge.testing.hfile_writer import write_hfile
+    from hive_bridge.testing.logfile_writer import delete_block_content, encode_block
 
     cs = root / ".hoodie" / "metadata" / COLUMN_STATS
     base = sorted(cs.glob("col-stats-0000-0_*.hfile"))[0]

@@ -22,7 +22,8 @@ from hive_bridge.mdt.files import FileInfos, decode_files_record, files_plan
 from hive_bridge.mdt.records import decode_values
 from hive_bridge.mdt.table import MetadataTable
 from hive_bridge.table.table import HudiTable
-from hive_bridge.testing.mdt_writer import _varint, metadata_record_schema
+from hive_bridge.testing.mdt_records import avro_long as _varint
+from hive_bridge.testing.mdt_records import metadata_record_schema
 
 from .test_metadata import MDT_TABLES
 

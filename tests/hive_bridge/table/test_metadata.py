@@ -634,7 +634,7 @@ def test_point_lookups_agree_with_the_full_merge(name: str, fixture_tables: dict
 
 
 def test_a_rollback_command_block_drops_the_target_instants_blocks(fixture_copy: Callable[[str], Path]) -> None:
-    from hive_bridge.formats.logfile import rollback_block
+    from hive_bridge.testing.logfile_writer import rollback_block
 
     copy = fixture_copy(TRIPS_V8)
     (log,) = (copy / ".hoodie" / "metadata" / "files").glob(".files-0000-0_20251220210130911.log.*")
@@ -733,8 +733,8 @@ def test_bloom_filters_partition_serves_the_files_filter(fixture_copy: Callable[
 
     import fastavro
 
-    from hive_bridge.formats.hfile.reader import write_hfile
     from hive_bridge.mdt.keys import bloom_filter_key
+    from hive_bridge.testing.hfile_writer import write_hfile
 
     copy = fixture_copy(TRIPS_V8)
     mdt_dir = copy / ".hoodie" / "metadata"

@@ -386,7 +386,13 @@ def test_a_millisecond_timestamp_column_loses_no_file(tmp_path: Path) -> None:
 
 
 def test_the_hand_encoding_of_column_stats_is_fastavro_s() -> None:
-    from hive_bridge.testing.mdt_writer import _avro_bytes_of, _encode, _record, _stats_value, _wrap
+    from hive_bridge.testing.mdt_records import (
+        avro_bytes_of,
+        encode_record,
+        metadata_record,
+        stats_value,
+        wrap,
+    )
 
     bounds: list[tuple[Any, str]] = [
         (True, "BooleanWrapper"), (False, "BooleanWrapper"), (-5, "IntWrapper"), (2**31 - 1, "IntWrapper"),
@@ -398,12 +404,12 @@ def test_the_hand_encoding_of_column_stats_is_fastavro_s() -> None:
     ]
     for value, wrapper in bounds:
         for counts in ((3, 1, 100, 200), (None, None, None, None), (0, 0, 0, 0)):
-            stats = {"fileName": "f_1-2-3_20240101000000000.parquet", "columnName": "c", "minValue": _wrap(value, wrapper),
-                     "maxValue": _wrap(value, wrapper), "valueCount": counts[0], "nullCount": counts[1],
+            stats = {"fileName": "f_1-2-3_20240101000000000.parquet", "columnName": "c", "minValue": wrap(value, wrapper),
+                     "maxValue": wrap(value, wrapper), "valueCount": counts[0], "nullCount": counts[1],
                      "totalSize": counts[2], "totalUncompressedSize": counts[3], "isDeleted": False,
                      "isTightBound": False}
             name = "col-stats-0000-0_0-0-0_00000000000000001.hfile"
-            assert _stats_value(_avro_bytes_of(name.encode()), stats) == _encode(_record(name, 3, stats=stats)), \
+            assert stats_value(avro_bytes_of(name.encode()), stats) == encode_record(metadata_record(name, 3, stats=stats)), \
                 (value, wrapper, counts)
 
 
