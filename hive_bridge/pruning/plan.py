@@ -360,6 +360,10 @@ def _widen(pred: Predicate, op: Op) -> bool:
 def compile_leaf(pred: Predicate, column: str | None, arrow_type: pa.DataType | None,
                  session_tz: str = "UTC") -> LeafPlan:
     """The plan for one predicate against a statistics column (``column`` None: not in the statistics)."""
+    if pred.derived:
+        # implied by its conjunction's other leaves: it may be true or false, never NULL (a record key is never
+        # null); only a key index narrows it (value masks), never statistics
+        return constant_plan(TruthValue.YES_NO, "implied by the filter (only key indexes judge it)", False, pred)
     if column is None or arrow_type is None:
         return constant_plan(TruthValue.YES_NO_NULL, f"column {pred.column!r} is not in the statistics",
                              True, pred)

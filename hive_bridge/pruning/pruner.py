@@ -391,6 +391,9 @@ class Pruner:
         parts: list[tuple[tuple[str, str], ...]] = [()] * n if explain else []
         if filt is not None:
             expression = translate(filt, dict(schema) if schema else self.sarg_schema)
+            if self.use_key_indexes:
+                # the record keys the filter fixes on a complex-key table, for the key indexes to answer
+                expression = self._key_index().with_derived_keys(expression)
             groups = self._current_groups(filt)
             answers = self._index_answers(expression, session_time_zone)
             result.index_sources = sorted({a.source for a in answers.values()})
@@ -463,14 +466,20 @@ class Pruner:
                "none": c.files_without_statistics + c.files_without_mdt_entry}
         return {k: v for k, v in out.items() if v}
 
+    def _key_index(self) -> KeyIndexes:
+        """The table's key indexes for these slices (opened on first use)."""
+        indexes = self._key_indexes
+        if indexes is None:
+            indexes = self._key_indexes = KeyIndexes.open(self.table, self.slices)
+        assert isinstance(indexes, KeyIndexes)
+        return indexes
+
     def _index_answers(self, expression: Any, session_time_zone: str = "UTC") -> dict[Any, Any]:
         """Masks from Hudi's key indexes for the expression's equality leaves (opened on first use). Bloom
         filters are read only for the slices the statistics alone keep: the others are dropped anyway."""
         if not self.use_key_indexes:
             return {}
-        if self._key_indexes is None:
-            self._key_indexes = KeyIndexes.open(self.table, self.slices)
-        if not self._key_indexes.may_answer(expression):
+        if not self._key_index().may_answer(expression):
             return {}
         candidates = np.zeros(len(self.slices), dtype=bool)
         for g in self.groups:
@@ -480,7 +489,7 @@ class Pruner:
             if g.parts_stats is not None:
                 kept[:] = True                  # merged slices: judged by their parts later, keep them all in
             candidates[g.position_array[kept]] = True
-        answers: dict[Any, Any] = self._key_indexes.masks(expression, candidates)
+        answers: dict[Any, Any] = self._key_index().masks(expression, candidates)
         return answers
 
     def _explain_parts(self, g: _Group, alone: Any, keep: list[bool], parts: list[tuple[tuple[str, str], ...]],

@@ -93,7 +93,8 @@ def read_log_stats(path: str, leaves: Sequence[tuple[str, pa.DataType]],
     """Statistics of one log file for `leaves` ((dotted name, arrow type)); never raises: a file that cannot be
     read, or a block that cannot be decoded, gives unknown statistics and an `error`."""
     try:
-        contents: LogFileContents = read_log_file(path, storage=storage if storage is not None else environment_storage(path))
+        where = storage if storage is not None else environment_storage(path)
+        contents: LogFileContents = read_log_file(path, storage=where)
     except (HudiTableError, OSError) as exc:
         return LogStats(None, error=f"{path}: unreadable log file: {exc}")
     out = LogStats(None, size=contents.size, corrupt_regions=contents.corrupt_regions)

@@ -193,3 +193,67 @@ def _key_text_of(value: object) -> str:
     text = _key_text(value)
     assert text is not None
     return text
+
+
+#: tables keyed on two fields by Hudi's complex key generator (keys ``f1:v1,f2:v2``), their bloom filters written
+#: by Hudi: COW and MOR, versions 6 and 9
+COMPLEX = [n for n in ("sample_table.cow.v9_txns_complex_nometa", "sample_table.cow.v6_complexkeygen_hivestyle",
+                       "sample_table.mor.parquet.v6_complexkeygen_hivestyle") if n in FIXTURE_NAMES]
+
+
+@pytest.mark.parametrize("name", COMPLEX)
+def test_complex_keys_keep_the_group_of_every_key_and_the_blooms_narrow(shared_tables: dict[str, Path],
+                                                                       name: str) -> None:
+    """Every key of every file group (as hudi-rs merges the slices) looked up by equality on both key fields:
+    the group holding it is always kept; on slices without log files the bloom filters drop the groups that do
+    not hold it, so most lookups keep exactly one group."""
+    root = shared_tables[name]
+    table = HudiTable.open(root)
+    slices = table.latest_file_slices()
+    indexes = KeyIndexes.open(table, slices)
+    fields = table.properties.record_key_fields
+    assert len(fields) == 2 and indexes.complex_fields == fields, indexes.problems
+    pruner = Pruner(table, ColumnStatsIndex(table, persist=False), slices)
+    no_index = Pruner(table, ColumnStatsIndex(table, persist=False), slices, key_indexes=False)
+    groups = _groups_of_rows(root)
+    holders: dict[tuple[object, ...], set[str]] = {}
+    for fid, rows in groups.items():
+        for row in rows.select(fields).to_pylist():
+            holders.setdefault(tuple(row[f] for f in fields), set()).add(fid)
+    assert holders
+    exact = narrower = 0
+    for values, fids in sorted(holders.items(), key=str):
+        text = " AND ".join(f"`{f}` = {_literal(v)}" for f, v in zip(fields, values, strict=True))
+        kept = _kept(pruner, table, text)
+        assert fids <= kept, (name, text)
+        exact += kept == fids
+        narrower += len(kept) < len(_kept(no_index, table, text))
+    assert exact >= len(holders) * 3 // 4 and narrower > 0, (exact, narrower, len(holders))
+    # an IN on one field crossed with the other: both groups kept; a key no group holds: none kept by blooms
+    (a, b), (c, d) = sorted(holders, key=str)[:2]
+    text = f"`{fields[0]}` IN ({_literal(a)}, {_literal(c)}) AND `{fields[1]}` = {_literal(b)}"
+    assert holders[(a, b)] <= _kept(pruner, table, text)
+    # under a NOT the derived key is not added: the negation keeps whatever the statistics keep
+    text = f"NOT (`{fields[0]}` = {_literal(a)} AND `{fields[1]}` = {_literal(b)})"
+    assert _kept(pruner, table, text) == _kept(no_index, table, text)
+
+
+def test_derived_record_keys_follow_hudis_complex_key_encoding() -> None:
+    from hive_bridge.expression import And, Op, Predicate
+    from hive_bridge.pruning.record_keys import encoding_matches, with_record_keys
+    from sarg import Type
+
+    fields = ["txn_id", "account_id"]
+    a = Predicate(Op.EQ, "txn_id", Type.STRING, ("TXN-7",))
+    b = Predicate(Op.IN, "ACCOUNT_ID", Type.STRING, ("ACC-E", ""))
+    derived = with_record_keys(And((a, b)), fields)
+    assert isinstance(derived, And) and derived.parts[:2] == (a, b)
+    key = derived.parts[2]
+    assert isinstance(key, Predicate) and key.derived and key.column == "_hoodie_record_key"
+    assert key.literals == ("txn_id:TXN-7,account_id:ACC-E", "txn_id:TXN-7,account_id:__empty__")
+    # a field left unfixed, a literal of another type, a negated conjunction: nothing derived
+    assert with_record_keys(And((a, Predicate(Op.LT, "account_id", Type.STRING, ("B",)))), fields) == \
+        And((a, Predicate(Op.LT, "account_id", Type.STRING, ("B",))))
+    assert with_record_keys(And((a, b)).negate(), fields) == And((a, b)).negate()
+    assert encoding_matches("txn_id:TXN-015,account_id:ACC-M", fields)
+    assert not encoding_matches("TXN-015,ACC-M", fields) and not encoding_matches("account_id:A,txn_id:T", fields)
