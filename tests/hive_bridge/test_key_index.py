@@ -228,7 +228,9 @@ def test_complex_keys_keep_the_group_of_every_key_and_the_blooms_narrow(shared_t
         assert fids <= kept, (name, text)
         exact += kept == fids
         narrower += len(kept) < len(_kept(no_index, table, text))
-    assert exact >= len(holders) * 3 // 4 and narrower > 0, (exact, narrower, len(holders))
+    assert exact >= len(holders) * 3 // 4, (exact, len(holders))
+    # bloom filters answer for slices without log files (a log may hold any key)
+    assert narrower > 0 or all(s.log_files for s in slices if len(groups.get(s.file_id, [])) > 1), narrower
     # an IN on one field crossed with the other: both groups kept; a key no group holds: none kept by blooms
     (a, b), (c, d) = sorted(holders, key=str)[:2]
     text = f"`{fields[0]}` IN ({_literal(a)}, {_literal(c)}) AND `{fields[1]}` = {_literal(b)}"
@@ -257,3 +259,47 @@ def test_derived_record_keys_follow_hudis_complex_key_encoding() -> None:
     assert with_record_keys(And((a, b)).negate(), fields) == And((a, b)).negate()
     assert encoding_matches("txn_id:TXN-015,account_id:ACC-M", fields)
     assert not encoding_matches("TXN-015,ACC-M", fields) and not encoding_matches("account_id:A,txn_id:T", fields)
+
+
+@pytest.mark.parametrize("name", COMPLEX)
+def test_random_filters_on_complex_keys_lose_no_row(shared_tables: dict[str, Path], name: str) -> None:
+    """Random AND/OR/NOT of =, IN and <> on the key fields (values the table holds and one it does not): every
+    group holding a row that passes the filter is kept (truth: the rows hudi-rs merges, judged in Python; key
+    columns hold no NULL)."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    root = shared_tables[name]
+    table = HudiTable.open(root)
+    slices = table.latest_file_slices()
+    fields = table.properties.record_key_fields
+    pruner = Pruner(table, ColumnStatsIndex(table, persist=False), slices)
+    rows = [(fid, r) for fid, t in _groups_of_rows(root).items() for r in t.select(fields).to_pylist()]
+    assert all(r[f] is not None for _, r in rows for f in fields)
+    values = {f: sorted({r[f] for _, r in rows}, key=str) for f in fields}
+    absent = {f: ("no such value" if isinstance(values[f][0], str) else -987654321) for f in fields}
+
+    def leaf(f: str) -> st.SearchStrategy[tuple[str, object]]:
+        pool = st.sampled_from([*values[f], absent[f]])
+        return st.one_of(
+            pool.map(lambda v: (f"`{f}` = {_literal(v)}", lambda r, f=f, v=v: r[f] == v)),
+            pool.map(lambda v: (f"`{f}` <> {_literal(v)}", lambda r, f=f, v=v: r[f] != v)),
+            st.lists(pool, min_size=1, max_size=3).map(
+                lambda vs: (f"`{f}` IN ({', '.join(_literal(v) for v in vs)})", lambda r, f=f, vs=vs: r[f] in vs)))
+
+    conj = st.tuples(leaf(fields[0]), leaf(fields[1])).map(
+        lambda p: (f"({p[0][0]} AND {p[1][0]})", lambda r, p=p: p[0][1](r) and p[1][1](r)))
+    shapes = st.one_of(
+        conj,
+        st.tuples(conj, conj).map(lambda p: (f"({p[0][0]} OR {p[1][0]})", lambda r, p=p: p[0][1](r) or p[1][1](r))),
+        conj.map(lambda p: (f"NOT {p[0]}", lambda r, p=p: not p[1](r))),
+    )
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+    @given(shapes)
+    def check(shape: tuple[str, object]) -> None:
+        text, truth = shape
+        want = {fid for fid, r in rows if truth(r)}  # type: ignore[operator]
+        assert want <= _kept(pruner, table, text), (name, text)
+
+    check()
