@@ -232,7 +232,7 @@ def test_complex_keys_keep_the_group_of_every_key_and_the_blooms_narrow(shared_t
     # bloom filters answer for slices without log files (a log may hold any key)
     assert narrower > 0 or all(s.log_files for s in slices if len(groups.get(s.file_id, [])) > 1), narrower
     # an IN on one field crossed with the other: both groups kept; a key no group holds: none kept by blooms
-    (a, b), (c, d) = sorted(holders, key=str)[:2]
+    (a, b), (c, _d) = sorted(holders, key=str)[:2]
     text = f"`{fields[0]}` IN ({_literal(a)}, {_literal(c)}) AND `{fields[1]}` = {_literal(b)}"
     assert holders[(a, b)] <= _kept(pruner, table, text)
     # under a NOT the derived key is not added: the negation keeps whatever the statistics keep
