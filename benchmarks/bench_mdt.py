@@ -191,7 +191,7 @@ def native_peer(root: Path) -> None:
     import fastavro
     from hudi import HudiTableBuilder
 
-    from tests.hive_bridge.table.test_hfile import _inline_named_types
+    from tests.hive_bridge.formats.test_hfile import _inline_named_types
 
     src = root / ".hoodie" / "metadata"
     tmp = Path(tempfile.mkdtemp(prefix="bench_mdt_rs_"))

@@ -14,8 +14,7 @@ from hive_bridge.stats.index import ColumnStatsIndex
 from hive_bridge.table.table import HudiTable
 from hive_bridge.typemap import table_sarg_schema
 from sarg import hiveql
-
-from .table.conftest import FIXTURE_NAMES
+from tests.conftest import FIXTURE_NAMES
 
 #: the fixture table whose metadata table has a record index and whose writes all kept keys unique
 WITH_RECORD_INDEX = [n for n in ("quickstart_trips_table.mor.avro.v8_trips_8i3u1d",) if n in FIXTURE_NAMES]

@@ -36,7 +36,7 @@ from hive_bridge.testing.mdt_writer import (
 )
 from hive_bridge.testing.writer import HudiWriter, WriteResult
 from tests.conftest import SHARED_TABLES
-from tests.hive_bridge.table.oracle import reference_slices
+from tests.hive_bridge.oracle import reference_slices
 
 FIXTURE = "quickstart_trips_table.mor.avro.v8_trips_8i3u1d"
 SCHEMA = {"id": "bigint", "name": "string", "qty": "int", "amount": "decimal(12,2)", "day": "date",
@@ -420,7 +420,7 @@ def test_hudi_rs_decodes_every_record_as_we_do(tables: dict[str, Built], tmp_pat
 
     hudi = pytest.importorskip("hudi")
     from hive_bridge.formats.hfile.reader import decode_metadata_values
-    from tests.hive_bridge.table.test_hfile import _inline_named_types, _plain
+    from tests.hive_bridge.formats.test_hfile import _inline_named_types, _plain
 
     src = tables["mor"].mdt.path
     mdt = tmp_path / "t" / ".hoodie" / "metadata"                # hudi-rs tells an MDT by this path ending

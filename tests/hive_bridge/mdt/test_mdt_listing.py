@@ -10,9 +10,8 @@ from pathlib import Path
 import pytest
 
 from hive_bridge.table.table import HudiTable
-
-from .conftest import FIXTURE_NAMES
-from .oracle import reference_slices
+from tests.conftest import FIXTURE_NAMES
+from tests.hive_bridge.oracle import reference_slices
 
 MDT_FILES = [n for n in (
     "quickstart_trips_table.mor.avro.v8_trips_8i3u1d",

@@ -20,8 +20,7 @@ from hive_bridge.stats.index import ColumnStatsIndex
 from hive_bridge.stats.log_stats import log_rows_to_table, read_log_stats, union_stats
 from hive_bridge.table.table import HudiTable
 from hive_bridge.testing.logfile_writer import encode_block
-
-from .conftest import FIXTURE_NAMES
+from tests.conftest import FIXTURE_NAMES
 
 MOR = [n for n in FIXTURE_NAMES if ".mor." in n]
 #: the merge-on-read fixtures whose latest slices have log files (the others were compacted or never had any)

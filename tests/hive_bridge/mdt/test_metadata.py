@@ -40,8 +40,7 @@ from hive_bridge.mdt.keys import (
 from hive_bridge.mdt.records import ColumnStatsEntry
 from hive_bridge.mdt.table import MetadataTable
 from hive_bridge.table.table import HudiTable
-
-from .conftest import FIXTURE_NAMES, SHARED_TABLES
+from tests.conftest import FIXTURE_NAMES, SHARED_TABLES
 
 TRIPS_V8 = "quickstart_trips_table.mor.avro.v8_trips_8i3u1d"
 OVERWRITE_V9 = "sample_table.cow.v9_txns_simple_overwrite"

@@ -40,8 +40,7 @@ from hive_bridge.testing.logfile_writer import (
     parquet_block_content,
     rollback_block,
 )
-
-from .conftest import FIXTURE_NAMES
+from tests.conftest import FIXTURE_NAMES
 
 LOG_NAME = re.compile(r"^\.(?P<file_id>.+)_(?P<instant>\d+)\.log\.(?P<version>\d+)_(?P<token>[\w-]+)$")
 MOR = [n for n in FIXTURE_NAMES if ".mor." in n]

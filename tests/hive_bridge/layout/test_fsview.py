@@ -19,9 +19,8 @@ from hive_bridge.layout.fsview import (
 from hive_bridge.layout.properties import TableProperties, parse_java_properties
 from hive_bridge.layout.timeline import State, normalize_timestamp, parse_instant_file_name
 from hive_bridge.table.table import HudiTable
-
-from .conftest import FIXTURE_NAMES
-from .oracle import our_slices, reference_slices
+from tests.conftest import FIXTURE_NAMES
+from tests.hive_bridge.oracle import our_slices, reference_slices
 
 OVERWRITE_COW = "sample_table.cow.v6_simplekeygen_nonhivestyle_overwritetable"
 ROLLBACK_MOR = "sample_table.mor.parquet.v6_nonpartitioned_rollback"
@@ -349,7 +348,7 @@ def test_java_properties_equal_to_the_hand_written_parser_on_every_fixture() -> 
     had before it used the javaproperties package (the expected entries are that parser's, recorded)."""
     import zipfile
 
-    from tests.hive_bridge.table.conftest import SHARED_TABLES
+    from tests.conftest import SHARED_TABLES
 
     seen = 0
     for z in sorted(Path(SHARED_TABLES).glob("*.zip")):

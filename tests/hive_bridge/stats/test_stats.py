@@ -25,8 +25,7 @@ from hive_bridge.stats.index import ColumnStatsIndex
 from hive_bridge.stats.rows import KEY_FIELDS
 from hive_bridge.table.table import HudiTable
 from hive_bridge.testing.writer import HudiWriter
-
-from .conftest import FIXTURE_NAMES
+from tests.conftest import FIXTURE_NAMES
 
 INSTANT = "20240101000000000"
 

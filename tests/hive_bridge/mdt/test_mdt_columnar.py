@@ -29,8 +29,7 @@ from hive_bridge.stats.rows import leaf_pairs
 from hive_bridge.table.table import HudiTable
 from hive_bridge.testing.mdt_writer import write_metadata_table
 from hive_bridge.testing.writer import HudiWriter
-
-from .test_mdt_stats import MDT_TABLES
+from tests.hive_bridge.stats.test_mdt_stats import MDT_TABLES
 
 
 def entry_keys(table: HudiTable) -> list[tuple[str, str, int, str, str, bool]]:

@@ -21,8 +21,7 @@ from hive_bridge.stats.index import ColumnStatsIndex
 from hive_bridge.stats.mdt_rows import mdt_rows
 from hive_bridge.table.table import HudiTable
 from sarg import hiveql
-
-from .conftest import FIXTURE_NAMES, SHARED_TABLES
+from tests.conftest import FIXTURE_NAMES, SHARED_TABLES
 
 #: the fixture tables with a metadata table holding column statistics (Lance tables: no base-file statistics)
 MDT_TABLES = [n for n in (

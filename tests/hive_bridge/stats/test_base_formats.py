@@ -23,8 +23,7 @@ from hive_bridge.stats.segments import write_segment
 from hive_bridge.table import table as table_mod
 from hive_bridge.table.table import HudiTable
 from hive_bridge.testing.writer import HudiWriter
-
-from .oracle import our_slices, reference_slices
+from tests.hive_bridge.oracle import our_slices, reference_slices
 
 LANCE_COW = "sample_table.cow.v9_lance_nonpartitioned"
 LANCE_MOR = "sample_table.mor.avro.v9_lance_nonhivestyle"
