@@ -183,3 +183,22 @@ def _spark_struct(fields: Iterable[pa.Field]) -> dict[str, Any]:
 def arrow_to_spark_schema_json(fields: Iterable[pa.Field]) -> str:
     """Spark's schema JSON (``StructType.json``) of Arrow fields, as Hive sync's ``spark.sql.sources.schema``."""
     return json.dumps(_spark_struct(fields), separators=(",", ":"))
+
+
+def hive_partition_key_to_arrow(hive_type: str) -> pa.DataType | None:
+    """The Arrow type a partition key's values (text in the metastore) are compared in, as Hive casts partition
+    values to the key's type: strings, integers (as int64), decimals, floating point, dates and booleans; None
+    (not compared: unknown) for ``char(n)`` (space-padded: Hive's comparison is not the string's) and every
+    other type."""
+    low = hive_type.strip().lower()
+    if low.startswith("char"):
+        return None
+    try:
+        typ = hive_to_arrow(low)
+    except ValueError:
+        return None
+    t = pa.types
+    if t.is_string(typ) or t.is_integer(typ) or t.is_decimal(typ) or t.is_floating(typ) or t.is_date(typ) \
+            or t.is_boolean(typ):
+        return pa.int64() if t.is_integer(typ) else typ
+    return None

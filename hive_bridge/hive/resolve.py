@@ -12,13 +12,11 @@ import os
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from hive_bridge.hive.model import HivePartition, HiveTable, MetastoreError
 
 if TYPE_CHECKING:
-    import pyarrow as pa
-
     import sarg
     from hive_bridge.layout.fsview import FileSlice
     from hive_bridge.table.table import HudiTable
@@ -123,66 +121,17 @@ def _agrees(partition: HivePartition, keys: Sequence[tuple[str, str]], path_valu
     return len(partition.values) == len(keys)
 
 
-def _partition_key_type(hive_type: str) -> pa.DataType | None:
-    """The Arrow type metastore partition values of a key are compared in, or None (not compared: unknown):
-    strings, integers, decimals, floating point, dates and booleans, as Hive casts partition values."""
-    import pyarrow as pa
-
-    from hive_bridge.typemap import hive_to_arrow
-
-    low = hive_type.strip().lower()
-    if low.startswith("char"):  # space-padded: Hive's comparison is not the string's
-        return None
-    try:
-        typ = hive_to_arrow(low)
-    except ValueError:
-        return None
-    t = pa.types
-    if t.is_string(typ) or t.is_integer(typ) or t.is_decimal(typ) or t.is_floating(typ) or t.is_date(typ) \
-            or t.is_boolean(typ):
-        return pa.int64() if t.is_integer(typ) else typ
-    return None
-
-
 def _prune_by_values(partitions: Sequence[HivePartition], keys: Sequence[tuple[str, str]],
                      filt: sarg.SearchArgument, hudi: HudiTable, session_time_zone: str) -> list[bool]:
-    """Whether the filter may be true on each partition, judged on its metastore values only (one row per
-    partition, its keys exact, every other column unknown); a value that does not convert is unknown."""
-    import pyarrow as pa
-
+    """Whether the filter may be true on each partition, judged on its metastore values only: the keys typed as
+    Hive compares partition values (:func:`hive_bridge.typemap.hive_partition_key_to_arrow`), the partitions as a
+    statistics table judged by the files' rules (:func:`hive_bridge.pruning.partition_values.prune_partitions`)."""
     from hive_bridge.expression import translate
-    from hive_bridge.layout.fsview import HIVE_DEFAULT_PARTITION
-    from hive_bridge.pruning.vectorized import prune
-    from hive_bridge.stats.contract import MAX, MAX_EXACT, MIN, MIN_EXACT, NULL_COUNT, stat_name
-    from hive_bridge.typemap import table_sarg_schema
+    from hive_bridge.pruning.partition_values import prune_partitions
+    from hive_bridge.typemap import hive_partition_key_to_arrow, table_sarg_schema
 
-    n = len(partitions)
-    columns: dict[str, pa.Array] = {"num_rows": pa.array([1] * n, pa.int64())}
-    for i, (key, hive_type) in enumerate(keys):
-        typ = _partition_key_type(hive_type)
-        if typ is None:
-            continue
-        values: list[Any] = []
-        nulls: list[int | None] = []
-        for p in partitions:
-            raw = p.values[i] if i < len(p.values) else None
-            if raw == HIVE_DEFAULT_PARTITION:
-                values.append(None)
-                nulls.append(1)
-                continue
-            try:
-                values.append(None if raw is None else pa.array([raw], pa.string()).cast(typ)[0].as_py())
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                values.append(None)
-            nulls.append(0 if values[-1] is not None else None)
-        typed = pa.array(values, typ)
-        columns[stat_name(key, MIN)] = typed
-        columns[stat_name(key, MAX)] = typed
-        columns[stat_name(key, NULL_COUNT)] = pa.array(nulls, pa.int64())
-        columns[stat_name(key, MIN_EXACT)] = pa.array([True] * n)
-        columns[stat_name(key, MAX_EXACT)] = pa.array([True] * n)
-    if len(columns) == 1:
-        return [True] * n
-    expression = translate(filt, table_sarg_schema(hudi))
-    result = prune(expression, pa.table(columns), session_tz=session_time_zone)
-    return [bool(k) for k in result.keep.to_pylist()]
+    typed = [(key, hive_partition_key_to_arrow(hive_type)) for key, hive_type in keys]
+    if all(typ is None for _, typ in typed):
+        return [True] * len(partitions)
+    return prune_partitions(translate(filt, table_sarg_schema(hudi)), typed, [p.values for p in partitions],
+                            session_time_zone)
