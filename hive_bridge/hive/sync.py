@@ -141,7 +141,10 @@ def spark_table_properties(fields: Sequence[pa.Field], partition_fields: Sequenc
     parts = set(partition_fields)
     by_name = {f.name: f for f in fields}
     ordered = [f for f in fields if f.name not in parts] + [by_name[p] for p in partition_fields if p in by_name]
-    schema = arrow_to_spark_schema_json(ordered)
+    try:
+        schema = arrow_to_spark_schema_json(ordered)
+    except ValueError as exc:
+        raise MetastoreError(f"cannot write the Spark schema properties: {exc}") from None
     props = {SPARK_PROVIDER: "hudi"}
     if spark_version:
         props["spark.sql.create.version"] = spark_version
