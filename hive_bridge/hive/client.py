@@ -221,7 +221,7 @@ class MetastoreClient:
 
     def resolve_hudi_table(self, db: str, name: str) -> RegisteredHudiTable:
         """What reading ``db.name`` by name means: the Hudi table's location, the query type (see
-        :func:`query_type_of`) and the metastore partitions (None for a table without partition keys, and for
+        :func:`~hive_bridge.hive.model.query_type_of`) and the metastore partitions (None for a table without partition keys, and for
         one registered the old way, which never had partitions registered: all of it is read, with a
         ``RuntimeWarning`` saying how to register it again)."""
         table = self.get_hudi_table(db, name)
@@ -326,7 +326,9 @@ class MetastoreClient:
                         serde_properties: Mapping[str, str] | None = None,
                         replace: bool = False) -> list[HiveTable]:
         """Register the Hudi table at ``base_path`` as Hudi's ``HiveSyncTool`` does on its first sync (HMS mode),
-        with its defaults; returns the tables registered, in Hive sync's order (see :func:`hive_sync_tables`).
+        with its defaults; returns the tables registered, in Hive sync's order (see
+        :func:`~hive_bridge.hive.sync.hive_sync_tables`); what is registered is planned by
+        :func:`~hive_bridge.hive.sync.plan_hive_sync`.
 
         ``database``: ``hoodie.database.name`` or ``default``; ``table``: ``hoodie.table.name``. Columns: the
         table's schema (meta columns unless ``omit_metadata_fields``) without the partition fields, typed as
