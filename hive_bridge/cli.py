@@ -251,7 +251,7 @@ def _check_read_filter(args: argparse.Namespace) -> str | None:
 
     location: str | None = None
     if args.metastore:
-        from hive_bridge.hive.metastore import MetastoreClient
+        from hive_bridge.hive import MetastoreClient
 
         db, _, name = args.table.rpartition(".")
         with MetastoreClient(args.metastore) as client:

@@ -337,7 +337,7 @@ def _read_merged(spark: SparkSession, table: HudiTable, slices: Sequence[FileSli
 def read_table(spark: SparkSession, name: str, filt: str | sarg.SearchArgument | None = None, *,
                prune: bool = True, query_type: str | None = None, metastore: Any = None) -> HiveRead:
     """Read a Hudi table by name: from a Hive metastore (``metastore``: its ``thrift://host:port`` URI or a
-    :class:`~hive_bridge.hive.metastore.MetastoreClient`; ``name`` is ``db.table``, ``default`` when no database is
+    :class:`~hive_bridge.hive.MetastoreClient`; ``name`` is ``db.table``, ``default`` when no database is
     given), else from Spark's catalog (or the metastore Spark is connected to). The table is a Hudi table as
     Hudi's Hive sync registers one (Hudi's input formats, or ``spark.sql.sources.provider=hudi``) or as older
     hive-bridge versions did (a ``storage_handler`` parameter naming a Hudi class; read, with a
@@ -348,8 +348,8 @@ def read_table(spark: SparkSession, name: str, filt: str | sarg.SearchArgument |
     snapshot query; where the input format says nothing (an old registration, a Spark data source table), a name
     ending in ``_ro`` is read-optimized, else snapshot. Through a metastore, the table's partitions are pruned by
     their metastore values and read from their locations (see
-    :meth:`hive_bridge.hive.metastore.RegisteredHudiTable.select_slices`) before files are judged by statistics."""
-    from hive_bridge.hive.metastore import HiveTable, is_hudi, query_type_of, registered_the_old_way
+    :meth:`hive_bridge.hive.RegisteredHudiTable.select_slices`) before files are judged by statistics."""
+    from hive_bridge.hive import HiveTable, is_hudi, query_type_of, registered_the_old_way
 
     if metastore is not None:
         return _read_registered(spark, metastore, name, filt, prune=prune, query_type=query_type)
@@ -368,7 +368,7 @@ def read_table(spark: SparkSession, name: str, filt: str | sarg.SearchArgument |
         warnings.warn(f"table {name} names storage handler {table.storage_handler}, a class no Hudi release "
                       "ships: Hive and Spark cannot load such a table; hive-bridge reads it from its location "
                       f"{location}. Register it as Hudi's Hive sync does (Hudi's HiveSyncTool, or "
-                      f"hive_bridge.hive.metastore.MetastoreClient(uri).sync_hudi_table({location!r}, ...))",
+                      f"hive_bridge.hive.MetastoreClient(uri).sync_hudi_table({location!r}, ...))",
                       RuntimeWarning, stacklevel=2)
     return read_hudi(spark, location, filt, prune=prune, query_type=query_type or query_type_of(table))
 
@@ -380,7 +380,7 @@ _INPUT_FORMAT = "\0input_format"
 def _read_registered(spark: SparkSession, metastore: Any, name: str, filt: str | sarg.SearchArgument | None, *,
                      prune: bool, query_type: str | None) -> HiveRead:
     """``read_table`` through a Hive metastore: the metastore's partitions first, then the files' statistics."""
-    from hive_bridge.hive.metastore import MetastoreClient, MetastoreError
+    from hive_bridge.hive import MetastoreClient, MetastoreError
 
     db, _, table_name = name.rpartition(".")
     try:

@@ -294,12 +294,12 @@ def _slices_under(table: HudiTable, dirs: list[str]) -> list[FileSlice]:
 
 
 def table_desc(table: HudiTable, name: str | None = None) -> TableDesc:
-    from hive_bridge.typemap import arrow_to_hive
+    from hive_bridge.typemap import arrow_to_sarg_hive_type
 
     schema = table.arrow_schema()
     parts = set(table.properties.partition_fields)
-    cols = tuple((f.name, arrow_to_hive(f.type)) for f in schema if f.name not in parts)
-    keys = tuple((f.name, arrow_to_hive(f.type)) for f in schema if f.name in parts)
+    cols = tuple((f.name, arrow_to_sarg_hive_type(f.type)) for f in schema if f.name not in parts)
+    keys = tuple((f.name, arrow_to_sarg_hive_type(f.type)) for f in schema if f.name in parts)
     return TableDesc(name or table.name, str(table.base_path), cols, keys,
                      {"storage_handler": HudiStorageHandler.HANDLER_CLASS})
 

@@ -1,4 +1,4 @@
-"""hive_bridge.hive.metastore without a metastore: the tables Hudi's Hive sync registers, partition values, the Spark
+"""hive_bridge.hive without a metastore: the tables Hudi's Hive sync registers, partition values, the Spark
 schema properties, query types by input format and name, and metastore partitions selecting file slices."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 import sarg
-from hive_bridge.hive.metastore import (
+from hive_bridge.hive import (
     HUDI_INPUT_FORMAT,
     HUDI_REALTIME_INPUT_FORMAT,
     HUDI_STORAGE_HANDLER,
@@ -21,8 +21,6 @@ from hive_bridge.hive.metastore import (
     MetastoreClient,
     MetastoreError,
     RegisteredHudiTable,
-    _hive_to_arrow,
-    _sync_hive_type,
     hive_sync_tables,
     is_hudi,
     partition_values,
@@ -31,6 +29,7 @@ from hive_bridge.hive.metastore import (
     spark_table_properties,
 )
 from hive_bridge.table.table import HudiTable
+from hive_bridge.typemap import arrow_to_hive_sync_type, hive_to_arrow
 
 MOR = "quickstart_trips_table.mor.avro.v6_trips_8i1u"
 NON_HIVE_STYLE = "sample_table.cow.v6_simplekeygen_nonhivestyle"
@@ -98,23 +97,23 @@ def test_partition_values_as_hudis_default_extractors() -> None:
 def test_hive_sync_types_follow_the_parquet_schema() -> None:
     """HiveSchemaUtil.convertField: INT32 is int whatever its annotation; timestamps are bigint unless
     support_timestamp."""
-    assert _sync_hive_type(pa.int8(), True) == "int"
-    assert _sync_hive_type(pa.int16(), True) == "int"
-    assert _sync_hive_type(pa.int64(), True) == "bigint"
-    assert _sync_hive_type(pa.timestamp("us", tz="UTC"), True) == "timestamp"
-    assert _sync_hive_type(pa.timestamp("us", tz="UTC"), False) == "bigint"
-    assert _sync_hive_type(pa.decimal128(10, 5), True) == "decimal(10,5)"
-    assert _sync_hive_type(pa.struct([("a", pa.int16()), ("b", pa.list_(pa.string()))]), True) \
+    assert arrow_to_hive_sync_type(pa.int8(), True) == "int"
+    assert arrow_to_hive_sync_type(pa.int16(), True) == "int"
+    assert arrow_to_hive_sync_type(pa.int64(), True) == "bigint"
+    assert arrow_to_hive_sync_type(pa.timestamp("us", tz="UTC"), True) == "timestamp"
+    assert arrow_to_hive_sync_type(pa.timestamp("us", tz="UTC"), False) == "bigint"
+    assert arrow_to_hive_sync_type(pa.decimal128(10, 5), True) == "decimal(10,5)"
+    assert arrow_to_hive_sync_type(pa.struct([("a", pa.int16()), ("b", pa.list_(pa.string()))]), True) \
         == "struct<a:int,b:array<string>>"
 
 
 def test_hive_types_read_back_as_arrow() -> None:
-    assert _hive_to_arrow("decimal(10, 2)") == pa.decimal128(10, 2)
-    assert _hive_to_arrow("varchar(5)") == pa.string()
-    assert _hive_to_arrow("map<string,array<struct<`a b`:int,c:date>>>") == pa.map_(
+    assert hive_to_arrow("decimal(10, 2)") == pa.decimal128(10, 2)
+    assert hive_to_arrow("varchar(5)") == pa.string()
+    assert hive_to_arrow("map<string,array<struct<`a b`:int,c:date>>>") == pa.map_(
         pa.string(), pa.list_(pa.struct([("a b", pa.int32()), ("c", pa.date32())])))
     with pytest.raises(ValueError, match="unknown Hive type"):
-        _hive_to_arrow("uniontype<int,string>")
+        hive_to_arrow("uniontype<int,string>")
 
 
 def test_spark_schema_properties_put_partition_columns_last_and_split_long_schemas() -> None:
@@ -125,8 +124,9 @@ def test_spark_schema_properties_put_partition_columns_last_and_split_long_schem
     assert props["spark.sql.sources.schema.numParts"] == "1"
     assert (props["spark.sql.sources.schema.numPartCols"], props["spark.sql.sources.schema.partCol.0"]) == ("1", "day")
     schema = json.loads(props["spark.sql.sources.schema.part.0"])
+    # a naive timestamp is `timestamp` as Hudi's Hive sync writes it (its converter has no timestamp_ntz)
     assert [(f["name"], f["type"], f["nullable"]) for f in schema["fields"]] == [
-        ("id", "long", False), ("ts", "timestamp", True), ("local", "timestamp_ntz", True), ("day", "string", True)]
+        ("id", "long", False), ("ts", "timestamp", True), ("local", "timestamp", True), ("day", "string", True)]
     wide = spark_table_properties([pa.field(f"column_{i:04d}", pa.string()) for i in range(200)], [],
                                   spark_version="4.0.0")
     parts = int(wide["spark.sql.sources.schema.numParts"])

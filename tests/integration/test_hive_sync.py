@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from hive_bridge.hive.metastore import (
+from hive_bridge.hive import (
     HUDI_INPUT_FORMAT,
     HUDI_OUTPUT_FORMAT,
     HUDI_REALTIME_INPUT_FORMAT,

@@ -14,7 +14,7 @@ import pytest
 
 import sarg
 from hive_bridge.cli import main as cli_main
-from hive_bridge.hive.metastore import MetastoreClient
+from hive_bridge.hive import MetastoreClient
 from hive_bridge.pruning import Pruner
 from hive_bridge.spark import read_slices
 from hive_bridge.stats.index import ColumnStatsIndex
