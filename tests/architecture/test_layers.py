@@ -167,3 +167,14 @@ def test_no_private_name_imported_across_modules() -> None:
     wrong = [f"{m}:{line} imports {n} from {t}" for m, t, n, line in EDGES
              if n and n.startswith("_") and not n.startswith("__") and t != m]
     assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.parametrize("package", sorted(m for m, p in MODULES.items() if p.name == "__init__.py"
+                                          and m != "hive_bridge.testing.__main__"))
+def test_each_package_says_what_it_holds_and_exports_its_names(package: str) -> None:
+    tree = ast.parse(MODULES[package].read_text())
+    doc = ast.get_docstring(tree)
+    assert doc and len(doc.split()) >= 15, f"{package}: its __init__ needs a paragraph saying what it holds"
+    exported = [n for n in ast.walk(tree) if isinstance(n, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == "__all__" for t in n.targets)]
+    assert exported, f"{package}: its __init__ exports no public names (__all__)"
