@@ -59,7 +59,7 @@ from hive_bridge.testing.writer import HudiWriter
 
 #: imported before anything is timed: "cold" is about the table (nothing of it read or decoded yet), not about
 #: Python importing modules a long-lived process has loaded anyway (numpy.ma alone costs 0.2 s on first use)
-WARM_IMPORTS = ("numpy.ma", "hive_bridge.formats.avro_columns", "hive_bridge.stats.mdt_columnar")
+WARM_IMPORTS = ("numpy.ma", "hive_bridge.formats.avro_columns", "hive_bridge.mdt.colstats", "hive_bridge.stats.mdt_rows")
 
 SCHEMA = {"id": "bigint", "name": "string", "value": "double", "amount": "decimal(14,2)", "day": "date",
           "ts": "timestamp", "part": "int"}
