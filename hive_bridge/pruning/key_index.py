@@ -88,7 +88,7 @@ class KeyIndexes:
         if len(fields) == 1 and (keygen.endswith(_SIMPLE_KEYGENS) or keygen_type.upper() in _SIMPLE_TYPES
                                  or (not keygen and not keygen_type)):
             out.record_key = fields[0]
-        elif fields and (keygen.endswith(COMPLEX_KEYGENS) or keygen_type.upper() == "COMPLEX"):
+        elif len(fields) > 1 and (keygen.endswith(COMPLEX_KEYGENS) or keygen_type.upper() == "COMPLEX"):
             sample = _sample_key(table, slices)
             if sample is not None and encoding_matches(sample, fields):
                 out.complex_fields = list(fields)
@@ -167,10 +167,9 @@ class KeyIndexes:
         return self._by_bloom(keys, candidates)
 
     def _by_bloom(self, keys: list[str], candidates: np.ndarray | None) -> IndexAnswer | None:
-        """Base files' own bloom filters, for slices without log files; every other slice may match."""
-        import pyarrow.parquet as pq
-
-
+        """Base files' own bloom filters, for slices without log files; every other slice may match. Keys of a
+        complex key generator are looked up only in files whose own keys (``hoodie_min_record_key``) have the
+        ``field:value,...`` form (a file written with another encoding says nothing of these keys)."""
         mask = np.ones(len(self.slices), dtype=bool)
         used = 0
         positions = range(len(self.slices)) if candidates is None else np.flatnonzero(candidates).tolist()
@@ -186,6 +185,10 @@ class KeyIndexes:
                     md = pq.read_metadata(path) if storage.is_local else \
                         storage.parquet_metadata(path, s.base_file.size)
                     bloom = BloomFilter.from_parquet_metadata(md.metadata)
+                    if bloom is not None and self.complex_fields:
+                        own = (md.metadata or {}).get(b"hoodie_min_record_key")
+                        if own is None or not encoding_matches(own.decode("utf-8", "replace"), self.complex_fields):
+                            bloom = None
                 except Exception:  # an unreadable footer or filter: no answer for this file
                     bloom = None
                 self._blooms[path] = bloom

@@ -16,7 +16,8 @@ a literal of any other type leaves the conjunction as it is. The leaf is added i
 NOT, a YES_NO leaf could keep a file a certain TRUE conjunction would have let go).
 
 Which encoding a table uses is checked against the keys its own files hold (a base file footer's
-``hoodie_min_record_key``) before any of this is used.
+``hoodie_min_record_key``) before any of this is used, and again for each file whose bloom filter is asked. Keys of
+one field are left alone: Hudi versions differ on whether a one-field complex key carries its field name.
 """
 
 from __future__ import annotations
@@ -122,11 +123,6 @@ def with_record_keys(expression: HudiExpression, fields: Sequence[str]) -> HudiE
         if isinstance(node, Not):
             child = walk(node.child, not positive)
             return Not(child) if child is not node.child else node
-        if positive and isinstance(node, Predicate) and len(fields) == 1:
-            keys = _keys_of((node,), fields)
-            if keys:
-                return And((node, Predicate(Op.IN, RECORD_KEY_COLUMN, Type.STRING, keys,
-                                            source="the record key the leaf fixes", derived=True)))
         return node
 
     return walk(expression, True)
