@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 import sarg
 from hive_bridge.pruning import prune_slices
 from hive_bridge.pruning.pruner import check_query_type, filter_columns
+from hive_bridge.spark.file_index import indexed_read, is_classic
 from hive_bridge.spark.reads import HiveRead, filter_of, read_hudi, read_slices
 from hive_bridge.spark.sessions import SparkReadError
 from hive_bridge.table import HudiTable, HudiTableError
@@ -39,7 +40,7 @@ def read_table(spark: SparkSession, name: str, filt: str | sarg.SearchArgument |
                       input_format=params.get(_INPUT_FORMAT) or None, output_format=None, serde=None,
                       table_type=None, parameters={k: v for k, v in params.items() if k != _INPUT_FORMAT})
     provider = params.get("provider", "").lower()
-    if not is_hudi(table) and provider != "hudi":
+    if not is_hudi(table) and provider not in ("hudi", "hudi-hive"):
         raise SparkReadError(f"table {name} is not a Hudi table: not stored by the Hudi storage handler "
                              f"(storage_handler={params.get('storage_handler') or 'unset'}), input format "
                              f"{table.input_format or 'unset'}, provider {provider or 'unset'}")
@@ -51,7 +52,10 @@ def read_table(spark: SparkSession, name: str, filt: str | sarg.SearchArgument |
                       f"{location}. Register it as Hudi's Hive sync does (Hudi's HiveSyncTool, or "
                       f"hive_bridge.metastore.MetastoreClient(uri).sync_hudi_table({location!r}, ...))",
                       RuntimeWarning, stacklevel=2)
-    return read_hudi(spark, location, filt, prune=prune, query_type=query_type or query_type_of(table))
+    qt = query_type or query_type_of(table)
+    if prune and is_classic(spark):  # Spark's own file source, each scan pruned by the file index
+        return indexed_read(spark, location, filt, query_type=qt)
+    return read_hudi(spark, location, filt, prune=prune, query_type=qt)
 
 
 #: the key _catalog_table gives the table's input format (DESCRIBE's "InputFormat" row) under

@@ -30,11 +30,11 @@ import pyarrow as pa
 import sarg
 from hive_bridge.pruning.pruner import READ_OPTIMIZED, SNAPSHOT, check_query_type
 from hive_bridge.pruning.snapshot import TableSnapshot, default_cache
-from hive_bridge.spark.filters import spark_filters_to_sarg
+from hive_bridge.spark.filters import AndFilter, OrFilter, spark_filters_to_sarg
 from hive_bridge.spark.jar import JVM_PACKAGE, jar_path
 from hive_bridge.spark.merge import read_by_hudi_rs
 from hive_bridge.spark.merged_cache import merged_slice_file
-from hive_bridge.spark.reads import QUERY_TYPE_OPTION, storage_options_of
+from hive_bridge.spark.reads import QUERY_TYPE_OPTION, HiveRead, list_files, read_hudi, storage_options_of
 from hive_bridge.spark.sessions import SparkReadError, guard_parquet_pushdown, spark_schema
 from hive_bridge.table import FileSlice, HudiTable, HudiTableError
 from hive_bridge.table.fsview import HIVE_DEFAULT_PARTITION
@@ -42,6 +42,8 @@ from hive_bridge.table.fsview import HIVE_DEFAULT_PARTITION
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+#: HiveRead.route of a read through the file index
+ROUTE_INDEX = "spark parquet file source, files chosen per scan by the hudi-hive file index"
 #: the session conf giving the planner's timeout (milliseconds) for one scan
 TIMEOUT_CONF = "spark.hive_bridge.planner.timeoutMs"
 #: the read option (or session conf ``spark.hive_bridge.onPlannerError``) that, set to ``readAll``, reads every
@@ -172,7 +174,7 @@ class PythonPlanner:
         snap = pin.snapshot
         filt = None
         try:
-            filt = filters_to_sarg(filters, snap.table)
+            filt = filters_to_sarg(filters, snap.table, pin.time_zone)
             result = snap.plan(filt, None, pin.time_zone, query_type=pin.query_type)
             return pin, result.slices
         except Exception as exc:
@@ -292,34 +294,24 @@ def _value(v: Any, time_zone: str) -> Any:
     raise ValueError(f"a literal of type {t}")
 
 
-@dataclass(frozen=True)
-class AndFilter:
-    left: Any
-    right: Any
-
-
-@dataclass(frozen=True)
-class OrFilter:
-    left: Any
-    right: Any
-
-
-def _to_pyspark(f: dict[str, Any], time_zone: str) -> Any:
+def _to_pyspark(f: dict[str, Any], time_zone: str, positive: bool = True) -> Any:
     """One JSON filter as pyspark's data source filter classes (And/Or as :class:`AndFilter`/:class:`OrFilter`);
-    None for what is not understood (it keeps every file)."""
+    None for what is not understood (it keeps every file). Where the filter is not negated (``positive``), an AND
+    with a side not understood is its other side (a weaker filter: it keeps more files); under a NOT it is
+    unknown as a whole."""
     from pyspark.sql import datasource as ds
 
     op = f["op"]
     if op in ("and", "or"):
-        left, right = _to_pyspark(f["l"], time_zone), _to_pyspark(f["r"], time_zone)
-        if op == "or":
-            return None if left is None or right is None else OrFilter(left, right)
-        if left is None or right is None:  # a conjunct not understood is dropped from the AND: it keeps files
-            return left if right is None else right
-        return AndFilter(left, right)
+        left, right = _to_pyspark(f["l"], time_zone, positive), _to_pyspark(f["r"], time_zone, positive)
+        if left is None or right is None:
+            return (left if right is None else right) if op == "and" and positive else None
+        return OrFilter(left, right) if op == "or" else AndFilter(left, right)
     if op == "not":
-        child = _to_pyspark(f["c"], time_zone)
+        child = _to_pyspark(f["c"], time_zone, not positive)
         return None if child is None else ds.Not(child)
+    if "a" not in f:  # a filter the JVM side did not know
+        return None
     attr = _attribute(f["a"])
     try:
         if op == "isnull":
@@ -407,6 +399,22 @@ def load(spark: SparkSession, path: str, options: Mapping[str, str] | None = Non
     for key, value in (options or {}).items():
         reader = reader.option(key, value)
     return reader.load(str(path))
+
+
+def indexed_read(spark: SparkSession, path: str, filt: str | sarg.SearchArgument | None = None, *,
+                 query_type: str = SNAPSHOT) -> HiveRead:
+    """``read_hudi``'s result through the file index: the DataFrame is Spark's own file source (each later
+    ``.where`` prunes too), ``listing`` what the filter alone keeps (for reports); columns in the table's order.
+    Tables on storage Spark's Hadoop file systems cannot open are read by :func:`read_hudi`."""
+    tz = spark.conf.get("spark.sql.session.timeZone") or "UTC"
+    table, listing, residual = list_files(path, filt, session_time_zone=tz, query_type=query_type)
+    if not table.storage.spark_readable:
+        return read_hudi(spark, path, filt, query_type=query_type)
+    df = load(spark, path, {QUERY_TYPE_OPTION: query_type})
+    df = df.select(*[f"`{name}`" for name in table.arrow_schema().names])
+    if residual:
+        df = df.where(residual)
+    return HiveRead(df, listing, residual, ROUTE_INDEX)
 
 
 def pin_of(df: DataFrame) -> Pin | None:

@@ -3,10 +3,27 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import sarg
 from sarg.schema import find_column
+
+
+@dataclass(frozen=True)
+class AndFilter:
+    """Both filters (Spark's ``And``, which pyspark's data source filter classes lack)."""
+
+    left: Any
+    right: Any
+
+
+@dataclass(frozen=True)
+class OrFilter:
+    """Either filter (Spark's ``Or``)."""
+
+    left: Any
+    right: Any
 
 
 def spark_filters_to_sarg(filters: Sequence[Any], types: dict[str, sarg.Type]) -> tuple[sarg.SearchArgument | None,
@@ -50,6 +67,16 @@ def spark_filters_to_sarg(filters: Sequence[Any], types: dict[str, sarg.Type]) -
         raise ValueError(f"literal {value!r} does not fit {t}")
 
     def _emit_into(b: sarg.Builder, f: Any) -> bool:
+        if isinstance(f, (AndFilter, OrFilter)):  # both sides understood, or the whole is unknown
+            probe = sarg.builder()
+            probe.start_and()
+            if not (_emit_into(probe, f.left) and _emit_into(probe, f.right)):
+                return False
+            b.start_or() if isinstance(f, OrFilter) else b.start_and()
+            _emit_into(b, f.left)
+            _emit_into(b, f.right)
+            b.end()
+            return True
         if isinstance(f, ds.Not):
             probe = sarg.builder()
             if not _emit_into(probe, f.child):

@@ -88,4 +88,31 @@ public final class Planner {
     }
     return b.toString();
   }
+
+  /**
+   * The files the hudi-hive scans of an executed plan read (Spark's "number of files read" metric of each file
+   * source scan over a {@link HudiHiveFileIndex}), adaptive plans and query stages unwrapped; for tests and
+   * reports.
+   */
+  public static long filesRead(org.apache.spark.sql.execution.SparkPlan plan) {
+    if (plan instanceof org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec a) {
+      return filesRead(a.executedPlan());
+    }
+    if (plan instanceof org.apache.spark.sql.execution.adaptive.QueryStageExec q) {
+      return filesRead(q.plan());
+    }
+    long n = 0;
+    if (plan instanceof org.apache.spark.sql.execution.FileSourceScanExec scan
+        && scan.relation().location() instanceof HudiHiveFileIndex) {
+      scala.Option<org.apache.spark.sql.execution.metric.SQLMetric> m = scan.metrics().get("numFiles");
+      if (m.isDefined()) {
+        n += m.get().value();
+      }
+    }
+    scala.collection.Iterator<org.apache.spark.sql.execution.SparkPlan> it = plan.children().iterator();
+    while (it.hasNext()) {
+      n += filesRead(it.next());
+    }
+    return n;
+  }
 }
