@@ -30,7 +30,7 @@ from hive_bridge.spark.datasource import (
     register_python_source,
     spark_scopes_read_plans,
 )
-from hive_bridge.spark.file_index import attach, is_classic, load, pin_of, planner
+from hive_bridge.spark.file_index import ROUTE_INDEX, attach, indexed_read, is_classic, load, pin_of, planner
 from hive_bridge.spark.filters import spark_filters_to_sarg
 from hive_bridge.spark.merge import hudi_reader, hudi_rs_storage_options, merge_with_hudi
 from hive_bridge.spark.reads import (
@@ -82,6 +82,7 @@ __all__ = [
     "PARQUET_PUSHDOWN",
     "PYTHON_SOURCE",
     "QUERY_TYPE_OPTION",
+    "ROUTE_INDEX",
     "ROUTE_SPARK",
     "ROUTE_WORKERS",
     "HiveRead",
@@ -97,6 +98,7 @@ __all__ = [
     "guard_parquet_pushdown",
     "hudi_reader",
     "hudi_rs_storage_options",
+    "indexed_read",
     "is_classic",
     "last_scan_report",
     "list_files",

@@ -19,6 +19,7 @@ import itertools
 import json
 import os
 import threading
+import time
 import urllib.parse
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -28,13 +29,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import pyarrow as pa
 
 import sarg
-from hive_bridge.pruning.pruner import READ_OPTIMIZED, SNAPSHOT, check_query_type
+from hive_bridge.pruning.pruner import READ_OPTIMIZED, SNAPSHOT, ListStatusResult, check_query_type
 from hive_bridge.pruning.snapshot import TableSnapshot, default_cache
 from hive_bridge.spark.filters import AndFilter, OrFilter, spark_filters_to_sarg
 from hive_bridge.spark.jar import JVM_PACKAGE, jar_path
 from hive_bridge.spark.merge import read_by_hudi_rs
 from hive_bridge.spark.merged_cache import merged_slice_file
 from hive_bridge.spark.reads import QUERY_TYPE_OPTION, HiveRead, list_files, read_hudi, storage_options_of
+from hive_bridge.spark.reports import record_scan
 from hive_bridge.spark.sessions import SparkReadError, guard_parquet_pushdown, spark_schema
 from hive_bridge.table import FileSlice, HudiTable, HudiTableError
 from hive_bridge.table.fsview import HIVE_DEFAULT_PARTITION
@@ -68,6 +70,8 @@ class Pin:
     #: what the last scans kept (for tests and reports): the kept file paths of the latest scan
     last_kept: list[str] = field(default_factory=list)
     scans: int = 0
+    #: seconds the planner spent on the latest scan (translating, pruning, merging kept merge-on-read slices)
+    last_plan_seconds: float = 0.0
 
 
 def _listing_of(options: Mapping[str, str]) -> str:
@@ -168,24 +172,31 @@ class PythonPlanner:
         except HudiTableError as exc:
             raise SparkReadError(f"hudi-hive {pin.path}: {exc}") from None
 
-    def kept(self, pin_id: str, filters: list[dict[str, Any]]) -> tuple[Pin, list[FileSlice]]:
-        """The slices one scan's filters (JSON, as the JVM sends them) may match."""
+    def kept(self, pin_id: str, filters: list[dict[str, Any]]) -> tuple[Pin, ListStatusResult]:
+        """What one scan's filters (JSON, as the JVM sends them) may match."""
         pin = self.pin(pin_id)
         snap = pin.snapshot
         filt = None
         try:
             filt = filters_to_sarg(filters, snap.table, pin.time_zone)
             result = snap.plan(filt, None, pin.time_zone, query_type=pin.query_type)
-            return pin, result.slices
         except Exception as exc:
             if not pin.read_all_on_error:
                 shown = str(filt) if filt is not None else json.dumps(filters)
                 raise SparkReadError(f"hudi-hive {pin.path}: planning the filter {shown} failed: "
                                      f"{type(exc).__name__}: {exc}") from None
-        return pin, snap.plan(None, None, pin.time_zone, query_type=pin.query_type).slices
+            result = snap.plan(None, None, pin.time_zone, query_type=pin.query_type)
+        record_scan({"path": pin.path, "filter": str(filt) if filt else None, "pruning": True, "why_not": None,
+                     "files_total": result.files_total, "files_read": result.files_kept,
+                     "query_type": result.query_type, "listing_source": snap.table.listing_source,
+                     "storage": snap.table.storage.scheme or "local", "route": ROUTE_INDEX,
+                     "slices_read": len(result.slices)})
+        return pin, result
 
     def _plan(self, pin_id: str, filters: list[dict[str, Any]]) -> str:
-        pin, slices = self.kept(pin_id, filters)
+        started = time.perf_counter()
+        pin, result = self.kept(pin_id, filters)
+        slices = result.slices
         lines = ["OK"]
         kept: list[str] = []
         by_partition: dict[str, list[FileSlice]] = {}
@@ -207,6 +218,7 @@ class PythonPlanner:
         with self._lock:
             pin.last_kept = kept
             pin.scans += 1
+            pin.last_plan_seconds = time.perf_counter() - started
         return "\n".join(lines)
 
     @staticmethod
