@@ -132,9 +132,9 @@ class PythonPlanner:
     def open(self, path: str, options: Mapping[str, str], time_zone: str) -> tuple[str, Any, Any]:
         """Pin the table's current state for a new relation: (pin id, data schema, partition schema)."""
         path = str(path).removeprefix("file://").removeprefix("file:")
-        options = dict(options)
+        options = {k.lower(): v for k, v in options.items()}  # Spark's options are case-insensitive
         try:
-            query_type = check_query_type(options.get(QUERY_TYPE_OPTION) or options.get("queryType") or SNAPSHOT)
+            query_type = check_query_type(options.get(QUERY_TYPE_OPTION) or options.get("querytype") or SNAPSHOT)
         except ValueError as exc:
             raise SparkReadError(f"hudi-hive {path}: {exc}") from None
         try:
@@ -146,7 +146,7 @@ class PythonPlanner:
             raise SparkReadError(f"hudi-hive {path}: Spark's Hadoop file systems cannot open this storage here; read "
                                  "it with hive_bridge.spark.read_hudi() or format('hudi-hive-python')")
         data, partitions, path_cols = relation_schemas(table)
-        on_error = options.get(ON_ERROR_OPTION, "fail").strip().lower() == "readall"
+        on_error = options.get(ON_ERROR_OPTION.lower(), "fail").strip().lower() == "readall"
         pin_id = f"{next(self._ids)}"
         with self._lock:
             self._pins[pin_id] = Pin(path, options, snap, query_type, time_zone, path_cols, on_error)

@@ -243,6 +243,22 @@ def test_planner_errors_name_the_table_and_filter(spark, hudi_hive, tmp_path) ->
         assert "py4j" not in text.split("\n")[0].lower()
     finally:
         pin.snapshot = real
+    # opted in: a planner error reads every latest file instead
+    lenient = spark.read.format("hudi-hive").option("hive_bridge.onPlannerError", "readAll").load(str(root))
+    lenient_pin = pin_of(lenient)
+    assert lenient_pin is not None
+
+    class BrokenWithFilter:
+        table = real.table
+
+        def plan(self, filt: Any, *args: Any, **kwargs: Any) -> Any:
+            if filt is not None:
+                raise RuntimeError("statistics unreadable")
+            return real.plan(filt, *args, **kwargs)
+
+    lenient_pin.snapshot = BrokenWithFilter()  # type: ignore[assignment]
+    assert lenient.where("k = 5").count() == 1
+    assert len(lenient_pin.last_kept) == 12
     assert df.where("k = 5").count() == 1
     with pytest.raises(Exception, match="hudi-hive"):
         spark.read.format("hudi-hive").load(str(tmp_path / "nothing-here")).count()
@@ -287,6 +303,11 @@ def test_read_table_by_name_and_python_source_still_reachable(spark, hudi_hive, 
         assert sorted(r.k for r in read.df.collect()) == list(range(15))
         assert read.listing.files_kept < read.listing.files_total
         assert spark.sql("SELECT count(*) FROM fi_named WHERE part = 'p1'").collect()[0][0] == 30
+        counted: list[int] = []  # another Python thread (another py4j thread) resolves the provider too
+        worker = threading.Thread(target=lambda: counted.append(spark.table("fi_named").where("k = 3").count()))
+        worker.start()
+        worker.join(120)
+        assert counted == [1]
     finally:
         spark.sql("DROP TABLE fi_named")
     python = spark.read.format(PYTHON_SOURCE).load(str(root))

@@ -52,7 +52,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
-from hive_bridge.spark import read_hudi, read_table, register
+from hive_bridge.spark import pin_of, read_hudi, read_table, register
+from hive_bridge.spark.jar import JVM_PACKAGE
 from hive_bridge.testing.writer import HudiWriter, WriteResult
 
 # the session of tests/conftest.py starts with Spark's defaults: hive-bridge's entry points turn off what loses rows
@@ -755,8 +756,22 @@ def _where_each(spark: Any, gen: Gen, df: Any, queries: Sequence[str], what: str
 
 
 def run_reuse(spark: Any, gen: Gen, queries: Sequence[str]) -> None:
-    """(a) ``spark.read.format("hudi-hive").load(path)`` once, ``.where(q)`` for each query."""
-    _where_each(spark, gen, _load(spark, gen), queries, "hudi-hive DataFrame reused")
+    """(a) ``spark.read.format("hudi-hive").load(path)`` once, ``.where(q)`` for each query; each scan read
+    exactly the files the planner kept for it (Spark's "number of files read" metric)."""
+    from pyspark.sql import functions as F
+
+    df = _load(spark, gen)
+    _where_each(spark, gen, df, queries, "hudi-hive DataFrame reused")
+    pin = pin_of(df)
+    assert pin is not None, "hudi-hive is not read through the file index"
+    for q in queries:
+        scan = df.where(q).select(F.to_json(F.struct(*[F.col(f"`{c}`") for c in gen.compare])))
+        scan.collect()
+        read = int(getattr(spark._jvm, JVM_PACKAGE).Planner.filesRead(scan._jdf.queryExecution().executedPlan()))
+        # the generated tables' files hold their partition columns: no partition is rejected in the JVM after
+        # the planner, so the scan reads exactly what the planner kept
+        assert read == len(pin.last_kept), f"[{gen.name}] {q!r}: read {read} files, the planner kept " \
+                                           f"{len(pin.last_kept)}"
 
 
 SQL_FORMS = {
