@@ -120,7 +120,11 @@ final class Protocol {
       return typed("bool", b.toString());
     } else if (v instanceof Byte || v instanceof Short || v instanceof Integer || v instanceof Long) {
       return typed("int", v.toString());
-    } else if (v instanceof Float || v instanceof Double) {
+    } else if (v instanceof Float f) {
+      // the float's exact value as a double (0.1f is 0.10000000149011612, not 0.1): a FLOAT column's values and
+      // statistics compare with it exactly as Spark compares them
+      return typed("float", json(Double.toString(f.doubleValue())));
+    } else if (v instanceof Double) {
       return typed("float", json(v.toString()));
     } else if (v instanceof String s) {
       return typed("str", json(s));
