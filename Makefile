@@ -18,7 +18,7 @@ java-check:
 # the hudi-hive file index's jar, built from java/ with javac against the installed pyspark (cached by source hash
 # and Spark version under ~/.cache/hive-bridge/jars; a session that needs it would otherwise build it at first use)
 jar: $(STAMP) java-check
-	$(BIN)/python -m hive_bridge.spark.jar
+	$(BIN)/python -c "from hive_bridge.spark.jar import jar_path; print(jar_path())"
 
 demo: $(STAMP) java-check jar
 	$(BIN)/hive-bridge demo

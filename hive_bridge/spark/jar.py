@@ -1,7 +1,6 @@
 """The JVM side of the ``hudi-hive`` file index, built from the Java source in the repository (``java/``) with
 ``javac`` against the installed pyspark's jars, into a cache folder keyed by the source's hash and the Spark
-version; no binary is kept in the repository and no Maven is needed. ``make jar`` (or ``python -m
-hive_bridge.spark.jar``) builds it ahead of time; otherwise the first session that needs it builds it (~3 s)."""
+version; no binary is kept in the repository and no Maven is needed. ``make jar`` builds it ahead of time; otherwise the first session that needs it builds it (~3 s)."""
 
 from __future__ import annotations
 
@@ -9,6 +8,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import zipfile
 from pathlib import Path
@@ -17,15 +17,18 @@ from hive_bridge.spark.sessions import SparkReadError
 
 #: the Java package of the file index (``io.hivebridge.spark``), as py4j reaches it: ``getattr(jvm, ...)``
 JVM_PACKAGE = "io.hivebridge.spark"
+#: the service interface whose implementations Spark looks short names up in
+SERVICE = "org.apache.spark.sql.sources.DataSourceRegister"
 #: the pyspark versions whose FileIndex, PartitionDirectory and HadoopFsRelation the class was checked against
 SUPPORTED_SPARK = ("4.0", "4.1", "4.2", "4.3")
 
 
 def java_source() -> Path:
-    """The Java source folder (``java/`` of the repository, or ``HIVE_BRIDGE_JAVA_SRC``)."""
+    """The Java source folder: ``HIVE_BRIDGE_JAVA_SRC``, else ``java/`` of the checkout (an editable install),
+    else ``<prefix>/share/hive_bridge/java`` (where a wheel installs it: ``[options.data_files]`` of setup.cfg)."""
     given = os.environ.get("HIVE_BRIDGE_JAVA_SRC")
     for candidate in ([Path(given)] if given else []) + [Path(__file__).resolve().parents[2] / "java",
-                                                        Path(__file__).resolve().parent / "java"]:
+                                                        Path(sys.prefix) / "share" / "hive_bridge" / "java"]:
         if (candidate / "src" / "main" / "java").is_dir():
             return candidate
     raise SparkReadError("the hudi-hive file index's Java source (java/src/main/java) is not installed with "
@@ -39,7 +42,7 @@ def _spark_home() -> tuple[Path, str]:
 
 
 def _sources(root: Path) -> list[Path]:
-    return sorted(p for p in (root / "src" / "main").rglob("*") if p.is_file())
+    return sorted(p for p in (root / "src" / "main" / "java").rglob("*.java") if p.is_file())
 
 
 def cache_dir() -> Path:
@@ -75,10 +78,8 @@ def jar_path(build: bool = True) -> Path:
             jar.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\r\nCreated-By: hive-bridge\r\n\r\n")
             for p in sorted(classes.rglob("*.class")):
                 jar.write(p, str(p.relative_to(classes)))
-            resources = src / "src" / "main" / "resources"
-            for p in sorted(resources.rglob("*")) if resources.is_dir() else []:
-                if p.is_file():
-                    jar.write(p, str(p.relative_to(resources)))
+            # how Spark's ServiceLoader finds the provider of the short name "hudi-hive"
+            jar.writestr(f"META-INF/services/{SERVICE}", f"{JVM_PACKAGE}.HudiHiveProvider\n")
         os.replace(staged, out)  # atomic: a concurrent build of the same source gives the same jar
     return out
 
