@@ -386,21 +386,38 @@ def attach(spark: SparkSession) -> None:
                              "path to the Python planner)")
     app = spark.sparkContext.applicationId
     with _ATTACH_LOCK:
+        jvm: Any = spark._jvm
+        _load_jar(jvm)  # every call: the thread's context class loader may have changed since
         if app in _ATTACHED:
             return
         from pyspark.java_gateway import ensure_callback_server_started
 
-        jvm: Any = spark._jvm
         gateway: Any = spark.sparkContext._gateway
-        loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
-        url = jvm.java.io.File(str(jar_path())).toURI().toURL()
-        if url not in list(loader.getURLs()):
-            loader.addURL(url)
         ensure_callback_server_started(gateway)  # type: ignore[no-untyped-call]
         timeout = int(spark.conf.get(TIMEOUT_CONF, "300000") or "300000")
         getattr(jvm, JVM_PACKAGE).Planner.register(_PLANNER, timeout)
         guard_parquet_pushdown(spark)
         _ATTACHED.add(app)
+
+
+def _load_jar(jvm: Any) -> None:
+    """The jar on the current thread's context class loader chain (added to the nearest loader that takes URLs,
+    Spark's MutableURLClassLoader, when no loader of the chain has it)."""
+    url = jvm.java.io.File(str(jar_path())).toURI().toURL()
+    loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+    first = None
+    url_loader = jvm.java.lang.Class.forName("java.net.URLClassLoader")
+    while loader is not None:
+        if url_loader.isInstance(loader):
+            if url in list(loader.getURLs()):
+                return
+            # Spark's MutableURLClassLoader (and its subclasses) make addURL public
+            if first is None and "MutableURLClassLoader" in str(loader.getClass().getName()):
+                first = loader
+        loader = loader.getParent()
+    if first is None:
+        raise SparkReadError("cannot load the hudi-hive file index: the driver's class loader takes no jars")
+    first.addURL(url)
 
 
 def load(spark: SparkSession, path: str, options: Mapping[str, str] | None = None) -> DataFrame:

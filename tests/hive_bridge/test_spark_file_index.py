@@ -379,3 +379,54 @@ def test_nested_fields_casts_and_in_sets_keep_every_matching_row(spark, hudi_hiv
         got = sorted(map(str, spark.sql(f"SELECT id, name FROM fi_nested WHERE {q}").collect()))
         want = sorted(map(str, spark.sql(f"SELECT id, name FROM fi_nested_truth WHERE {q}").collect()))
         assert got == want, q
+
+
+THRIFT_SCRIPT = """
+import json, socket, sys, time
+from pyhive import hive
+from hive_bridge.spark import last_scan_report, session
+from hive_bridge.spark.thrift import start_thrift_server
+
+root, work = sys.argv[1], sys.argv[2]
+spark = session("hive-bridge-thrift-test", **{"spark.sql.warehouse.dir": work + "/warehouse",
+                                              "spark.local.dir": work + "/tmp"})
+spark.sql(f"CREATE TABLE fi_thrift USING `hudi-hive` LOCATION '{root}'")
+with socket.socket() as probe:
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+server = start_thrift_server(spark, "127.0.0.1", port)
+conn = None
+for _ in range(90):
+    try:
+        conn = hive.connect(host="127.0.0.1", port=port, username="hive_bridge", auth="NONE")
+        break
+    except Exception:
+        time.sleep(1)
+cursor = conn.cursor()
+cursor.execute("SELECT k FROM fi_thrift WHERE k BETWEEN 12 AND 14")
+rows = sorted(r[0] for r in cursor.fetchall())
+print("RESULT " + json.dumps({"rows": rows, "report": last_scan_report(root)}))
+server.stop()
+spark.stop()
+"""
+
+
+def test_thrift_server_in_this_driver_serves_hudi_hive_tables_pruned(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A HiveServer2 client (pyhive) sends SQL over a table created USING hudi-hive to the Thrift Server started
+    in the driver that registered the planner: rows right, files pruned. In a process of its own (the server
+    changes the driver's class loaders and sessions)."""
+    import json
+    import os
+    import sys
+
+    pytest.importorskip("pyhive.hive")
+    root = _cow(tmp_path / "t")
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable,
+               HIVE_BRIDGE_SCAN_REPORTS=str(tmp_path / "reports"))
+    done = subprocess.run([sys.executable, "-c", THRIFT_SCRIPT, str(root), str(tmp_path)], capture_output=True,
+                          text=True, timeout=600, env=env, cwd=tmp_path)
+    result = next((line for line in done.stdout.splitlines() if line.startswith("RESULT ")), None)
+    assert result is not None, done.stderr[-3000:]
+    got = json.loads(result[len("RESULT "):])
+    assert got["rows"] == [12, 13, 14]
+    assert got["report"]["files_read"] == 1 and got["report"]["files_total"] == 12
