@@ -8,8 +8,8 @@ input format's surviving files read by Spark's parquet reader, merge-on-read sli
 :mod:`~hive_bridge.spark.merged_cache` (``hudi-hive`` as Spark's own parquet file source whose JVM file index
 asks the Python planner per scan: DataFrames, SQL, views, joins prune), :mod:`~hive_bridge.spark.datasource`
 (the Python data source, used on Spark Connect and for object storage), :mod:`~hive_bridge.spark.filters`
-(Spark filters to a SearchArgument) and :mod:`~hive_bridge.spark.reports` (the Python data source's scan
-reports). :func:`register` is all a user calls: on classic PySpark ``spark.read.format("hudi-hive")``, ``CREATE
+(Spark filters to a SearchArgument), :mod:`~hive_bridge.spark.reports` (scan reports) and
+:mod:`~hive_bridge.spark.thrift` (Spark's Thrift Server inside this driver, for JDBC/ODBC clients). :func:`register` is all a user calls: on classic PySpark ``spark.read.format("hudi-hive")``, ``CREATE
 TABLE ... USING hudi-hive`` and ``read_table`` then prune per scan; on Spark Connect the Python data source
 serves ``hudi-hive`` (sound, unpruned). See ``docs/spark.md``.
 """
@@ -55,6 +55,7 @@ from hive_bridge.spark.sessions import (
     spark_schema,
     use_this_interpreter,
 )
+from hive_bridge.spark.thrift import start_thrift_server
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -116,5 +117,6 @@ __all__ = [
     "spark_filters_to_sarg",
     "spark_schema",
     "spark_scopes_read_plans",
+    "start_thrift_server",
     "use_this_interpreter",
 ]
