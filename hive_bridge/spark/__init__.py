@@ -70,8 +70,9 @@ def register(spark: SparkSession) -> None:
     """Make ``hudi-hive`` readable in ``spark``. Classic PySpark: the JVM file index (every scan pruned by its own
     filters), the Python data source also registered as ``hudi-hive-python``. Spark Connect: the Python data
     source as ``hudi-hive`` (a ``RuntimeWarning`` says why it does not prune)."""
-    register_python_source(spark)
-    if is_classic(spark):
+    classic = is_classic(spark)
+    register_python_source(spark, check=classic)
+    if classic:
         attach(spark)
     else:
         warnings.warn(CONNECT_WHY_NOT, RuntimeWarning, stacklevel=2)

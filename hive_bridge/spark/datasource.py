@@ -276,10 +276,12 @@ class HudiHivePythonDataSource(HudiHiveDataSource):
         return PYTHON_SOURCE
 
 
-def register_python_source(spark: SparkSession) -> None:
+def register_python_source(spark: SparkSession, check: bool = True) -> None:
     """Register the Python data source with a session under both names (and turn Python filter pushdown on),
-    after checking that the session's Python workers can run it (:func:`check_workers`)."""
-    check_workers(spark)
+    after checking that the session's Python workers can run it (:func:`check_workers`; ``check=False`` where
+    that cannot be done from the client: Spark Connect)."""
+    if check:
+        check_workers(spark)
     guard_parquet_pushdown(spark)  # a cached DataFrame of the data source must keep its NaN rows too
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
     spark.dataSource.register(HudiHiveDataSource)
