@@ -3,8 +3,9 @@
 Generated copy-on-write tables (hive-style partitioned and not; upserts; NaN, -0.0, 0.0, ±inf and nulls in double
 and float columns; bigints around 2^53; strings with nulls, quotes, spaces; timestamps, naive timestamps, decimals,
 dates, booleans; a column added by a later commit; an empty base file) are queried with random Spark SQL filters
-drawn by hypothesis, each pattern on ONE DataFrame reused across many queries in random order: the `hudi-hive` data
-source (loaded and reused, a temp view, `.cache()`, a self-join, `limit` and projections, a union of two loads, two
+drawn by hypothesis, each pattern on ONE DataFrame reused across many queries in random order: `hudi-hive` (after
+`register(spark)` Spark's own parquet file source whose JVM file index asks the planner per scan, see
+docs/spark.md; a reused DataFrame's scans are checked to read exactly the files the planner kept) (loaded and reused, a temp view, `.cache()`, a self-join, `limit` and projections, a union of two loads, two
 threads at once), `read_hudi` with the filter as HiveQL text (hive-bridge parses it and prunes with it) and with
 many `.where()` on one unpruned read, `read_table` by catalog name, and the `hive-bridge read` command. The known
 hazards run through every pattern (test_known_hazards), and literal spellings Spark rounds through read_hudi
