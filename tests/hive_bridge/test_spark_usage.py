@@ -53,7 +53,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
-from hive_bridge.spark import pin_of, read_hudi, read_table, register
+from hive_bridge.spark import PYTHON_SOURCE, pin_of, read_hudi, read_table, register
 from hive_bridge.spark.jar import JVM_PACKAGE
 from hive_bridge.testing.writer import HudiWriter, WriteResult
 
@@ -742,8 +742,8 @@ def cases(names: Sequence[str], min_queries: int, max_queries: int,
 
 # -- the usage patterns: each runs a list of queries, in order, on ONE DataFrame (or session) ---------------------
 
-def _load(spark: Any, gen: Gen) -> Any:
-    reader = spark.read.format("hudi-hive")
+def _load(spark: Any, gen: Gen, source: str = "hudi-hive") -> Any:
+    reader = spark.read.format(source)
     if gen.query_type != "snapshot":
         reader = reader.option("hoodie.datasource.query.type", gen.query_type)
     return reader.load(str(gen.root))
@@ -939,6 +939,17 @@ def test_data_source_dataframe_reused(spark, hudi_hive, tables, group: str) -> N
         run_reuse(spark, tables[name], queries)
 
     _property(group, 5, cases(GROUPS[group], 3, 6), body)
+
+
+@pytest.mark.parametrize("group", GROUPS)
+def test_python_data_source_dataframe_reused(spark, hudi_hive, tables, group: str) -> None:  # type: ignore[no-untyped-def]
+    """The same pattern through the Python data source (``hudi-hive-python``; Spark Connect's ``hudi-hive``)."""
+    def body(case: tuple[str, list[str]]) -> None:
+        name, queries = case
+        gen = tables[name]
+        _where_each(spark, gen, _load(spark, gen, PYTHON_SOURCE), queries, "hudi-hive-python DataFrame reused")
+
+    _property(group, 3, cases(GROUPS[group], 3, 5), body)
 
 
 @pytest.mark.parametrize("group", GROUPS)
