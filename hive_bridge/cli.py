@@ -247,7 +247,7 @@ def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
 def _check_read_filter(args: argparse.Namespace) -> str | None:
     """Before Spark starts: the folder of the table to read (None for a Spark catalog table), and the filter
     read against its schema, so a table that cannot be opened or a filter that does not parse fails at once."""
-    from hive_bridge.spark import SparkReadError, _filter_of
+    from hive_bridge.spark import SparkReadError, filter_of
 
     location: str | None = None
     if args.metastore:
@@ -260,7 +260,7 @@ def _check_read_filter(args: argparse.Namespace) -> str | None:
     elif Path(args.table).exists() or not is_local_uri(args.table):
         location = args.table
     if location is not None:
-        _filter_of(_open_table(location, "folders", args), args.filter)
+        filter_of(_open_table(location, "folders", args), args.filter)
     elif args.filter and args.filter.strip():
         try:  # the catalog's schema is only known to Spark: check the syntax now, the types once it runs
             sarg.read_filter(args.filter)

@@ -12,6 +12,10 @@ variable                       default                          meaning
 ``HIVE_BRIDGE_MDT_CACHE_MB``   512                              decoded metadata-table column statistics kept in
                                                                 memory, in MiB
 ``HIVE_BRIDGE_SCAN_REPORTS``   ``<temp dir>/hive-bridge``       folder of the Spark data source's scan reports
+``HIVE_BRIDGE_PINS``           512                              table states the Spark file index keeps pinned
+                                                                for the DataFrames that read them
+``HIVE_BRIDGE_JAVA_SRC``       ``java/`` of the checkout, else  the Java source the Spark file index's jar is
+                               the installed package's copy     built from
 =============================  ===============================  ==================================================
 
 Caches register themselves with :func:`register_cache` when their module is imported; :func:`clear_caches`
@@ -45,6 +49,8 @@ class Settings:
     snapshots: int
     mdt_cache_bytes: int
     scan_reports: Path
+    pins: int
+    java_src: Path | None
 
 
 def _int(name: str, default: int, minimum: int) -> int:
@@ -73,6 +79,8 @@ def _read() -> Settings:
         snapshots=_int("HIVE_BRIDGE_SNAPSHOTS", 4, 1),
         mdt_cache_bytes=_int("HIVE_BRIDGE_MDT_CACHE_MB", 512, 0) * 2**20,
         scan_reports=Path(reports),
+        pins=_int("HIVE_BRIDGE_PINS", 512, 1),
+        java_src=Path(os.environ["HIVE_BRIDGE_JAVA_SRC"]) if os.environ.get("HIVE_BRIDGE_JAVA_SRC") else None,
     )
 
 

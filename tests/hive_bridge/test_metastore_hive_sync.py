@@ -254,6 +254,7 @@ def test_read_table_by_input_format_and_old_registrations(spark: Any, mor: HudiT
     """read_table through Spark's catalog: the input format says the query type; a table that names the old
     storage handler is read, with a warning saying how to register it again."""
     import hive_bridge.spark as hs
+    import hive_bridge.spark.catalog as hs_catalog
 
     root = str(mor.base_path)
     spark.sql(f"CREATE TABLE IF NOT EXISTS hive_sync_old_ro (ts bigint) USING parquet LOCATION '{root}' "
@@ -264,7 +265,8 @@ def test_read_table_by_input_format_and_old_registrations(spark: Any, mor: HudiT
     assert [r["fare"] for r in old.df.collect()] == [33.9]  # the base file's value: the update is in a log
 
     catalog = {"trips_ro": HUDI_REALTIME_INPUT_FORMAT, "trips": HUDI_INPUT_FORMAT}
-    monkeypatch.setattr(hs, "_catalog_table", lambda _s, name: (root, {hs._INPUT_FORMAT: catalog[name]}))
+    monkeypatch.setattr(hs_catalog, "_catalog_table",
+                        lambda _s, name: (root, {hs_catalog._INPUT_FORMAT: catalog[name]}))
     assert hs.read_table(spark, "trips_ro", "rider = 'rider-D'").df.collect()[0]["fare"] == 25.0  # realtime
     assert hs.read_table(spark, "trips", "rider = 'rider-D'").df.collect()[0]["fare"] == 33.9  # read-optimized
 
@@ -275,6 +277,7 @@ def test_a_table_spark_cannot_describe_is_read_from_its_catalog_entry(spark: Any
     """Hive sync's tables name the provider `hudi`: a Spark without Hudi's bundle fails DESCRIBE on them
     (DATA_SOURCE_NOT_FOUND), and read_table reads the catalog entry instead."""
     import hive_bridge.spark as hs
+    import hive_bridge.spark.catalog as hs_catalog
 
     root = str(mor.base_path)
     spark.sql(f"CREATE TABLE IF NOT EXISTS hive_sync_entry (ts bigint) USING parquet LOCATION '{root}'")
@@ -286,10 +289,10 @@ def test_a_table_spark_cannot_describe_is_read_from_its_catalog_entry(spark: Any
         return real_sql(query, *args, **kw)
 
     monkeypatch.setattr(spark, "sql", describe_fails)
-    location, params = hs._catalog_table(spark, "hive_sync_entry")
+    location, params = hs_catalog._catalog_table(spark, "hive_sync_entry")
     assert Path(location) == Path(root) and params["provider"] == "parquet"
     with pytest.raises(hs.SparkReadError, match="DATA_SOURCE_NOT_FOUND"):
-        hs._catalog_table(spark, "no_such_table_here")
+        hs_catalog._catalog_table(spark, "no_such_table_here")
 
 
 # ------------------------------------------------------------------------------------------ sync, no server

@@ -330,7 +330,14 @@ def test_bad_storage_option_is_a_usage_error(s3: S3Server, tables: dict[str, tup
 def test_spark_reads_the_table_on_s3_through_python_workers(spark: Any, s3: S3Server,
                                                            tables: dict[str, tuple[Path, str]],
                                                            tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from hive_bridge.spark import ROUTE_SPARK, ROUTE_WORKERS, last_scan_report, read_hudi
+    from hive_bridge.spark import (
+        PYTHON_SOURCE,
+        ROUTE_SPARK,
+        ROUTE_WORKERS,
+        last_scan_report,
+        read_hudi,
+        register,
+    )
 
     monkeypatch.setenv("HIVE_BRIDGE_CACHE", str(tmp_path / "cache"))
     local, _ = tables[COW]
@@ -345,8 +352,12 @@ def test_spark_reads_the_table_on_s3_through_python_workers(spark: Any, s3: S3Se
     assert remote.listing.files_kept == mine.listing.files_kept
     rows, local_rows = sorted(map(tuple, remote.df.collect())), sorted(map(tuple, mine.df.collect()))
     assert rows == local_rows and rows
-    # the data source itself, with the storage options as `storage.` options
-    reader = spark.read.format("hudi-hive")
+    # the Python data source itself (hudi-hive-python: `hudi-hive` is the JVM file index, which reads only what
+    # Spark's Hadoop file systems open), with the storage options as `storage.` options
+    register(spark)
+    with pytest.raises(Exception, match="hudi-hive-python"):
+        spark.read.format("hudi-hive").options(**{f"storage.{k}": v for k, v in opts.items()}).load(uri)
+    reader = spark.read.format(PYTHON_SOURCE)
     for k, v in opts.items():
         reader = reader.option(f"storage.{k}", v)
     df = reader.load(uri)
