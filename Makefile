@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench java-check clean
+.PHONY: demo test lint bench java-check jar clean
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,10 +15,15 @@ $(STAMP): setup.cfg pyproject.toml
 java-check:
 	@$(PYTHON) tools/check_java.py
 
-demo: $(STAMP) java-check
+# the hudi-hive file index's jar, built from java/ with javac against the installed pyspark (cached by source hash
+# and Spark version under ~/.cache/hive-bridge/jars; a session that needs it would otherwise build it at first use)
+jar: $(STAMP) java-check
+	$(BIN)/python -c "from hive_bridge.spark.jar import jar_path; print(jar_path())"
+
+demo: $(STAMP) java-check jar
 	$(BIN)/hive-bridge demo
 
-test: $(STAMP) java-check
+test: $(STAMP) java-check jar
 	$(BIN)/python -m ruff check sarg hive_bridge tests benchmarks
 	$(BIN)/python -m mypy
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

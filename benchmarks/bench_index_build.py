@@ -42,8 +42,9 @@ import pyarrow as pa
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from hive_bridge.table import ColumnStatsIndex, HudiTable
-from hive_bridge.table.stats import read_segment
+from hive_bridge.stats.index import ColumnStatsIndex
+from hive_bridge.stats.segments import read_segment
+from hive_bridge.table.table import HudiTable
 
 
 def build_table(root: Path, files: int, rows: int, partitions: int) -> None:

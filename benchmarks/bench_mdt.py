@@ -52,13 +52,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import sarg
 from hive_bridge.pruning import Pruner
 from hive_bridge.pruning.pruner import filter_columns
-from hive_bridge.table import ColumnStatsIndex, HudiTable
+from hive_bridge.stats.index import ColumnStatsIndex
+from hive_bridge.table.table import HudiTable
 from hive_bridge.testing.mdt_writer import write_metadata_table
 from hive_bridge.testing.writer import HudiWriter
 
 #: imported before anything is timed: "cold" is about the table (nothing of it read or decoded yet), not about
 #: Python importing modules a long-lived process has loaded anyway (numpy.ma alone costs 0.2 s on first use)
-WARM_IMPORTS = ("numpy.ma", "hive_bridge.table.avro_columns", "hive_bridge.table.mdt_columnar")
+WARM_IMPORTS = ("numpy.ma", "hive_bridge.formats.avro_columns", "hive_bridge.mdt.colstats", "hive_bridge.stats.mdt_rows")
 
 SCHEMA = {"id": "bigint", "name": "string", "value": "double", "amount": "decimal(14,2)", "day": "date",
           "ts": "timestamp", "part": "int"}
@@ -190,7 +191,7 @@ def native_peer(root: Path) -> None:
     import fastavro
     from hudi import HudiTableBuilder
 
-    from tests.hive_bridge.table.test_hfile import _inline_named_types
+    from tests.hive_bridge.formats.test_hfile import _inline_named_types
 
     src = root / ".hoodie" / "metadata"
     tmp = Path(tempfile.mkdtemp(prefix="bench_mdt_rs_"))

@@ -34,9 +34,10 @@ import pyarrow.parquet as pq
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import sarg
+from hive_bridge.layout.fsview import FileSlice
 from hive_bridge.pruning import Pruner
-from hive_bridge.table import FileSlice, HudiTable
-from hive_bridge.table.stats import ColumnStatsIndex
+from hive_bridge.stats.index import ColumnStatsIndex
+from hive_bridge.table.table import HudiTable
 from hive_bridge.testing.writer import HudiWriter
 
 SCHEMA = {"event_id": "bigint", "city": "string", "amount": "double", "ts": "bigint"}
@@ -93,10 +94,10 @@ def build(root: Path, groups: int, rows: int, version: int, block_format: str, s
 
 
 def merged(reader: object, s: FileSlice) -> pa.Table:
-    from hive_bridge.spark import _merge_with_hudi
+    from hive_bridge.spark import merge_with_hudi
 
     base = s.base_file.path if s.base_file is not None else ""
-    batches = _merge_with_hudi(reader, base, [lf.path for lf in s.log_files])
+    batches = merge_with_hudi(reader, base, [lf.path for lf in s.log_files])
     return pa.Table.from_batches(batches) if batches else pa.table({})
 
 
@@ -126,7 +127,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--seed", type=int, default=7)
     args = ap.parse_args()
-    from hive_bridge.spark import _hudi_reader
+    from hive_bridge.spark import hudi_reader
 
     work = Path(tempfile.mkdtemp(prefix="hb-bench-mor-"))
     root = work / "events_mor"
@@ -159,7 +160,7 @@ def main() -> None:
     print(f"planning set-up from the persisted index (load + unions of {n_logs + len(slices)} parts): "
           f"{time.perf_counter() - t0:.3f} s")
 
-    reader = _hudi_reader(str(root))
+    reader = hudi_reader(str(root))
     total_rows = args.groups * args.rows
     print(f"{'filter':56} {'kept':>5} {'ideal':>5} {'ratio':>5} {'plan ms':>8} {'pruned s':>9} {'full s':>7} "
           f"{'speed-up':>8} rows")

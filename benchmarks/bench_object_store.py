@@ -40,7 +40,8 @@ from bench_mdt import SCHEMA, build
 
 import sarg
 from hive_bridge.pruning.pruner import Pruner, filter_columns
-from hive_bridge.table import ColumnStatsIndex, HudiTable
+from hive_bridge.stats.index import ColumnStatsIndex
+from hive_bridge.table.table import HudiTable
 from hive_bridge.testing.mdt_writer import write_metadata_table
 from tests.hive_bridge.s3_server import S3Server
 

@@ -333,7 +333,8 @@ Plan = Callable[[], list[str]]
 
 def _hive_bridge_plans(root: Path, sargs: list[sarg.SearchArgument]) -> list[tuple[Plan | None, list[str]]]:
     from hive_bridge.pruning import Pruner
-    from hive_bridge.table import ColumnStatsIndex, HudiTable
+    from hive_bridge.stats.index import ColumnStatsIndex
+    from hive_bridge.table.table import HudiTable
 
     def plan(s: sarg.SearchArgument) -> Plan:
         def run() -> list[str]:
@@ -456,7 +457,8 @@ def prepare_table(work: Path, layout: Layout, log: Callable[[str], None]) -> Pat
 
 
 def prepare_index(root: Path, log: Callable[[str], None]) -> None:
-    from hive_bridge.table import ColumnStatsIndex, HudiTable
+    from hive_bridge.stats.index import ColumnStatsIndex
+    from hive_bridge.table.table import HudiTable
 
     index = ColumnStatsIndex(HudiTable.open(root))
     t0 = time.perf_counter()
@@ -522,7 +524,7 @@ def run(layout: Layout, work: Path, repeat: int, spark: Any = None, log: Callabl
         spark_repeat: int = 1) -> Report:
     from hive_bridge.spark import CACHE_PRUNING, PARQUET_PUSHDOWN, read_slices, spark_schema
     from hive_bridge.spark_start import start_session
-    from hive_bridge.table import HudiTable
+    from hive_bridge.table.table import HudiTable
 
     lines: list[str] = []
 

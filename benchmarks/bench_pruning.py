@@ -1,7 +1,7 @@
 """File pruning speed: the vectorized evaluator against PyIceberg 0.12's inclusive metrics evaluator.
 
 1,000,000 files x 5 columns of statistics (int64, float64, string, timestamp UTC, decimal(12,2)) in the
-statistics-table layout of hive_bridge.table.stats_table; five filters: equality, a timestamp range, IN of 10 strings,
+statistics-table layout of hive_bridge.stats.contract; five filters: equality, a timestamp range, IN of 10 strings,
 ``(a AND b) OR c`` and NOT of a range. For each filter: the vectorized evaluator's median files/second (full
 TruthValue semantics: three-valued verdicts, truth codes, kept-because-unknown), then PyIceberg's
 ``_InclusiveMetricsEvaluator`` on the equivalent expression over DataFile objects built from the same

@@ -31,8 +31,8 @@ import sarg
 from hive_bridge.pruning import Pruner
 from hive_bridge.residual import to_sql
 from hive_bridge.spark import PARQUET_PUSHDOWN, read_slices, session, spark_schema
-from hive_bridge.table import HudiTable
-from hive_bridge.table.stats import ColumnStatsIndex
+from hive_bridge.stats.index import ColumnStatsIndex
+from hive_bridge.table.table import HudiTable
 from hive_bridge.testing.writer import HudiWriter
 
 FILTERS = [

@@ -35,8 +35,9 @@ from hudi import HudiTableBuilder
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hive_bridge.table import ColumnStatsIndex, HudiTable
-from hive_bridge.table.stats import FORMAT_KEY, FORMAT_VERSION, stats_schema
+from hive_bridge.stats.index import ColumnStatsIndex
+from hive_bridge.stats.rows import FORMAT_KEY, FORMAT_VERSION, stats_schema
+from hive_bridge.table.table import HudiTable
 from hive_bridge.testing.writer import HudiWriter
 
 RUNS = 7

@@ -22,7 +22,7 @@ import pyarrow as pa
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hive_bridge.spark import PARQUET_PUSHDOWN, read_hudi, session
-from hive_bridge.table import HudiTable
+from hive_bridge.table.table import HudiTable
 from hive_bridge.testing.writer import HudiWriter
 
 FILES, ROWS = 20, 50

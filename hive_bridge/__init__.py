@@ -1,6 +1,13 @@
-"""hive-bridge: Hive SearchArguments that prune Hudi tables by column statistics, read with Spark."""
+"""hive-bridge: Hive SearchArguments that prune Hudi tables by column statistics, read with Spark.
 
-from hive_bridge.errors import HiveBridgeError
+The package is in layers, bottom first (``tests/architecture/test_layers.py`` checks them): ``errors`` and
+``config``; ``storage`` (where bytes live); ``formats`` (file byte layouts); ``layout`` (Hudi's table layout);
+``mdt`` (the metadata table); ``table`` (the ``HudiTable`` facade); ``stats`` (the statistics index);
+``typemap``, ``expression``, ``residual``; ``pruning``; ``hive`` (handler, metastore); ``spark``; ``workload``
+(log sources for replay); the CLI. ``testing`` holds the test writers and encoders.
+"""
 
-__all__ = ["HiveBridgeError"]
+from hive_bridge.errors import HiveBridgeError, HudiTableError, MetadataTableError
+
+__all__ = ["HiveBridgeError", "HudiTableError", "MetadataTableError"]
 __version__ = "0.1.0"

@@ -25,13 +25,13 @@ from rich.table import Table
 
 import sarg
 from hive_bridge.errors import HiveBridgeError
-from hive_bridge.hive_types import table_sarg_schema
 from hive_bridge.pruning import FileVerdict, prune_slices
 from hive_bridge.pruning.pruner import filter_columns
 from hive_bridge.replay import ReplayInputError, human_bytes, input_lines, replay, replay_workload
-from hive_bridge.table import HudiTable
-from hive_bridge.table.stats import ColumnStatsIndex
-from hive_bridge.table.storage import is_local_uri, parse_storage_options
+from hive_bridge.stats.index import ColumnStatsIndex
+from hive_bridge.storage.core import is_local_uri, parse_storage_options
+from hive_bridge.table.table import HudiTable
+from hive_bridge.typemap import table_sarg_schema
 
 
 class UsageError(HiveBridgeError):
@@ -275,11 +275,11 @@ def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
 def _check_read_filter(args: argparse.Namespace) -> str | None:
     """Before Spark starts: the folder of the table to read (None for a Spark catalog table), and the filter
     read against its schema, so a table that cannot be opened or a filter that does not parse fails at once."""
-    from hive_bridge.spark import SparkReadError, _filter_of
+    from hive_bridge.spark import SparkReadError, filter_of
 
     location: str | None = None
     if args.metastore:
-        from hive_bridge.metastore import MetastoreClient
+        from hive_bridge.hive import MetastoreClient
 
         db, _, name = args.table.rpartition(".")
         with MetastoreClient(args.metastore) as client:
@@ -288,7 +288,7 @@ def _check_read_filter(args: argparse.Namespace) -> str | None:
     elif Path(args.table).exists() or not is_local_uri(args.table):
         location = args.table
     if location is not None:
-        _filter_of(_open_table(location, "folders", args), args.filter)
+        filter_of(_open_table(location, "folders", args), args.filter)
     elif args.filter and args.filter.strip():
         try:  # the catalog's schema is only known to Spark: check the syntax now, the types once it runs
             sarg.read_filter(args.filter)

@@ -8,7 +8,6 @@ narrow range), as an ingestion job writes them.
 
 from __future__ import annotations
 
-import os
 import time
 from importlib import resources
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any
 
 from rich.console import Console
 
+from hive_bridge import config
 from hive_bridge.testing.sample_table import FILES, ROWS_PER_FILE, build_table
 
 DEMO_VERSION = "v1"
@@ -23,8 +23,7 @@ DEMO_QUERY = "(and leaf-(BETWEEN event_id 420000 420999) (not leaf-(IS_NULL city
 
 
 def cache_dir() -> Path:
-    root = os.environ.get("HIVE_BRIDGE_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "hive-bridge")
-    return Path(root)
+    return config.settings().cache_root
 
 
 def demo_table(rebuild: bool = False, err: Console | None = None) -> Path:
@@ -55,8 +54,8 @@ def run_demo(out: Console, err: Console, rebuild: bool = False, verbose: bool = 
     from hive_bridge.spark import read_slices
 
     path = demo_table(rebuild, err)
-    from hive_bridge.table import HudiTable
-    from hive_bridge.table.stats import ColumnStatsIndex
+    from hive_bridge.stats.index import ColumnStatsIndex
+    from hive_bridge.table.table import HudiTable
 
     with err.status("building the column-statistics index…"):
         ColumnStatsIndex(HudiTable.open(path)).load()

@@ -5,3 +5,11 @@ from __future__ import annotations
 
 class HiveBridgeError(Exception):
     """Base of every error hive_bridge raises on purpose (bad input, damaged table, failed server)."""
+
+
+class HudiTableError(HiveBridgeError):
+    """A Hudi table folder is missing, damaged or unsupported; the message names the file and says why."""
+
+
+class MetadataTableError(HudiTableError):
+    """The metadata table (or the partition a query needs) is not available, or turned out unreadable."""

@@ -224,6 +224,9 @@ class Predicate(HudiExpression):
       bounds of an ambiguous BETWEEN): only correct un-negated, so ``negate()`` gives YES_NO_NULL.
     - ``char_length``: the column is ``char(n)`` (its values are space-padded in Hive and Spark).
     - ``source``: the SearchArgument leaf it came from, for explanations.
+    - ``derived``: not in the filter but implied by it (the record key a conjunction of equalities on every key
+      field fixes, :mod:`hive_bridge.pruning.record_keys`): statistics say nothing of it (YES_NO), only Hudi's
+      key indexes narrow it.
     """
 
     op: Op
@@ -233,6 +236,7 @@ class Predicate(HudiExpression):
     superset: bool = False
     char_length: int | None = None
     source: str = field(default="", compare=False)
+    derived: bool = False
 
     def __post_init__(self) -> None:
         if self.op in NULL_OPS:
@@ -264,7 +268,7 @@ class Predicate(HudiExpression):
         if negated is None:
             return Not(self)
         return Predicate(negated, self.column, self.type, self.literals, self.superset, self.char_length,
-                         self.source)
+                         self.source, self.derived)
 
     def __str__(self) -> str:
         def show(v: LiteralValue | None) -> str:

@@ -17,12 +17,12 @@ from rich.table import Table
 
 import sarg
 from hive_bridge.errors import HiveBridgeError
-from hive_bridge.hive_types import table_sarg_schema
 from hive_bridge.logscan import FoundFilter, distinct_filters, scan_lines
 from hive_bridge.pruning import ListStatusResult, Pruner
 from hive_bridge.pruning.pruner import READ_OPTIMIZED, SNAPSHOT, filter_columns, read_optimized_view
-from hive_bridge.table import HudiTable
-from hive_bridge.table.stats import ColumnStatsIndex
+from hive_bridge.stats.index import ColumnStatsIndex
+from hive_bridge.table.table import HudiTable
+from hive_bridge.typemap import table_sarg_schema
 
 
 class ReplayInputError(HiveBridgeError):

@@ -9,7 +9,7 @@ executors in parallel, and the rows persisted exactly as the local build persist
 
 How: the driver lists the table and finds the files the index lacks, as always; `SparkStatsReader` hands their
 (full path, listed size) to Spark in consecutive partitions (``mapPartitionsWithIndex``), and each task reads its
-files with the functions the local build uses (`hive_bridge.table.stats_reader.footer_rows` / `log_rows`:
+files with the functions the local build uses (`hive_bridge.stats.reader.footer_rows` / `log_rows`:
 `read_footer_stats` / `read_log_stats`, the size check, `footer_rows_to_table` / `log_rows_to_table`) and sends
 back Arrow IPC bytes of its rows and each file's error text. The driver joins the partitions in order, puts the
 files' keys back and stores the rows through the index's own path: a file that cannot be read is unknown, kept in
@@ -29,9 +29,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from hive_bridge.errors import HiveBridgeError
-from hive_bridge.table import HudiTable
-from hive_bridge.table.stats import ColumnStatsIndex
-from hive_bridge.table.stats_reader import (
+from hive_bridge.stats.index import ColumnStatsIndex
+from hive_bridge.stats.reader import (
     FileToRead,
     LogLeaf,
     ReadRows,
@@ -40,11 +39,12 @@ from hive_bridge.table.stats_reader import (
     log_rows,
     with_keys,
 )
+from hive_bridge.table.table import HudiTable
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from hive_bridge.table.stats import StatsLeaf
+    from hive_bridge.formats.parquet_footer import StatsLeaf
 
 #: files per Spark task when not said otherwise: big enough that a task's start-up is small against its reads
 FILES_PER_TASK = 2000
@@ -58,7 +58,7 @@ class SparkIndexError(HiveBridgeError):
 
 
 class SparkStatsReader:
-    """A `hive_bridge.table.stats_reader.StatsReader` whose reads run on Spark executors.
+    """A `hive_bridge.stats.reader.StatsReader` whose reads run on Spark executors.
 
     ``spark``: a SparkSession, or a function that returns one (called on the first read, so an index with
     nothing to read never starts Spark). ``files_per_task``: files per Spark partition (at least as many

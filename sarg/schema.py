@@ -163,6 +163,74 @@ def _top_level_spans(text: str, start: int, end: int, separators: str, strict: b
     return spans
 
 
+@dataclass(frozen=True)
+class HiveType:
+    """A Hive type string read into a tree: ``name`` in lower case (``int``, ``decimal``, ``array``, ``map``,
+    ``struct``, ...), ``params`` (the numbers in parentheses: ``decimal(10,2)`` is (10, 2), ``varchar(5)`` (5,)),
+    ``args`` (the types in angle brackets: an array's element, a map's key and value) and ``fields`` (a struct's
+    (name, type) pairs; ``args`` is empty for a struct)."""
+
+    name: str
+    params: tuple[int, ...] = ()
+    args: tuple[HiveType, ...] = ()
+    fields: tuple[tuple[str, HiveType], ...] = ()
+
+
+_TYPE_NAME = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*")
+
+
+def parse_type(text: str) -> HiveType:
+    """Read one Hive type string (``map<string,array<struct<`a b`:int,c:decimal(10,2)>>>``) into a
+    :class:`HiveType`, with the one splitter of type lists (commas inside ``()`` and ``<>`` kept). Any type name
+    is read (what it means is the caller's); ``struct`` takes ``name:type`` fields (names may be back-quoted).
+    SargSyntaxError where the text is not one type."""
+    return _parse_type(text, 0, len(text))
+
+
+def _parse_type(text: str, start: int, end: int) -> HiveType:
+    m = _TYPE_NAME.match(text, start, end)
+    if m is None:
+        raise SargSyntaxError("expected a type name", text, start, ("type",))
+    name, pos = m.group(1).lower(), m.end()
+    params: tuple[int, ...] = ()
+    if pos < end and text[pos] == "(":
+        close = text.find(")", pos, end)
+        if close < 0:
+            raise SargSyntaxError("unbalanced '(' in type", text, pos)
+        try:
+            params = tuple(int(p) for p in text[pos + 1:close].split(","))
+        except ValueError:
+            raise SargSyntaxError(f"type parameters are numbers: {text[pos:close + 1]!r}", text, pos) from None
+        pos = close + 1
+        while pos < end and text[pos].isspace():
+            pos += 1
+    if pos < end and text[pos] == "<":
+        close = len(text[:end].rstrip()) - 1
+        if close <= pos or text[close] != ">":
+            raise SargSyntaxError("unbalanced '<' in type", text, pos)
+        spans = _top_level_spans(text, pos + 1, close, ",", strict=True)
+        if name == "struct":
+            return HiveType(name, params, fields=tuple(_parse_field(text, a, b) for a, b in spans))
+        args = tuple(_parse_type(text, a, b) for a, b in spans)
+        if (name == "array" and len(args) != 1) or (name == "map" and len(args) != 2):
+            raise SargSyntaxError(f"{name} takes {1 if name == 'array' else 2} type(s), not {len(args)}", text, pos)
+        return HiveType(name, params, args)
+    if text[pos:end].strip():
+        raise SargSyntaxError(f"unexpected {text[pos:end].strip()!r} after a type", text, pos)
+    if name in ("array", "map", "struct"):
+        raise SargSyntaxError(f"{name} needs its types in <...>", text, pos, ("<",))
+    return HiveType(name, params)
+
+
+def _parse_field(text: str, start: int, end: int) -> tuple[str, HiveType]:
+    item = text[start:end]
+    colon = _field_colon(item)
+    name = item[:colon].strip().strip("`") if colon >= 0 else ""
+    if not name:
+        raise SargSyntaxError("expected name:type in struct", text, start, ("name:type",))
+    return name, _parse_type(text, start + colon + 1, end)
+
+
 def _read_fields(text: str, start: int, end: int, prefix: str, out: dict[str, ColumnType]) -> None:
     for a, b in _top_level_spans(text, start, end, ",", strict=True):
         item = text[a:b]

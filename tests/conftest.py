@@ -20,6 +20,8 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_TABLES = REPO.parent / "shared" / "data" / "hudi-tables"
+#: the shared tables by zip stem (``sample_table.cow.v6_nonpartitioned``), for parametrizing
+FIXTURE_NAMES = sorted(p.stem for p in SHARED_TABLES.glob("*.zip")) if SHARED_TABLES.is_dir() else []
 
 
 @pytest.fixture(scope="session")

@@ -8,8 +8,10 @@ The modules, in the order data flows through them:
 - :mod:`~hive_bridge.pruning.vectorized`: the same plan answered for every file of a statistics table at once;
 - :mod:`~hive_bridge.pruning.pruner`: latest file slices judged as listStatus does (partition values, then
   statistics; slices with log files only by partition paths).
+- :mod:`~hive_bridge.pruning.partition_values`: partitions known only by their values (a metastore's) as a
+  statistics table, judged by the same evaluator as files.
 
-The statistics table itself (its columns and their meaning) is defined in :mod:`hive_bridge.table.stats_table`.
+The statistics table itself (its columns and their meaning) is defined in :mod:`hive_bridge.stats.contract`.
 
 How a leaf is judged
 --------------------

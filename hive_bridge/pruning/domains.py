@@ -94,8 +94,39 @@ def domain_of(arrow_type: pa.DataType) -> Domain | None:
 DomainValue = int | float | str
 
 
+def display(domain: Domain, value: DomainValue | Fraction) -> str:
+    """A domain value as the column's own type prints it (``100.00`` for a decimal(10,2), ``2024-01-16`` for a
+    date, ``2024-01-16 10:00:00`` for a timestamp, with ``Z`` when the column holds UTC instants): for
+    explain's reasons, never for comparing."""
+    fam = domain.family
+    try:
+        if isinstance(value, float) or fam == "string":
+            return repr(value)
+        if fam == "float":
+            return repr(float(value))
+        if fam == "bool":
+            return "true" if value else "false"
+        if fam == "decimal":
+            unscaled = Fraction(value)
+            if unscaled.denominator == 1:
+                return str(Decimal(int(unscaled)).scaleb(-domain.scale))
+            return f"~{float(unscaled / 10**domain.scale)!r}"     # between two values of the column's scale
+        if fam == "date" and Fraction(value).denominator == 1:
+            return (_EPOCH_DATE + _dt.timedelta(days=int(value))).isoformat()
+        if fam == "timestamp" and Fraction(value).denominator == 1:
+            nanos = int(value) * domain.unit_nanos
+            moment = _EPOCH + _dt.timedelta(microseconds=nanos // 1000)
+            text = moment.isoformat(sep=" ")
+            if nanos % 1000:
+                text += f"+{nanos % 1000}ns"
+            return text + ("Z" if domain.utc else "")
+    except (OverflowError, ValueError, ArithmeticError):
+        pass
+    return repr(value)
+
+
 def to_domain(domain: Domain, value: object) -> DomainValue | None:
-    """A statistics value (as pyarrow gives it, see hive_bridge.table.stats_table) in the domain; None if it is not usable."""
+    """A statistics value (as pyarrow gives it, see hive_bridge.stats.contract) in the domain; None if it is not usable."""
     if value is None:
         return None
     fam = domain.family
@@ -176,7 +207,7 @@ class LitRange:
 
 
 _NAN_LIT = LitRange(nan=True)
-_INF = math.inf
+INF = math.inf
 
 
 def _rounding_interval(x: float) -> tuple[Ext, Ext]:
@@ -184,9 +215,9 @@ def _rounding_interval(x: float) -> tuple[Ext, Ext]:
     if math.isinf(x):
         return (x, x)
     fx = Fraction(x)
-    below, above = math.nextafter(x, -_INF), math.nextafter(x, _INF)
-    low: Ext = -_INF if math.isinf(below) else (fx + Fraction(below)) / 2
-    high: Ext = _INF if math.isinf(above) else (fx + Fraction(above)) / 2
+    below, above = math.nextafter(x, -INF), math.nextafter(x, INF)
+    low: Ext = -INF if math.isinf(below) else (fx + Fraction(below)) / 2
+    high: Ext = INF if math.isinf(above) else (fx + Fraction(above)) / 2
     return low, high
 
 
@@ -223,7 +254,7 @@ def _wall_nanos(value: object, type_: Type) -> int | None:
 
 
 @lru_cache(maxsize=64)
-def _zone(name: str) -> _dt.tzinfo:
+def zone_of(name: str) -> _dt.tzinfo:
     if name.upper() in ("UTC", "Z", "GMT", "+00:00"):
         return _UTC
     try:
@@ -234,7 +265,7 @@ def _zone(name: str) -> _dt.tzinfo:
 
 def _utc_instants(wall_nanos: int, session_tz: str) -> tuple[int, int] | None:
     """The UTC instants (nanos) a wall-clock time in session_tz may be (two at a DST overlap or gap)."""
-    zone = _zone(session_tz)
+    zone = zone_of(session_tz)
     seconds, frac = divmod(wall_nanos, 10**9)
     try:
         wall = _EPOCH + _dt.timedelta(seconds=seconds)

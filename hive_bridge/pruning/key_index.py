@@ -24,9 +24,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pyarrow.parquet as pq
 
+from hive_bridge.errors import MetadataTableError
 from hive_bridge.expression import HudiExpression, Op, Predicate
-from hive_bridge.table import FileSlice, HudiTable
+from hive_bridge.formats.bloom import BloomFilter
+from hive_bridge.layout.fsview import FileSlice
+from hive_bridge.pruning.record_keys import (
+    COMPLEX_KEYGENS,
+    RECORD_KEY_COLUMN,
+    encoding_matches,
+    with_record_keys,
+)
+from hive_bridge.table.table import HudiTable
 
 _EQUALITY = {Op.EQ, Op.NULL_SAFE_EQ, Op.IN, Op.NOT_EQ, Op.NOT_IN}
 #: key generators whose record key is the key column's value as a string (one field)
@@ -61,6 +71,8 @@ class KeyIndexes:
     table: HudiTable
     slices: Sequence[FileSlice]
     record_key: str | None = None
+    #: the key fields of a complex key generator whose ``field:value,...`` keys the table's files confirm
+    complex_fields: list[str] | None = None
     secondary: dict[str, str] = field(default_factory=dict)  # column -> secondary index partition
     problems: list[str] = field(default_factory=list)
     _mdt: Any = None
@@ -76,6 +88,14 @@ class KeyIndexes:
         if len(fields) == 1 and (keygen.endswith(_SIMPLE_KEYGENS) or keygen_type.upper() in _SIMPLE_TYPES
                                  or (not keygen and not keygen_type)):
             out.record_key = fields[0]
+        elif len(fields) > 1 and (keygen.endswith(COMPLEX_KEYGENS) or keygen_type.upper() == "COMPLEX"):
+            sample = _sample_key(table, slices)
+            if sample is not None and encoding_matches(sample, fields):
+                out.complex_fields = list(fields)
+            else:
+                out.problems.append(f"complex record keys not formed: no base file confirms the "
+                                    f"'field:value,...' keys of {', '.join(fields)}" +
+                                    (f" (a key reads {sample[:80]!r})" if sample is not None else ""))
         ready = set(props.metadata_partitions)
         duplicates = _duplicate_keys_possible(table) if "record_index" in ready else None
         if duplicates is not None:
@@ -95,10 +115,17 @@ class KeyIndexes:
                         out.secondary[column] = name
         return out
 
+    def with_derived_keys(self, expression: HudiExpression) -> HudiExpression:
+        """``expression`` with the record keys its conjunctions fix on a complex-key table
+        (:func:`hive_bridge.pruning.record_keys.with_record_keys`); unchanged on any other table."""
+        if not self.complex_fields:
+            return expression
+        return with_record_keys(expression, self.complex_fields)
+
     def may_answer(self, expression: HudiExpression) -> bool:
         """Whether some leaf of ``expression`` is an equality an index could answer (cheap: no index read)."""
         return any(isinstance(node, Predicate) and node.op in _EQUALITY and node.literals
-                   and (node.column == self.record_key or node.column in self.secondary)
+                   and (node.column == self.record_key or node.column in self.secondary or node.derived)
                    for node in expression.walk())
 
     def answer(self, leaf: Predicate, candidates: np.ndarray | None = None) -> IndexAnswer | None:
@@ -107,6 +134,8 @@ class KeyIndexes:
         if leaf.op not in _EQUALITY or not leaf.literals or None in leaf.literals:
             return None
         column = leaf.column
+        if leaf.derived and column == RECORD_KEY_COLUMN:
+            return self._by_keys([str(v) for v in leaf.literals], "record index", candidates)
         if column == self.record_key:
             texts = [_key_text(v) for v in leaf.literals]
             keys = [k for k in texts if k is not None]
@@ -115,8 +144,6 @@ class KeyIndexes:
             return self._by_keys(keys, "record index", candidates)
         index = self.secondary.get(column)
         if index is not None and self._mdt is not None:
-            from hive_bridge.table.metadata import MetadataTableError
-
             try:
                 found = self._mdt.secondary_index(index, list(leaf.literals))
             except MetadataTableError as exc:
@@ -128,8 +155,6 @@ class KeyIndexes:
 
     def _by_keys(self, keys: list[str], source: str, candidates: np.ndarray | None) -> IndexAnswer | None:
         if self._mdt is not None:
-            from hive_bridge.table.metadata import MetadataTableError
-
             try:
                 located = self._mdt.record_index(keys)
             except MetadataTableError as exc:
@@ -142,11 +167,9 @@ class KeyIndexes:
         return self._by_bloom(keys, candidates)
 
     def _by_bloom(self, keys: list[str], candidates: np.ndarray | None) -> IndexAnswer | None:
-        """Base files' own bloom filters, for slices without log files; every other slice may match."""
-        import pyarrow.parquet as pq
-
-        from hive_bridge.table.metadata import BloomFilter
-
+        """Base files' own bloom filters, for slices without log files; every other slice may match. Keys of a
+        complex key generator are looked up only in files whose own keys (``hoodie_min_record_key``) have the
+        ``field:value,...`` form (a file written with another encoding says nothing of these keys)."""
         mask = np.ones(len(self.slices), dtype=bool)
         used = 0
         positions = range(len(self.slices)) if candidates is None else np.flatnonzero(candidates).tolist()
@@ -162,6 +185,10 @@ class KeyIndexes:
                     md = pq.read_metadata(path) if storage.is_local else \
                         storage.parquet_metadata(path, s.base_file.size)
                     bloom = BloomFilter.from_parquet_metadata(md.metadata)
+                    if bloom is not None and self.complex_fields:
+                        own = (md.metadata or {}).get(b"hoodie_min_record_key")
+                        if own is None or not encoding_matches(own.decode("utf-8", "replace"), self.complex_fields):
+                            bloom = None
                 except Exception:  # an unreadable footer or filter: no answer for this file
                     bloom = None
                 self._blooms[path] = bloom
@@ -212,6 +239,24 @@ def _duplicate_keys_possible(table: HudiTable) -> str | None:
         if op not in _KEY_PRESERVING:
             return (f"instant {instant.timestamp} wrote with operation {op or 'unknown'}, which does not keep keys "
                     f"unique (the record index holds one location per key)")
+    return None
+
+
+def _sample_key(table: HudiTable, slices: Sequence[FileSlice]) -> str | None:
+    """A record key the table holds: the first parquet base file's ``hoodie_min_record_key`` footer entry
+    (Hudi writes it beside the bloom filter); None when no base file has one or none can be read."""
+    for s in slices:
+        base = s.base_file
+        if base is None or not base.path.endswith(".parquet"):
+            continue
+        try:
+            storage = table.storage
+            md = pq.read_metadata(base.full_path) if storage.is_local else \
+                storage.parquet_metadata(base.full_path, base.size)
+            raw = (md.metadata or {}).get(b"hoodie_min_record_key")
+        except Exception:  # an unreadable footer: try no other file, the keys stay unformed
+            return None
+        return raw.decode("utf-8", "replace") if raw else None
     return None
 
 

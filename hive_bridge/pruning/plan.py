@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Protocol, TypeVar
 
@@ -30,17 +30,18 @@ from hive_bridge.expression import (
     visit,
 )
 from hive_bridge.pruning.domains import (
-    _INF,
+    INF,
     Domain,
     DomainKind,
     DomainValue,
     Ext,
     LitRange,
-    _zone,
     convert_literal,
+    display,
     domain_of,
+    zone_of,
 )
-from hive_bridge.table.stats_table import resolve_column
+from hive_bridge.stats.contract import resolve_column
 from sarg import SearchArgument, TruthValue, Type
 
 # ---------------------------------------------------------------------------------------------------------
@@ -98,9 +99,11 @@ class Cmp(Formula):
     op: str  # < <= > >= ==
     value: DomainValue
     unknown: bool
+    #: the value as the column's type prints it (explain); not part of the formula's identity
+    shown: str | None = field(default=None, compare=False)
 
     def render(self) -> str:
-        return f"{self.side} {self.op} {_short(self.value)}"
+        return f"{self.side} {self.op} {self.shown if self.shown is not None else _short(self.value)}"
 
 
 @dataclass(frozen=True)
@@ -118,9 +121,12 @@ class PointIn(Formula):
     """Both bounds usable, ``min == max`` and that value is one of ``points``."""
 
     points: tuple[DomainValue, ...]
+    #: the points as the column's type prints them (explain); not part of the formula's identity
+    shown: tuple[str, ...] | None = field(default=None, compare=False)
 
     def render(self) -> str:
-        return f"min = max in [{', '.join(_short(p) for p in self.points)}]"
+        shown = self.shown if self.shown is not None else tuple(_short(p) for p in self.points)
+        return f"min = max in [{', '.join(shown)}]"
 
 
 @dataclass(frozen=True)
@@ -207,7 +213,7 @@ def _cmp(domain: Domain, side: str, op: str, value: DomainValue | float, unknown
         else:
             decided = {">": False, "<=": True}.get(op)
     if decided is None:
-        return Cmp(side, op, value, unknown)
+        return Cmp(side, op, value, unknown, None if domain.kind is DomainKind.STRING else display(domain, value))
     if decided == unknown:
         return ConstF(decided)
     ok = _OK_VAR[side]
@@ -224,7 +230,7 @@ def _floor(domain: Domain, x: Ext) -> DomainValue | float:
         return math.floor(x)
     f = _float_near(x)
     if isinstance(f, float) and not math.isinf(f) and Fraction(f) > x:
-        f = math.nextafter(f, -_INF)
+        f = math.nextafter(f, -INF)
     return f
 
 
@@ -238,7 +244,7 @@ def _ceil(domain: Domain, x: Ext) -> DomainValue | float:
         return math.ceil(x)
     f = _float_near(x)
     if isinstance(f, float) and not math.isinf(f) and Fraction(f) < x:
-        f = math.nextafter(f, _INF)
+        f = math.nextafter(f, INF)
     return f
 
 
@@ -246,7 +252,7 @@ def _float_near(x: Fraction) -> float:
     try:
         return float(x)
     except OverflowError:
-        return _INF if x > 0 else -_INF
+        return INF if x > 0 else -INF
 
 
 class _Builder:
@@ -319,7 +325,9 @@ class _Builder:
         """Some non-NaN value differs from all points (exact points only)."""
         if not points:
             return TRUE
-        return f_not(PointIn(tuple(sorted(set(points)))))
+        ordered = tuple(sorted(set(points)))
+        shown = None if self.d.kind is DomainKind.STRING else tuple(display(self.d, p) for p in ordered)
+        return f_not(PointIn(ordered, shown))
 
 
 @dataclass(frozen=True)
@@ -352,6 +360,10 @@ def _widen(pred: Predicate, op: Op) -> bool:
 def compile_leaf(pred: Predicate, column: str | None, arrow_type: pa.DataType | None,
                  session_tz: str = "UTC") -> LeafPlan:
     """The plan for one predicate against a statistics column (``column`` None: not in the statistics)."""
+    if pred.derived:
+        # implied by its conjunction's other leaves: it may be true or false, never NULL (a record key is never
+        # null); only a key index narrows it (value masks), never statistics
+        return constant_plan(TruthValue.YES_NO, "implied by the filter (only key indexes judge it)", False, pred)
     if column is None or arrow_type is None:
         return constant_plan(TruthValue.YES_NO_NULL, f"column {pred.column!r} is not in the statistics",
                              True, pred)
@@ -383,6 +395,10 @@ def compile_leaf(pred: Predicate, column: str | None, arrow_type: pa.DataType | 
             return constant_plan(TruthValue.YES_NO_NULL, f"{converted} ({arrow_type} column)", True, pred,
                                  column)
         ranges.append(converted)
+    # the literals as given, for "every row equals one of them" (<>, NOT IN): a widened literal stands for its
+    # paddings, and a file's one value equal to the literal exactly is equal to it under either reading
+    exact = ranges if not _widen(pred, positive) else [
+        None if v is None else _exact_string(v) for v in pred.literals]
     b = _Builder(domain)
     nan = b.nan
     t: Formula
@@ -392,7 +408,8 @@ def compile_leaf(pred: Predicate, column: str | None, arrow_type: pa.DataType | 
     if positive in (Op.EQ, Op.NULL_SAFE_EQ):
         r = ranges[0]
         assert r is not None
-        p = b.point(r)
+        exact_r = exact[0]
+        p = b.point(exact_r) if exact_r is not None else None
         values_true = b.eq_true(r)
         values_false = TRUE if r.nan else f_or(b.ne_possible([p]) if p is not None else TRUE, nan)
         t = f_and(mv, values_true)
@@ -437,7 +454,7 @@ def compile_leaf(pred: Predicate, column: str | None, arrow_type: pa.DataType | 
                     grids.append(g)
         any_nan_lit = any(r.nan for r in real)
         values_true = f_or(_any_in(domain, grids), f_and(nan, ConstF(any_nan_lit)))
-        points = [b.point(r) for r in real if not r.nan]
+        points = [b.point(r) for r in exact if r is not None and not r.nan]
         exact_points = [p for p in points if p is not None]
         values_false = f_or(b.ne_possible(exact_points), f_and(nan, ConstF(not any_nan_lit)))
         t = f_and(mv, values_true)
@@ -456,6 +473,11 @@ def compile_leaf(pred: Predicate, column: str | None, arrow_type: pa.DataType | 
     if pred.op.is_negated:
         t, f = f, t
     return LeafPlan(pred, column, domain, t, f, n)
+
+
+def _exact_string(value: object) -> LitRange | None:
+    """A STRING literal as exactly itself (None: not a string, so no exact point)."""
+    return LitRange(value, value) if isinstance(value, str) else None
 
 
 def _any_in(domain: Domain, grids: list[tuple[DomainValue, DomainValue]]) -> Formula:
@@ -484,7 +506,7 @@ def _any_in(domain: Domain, grids: list[tuple[DomainValue, DomainValue]]) -> For
 def plan_leaves(expr: HudiExpression, columns: Mapping[str, pa.DataType], session_tz: str = "UTC"
                 ) -> dict[Predicate | Constant, LeafPlan]:
     """Compile every leaf (predicate or constant) of ``expr`` against the statistics columns."""
-    _zone(session_tz)  # fail early on a bad zone name
+    zone_of(session_tz)  # fail early on a bad zone name
     plans: dict[Predicate | Constant, LeafPlan] = {}
     for node in expr.walk():
         if isinstance(node, Constant):

@@ -20,20 +20,24 @@ import pyarrow.compute as pc
 
 import sarg
 from hive_bridge.expression import translate
-from hive_bridge.hive_types import table_sarg_schema
+from hive_bridge.layout.fsview import HIVE_DEFAULT_PARTITION, FileSlice
+from hive_bridge.pruning.key_index import KeyIndexes
 from hive_bridge.pruning.vectorized import StatsTable, TruthColumn, prune
-from hive_bridge.table import FileSlice, HudiTable
-from hive_bridge.table.fsview import HIVE_DEFAULT_PARTITION
-from hive_bridge.table.stats import ColumnStatsIndex, IndexCounters, leaf_pairs
-from hive_bridge.table.stats_table import (
+from hive_bridge.stats.contract import (
     BOUND_STATS,
     MAX,
     MAX_EXACT,
     MIN,
     MIN_EXACT,
     NULL_COUNT,
+    resolve_column,
     stat_name,
 )
+from hive_bridge.stats.index import ColumnStatsIndex, IndexCounters
+from hive_bridge.stats.log_stats import union_stats
+from hive_bridge.stats.rows import leaf_pairs
+from hive_bridge.table.table import HudiTable
+from hive_bridge.typemap import table_sarg_schema
 
 
 @dataclass(frozen=True)
@@ -181,8 +185,6 @@ def filter_columns(table: HudiTable, filt: sarg.SearchArgument | None) -> set[st
     None when there is no filter."""
     if filt is None:
         return None
-    from hive_bridge.table.stats_table import resolve_column
-
     types = {name: pa.null() for name in table.arrow_schema().names}
     out: set[str] = set()
     for leaf in filt.leaves:
@@ -238,7 +240,7 @@ class Pruner:
     A slice's rows are its base file's rows merged with its log files. A slice without log files is judged by
     its partition values, then by its base file's statistics (an empty base file holds no row). A slice with log
     files (a snapshot query) has parts: its base file and every log file, each with statistics
-    (`hive_bridge.table.log_stats`). When the table's merge keeps whole records (overwrite-with-latest,
+    (`hive_bridge.stats.log_stats`). When the table's merge keeps whole records (overwrite-with-latest,
     event-time or commit-time ordering: `TableProperties.whole_record_merge`), every merged row is one record of
     one part, so the slice is kept when any part alone may hold a match (as Hudi's own data skipping does). When
     a merge may combine fields of several records, the slice is judged by the union of its parts' ranges, which
@@ -334,8 +336,6 @@ class Pruner:
 
     def _merged_group(self, merged: list[FileSlice], positions: list[int], stats_all: pa.Table,
                       row_of: dict[int, int], count: bool = True) -> _Group:
-        from hive_bridge.table.log_stats import union_stats
-
         index = self.index
         leaves = leaf_pairs(index.target_leaves())
         log_rows = index.log_table(merged, count=count)
@@ -391,6 +391,9 @@ class Pruner:
         parts: list[tuple[tuple[str, str], ...]] = [()] * n if explain else []
         if filt is not None:
             expression = translate(filt, dict(schema) if schema else self.sarg_schema)
+            if self.use_key_indexes:
+                # the record keys the filter fixes on a complex-key table, for the key indexes to answer
+                expression = self._key_index().with_derived_keys(expression)
             groups = self._current_groups(filt)
             answers = self._index_answers(expression, session_time_zone)
             result.index_sources = sorted({a.source for a in answers.values()})
@@ -424,10 +427,14 @@ class Pruner:
                         else:
                             stages[i], truths[i] = "statistics", truth2[j]
                             reasons[i] = second.reason(j)
-                            missing = [f"{a.source}: no row of this file group has {leaf}"
-                                       for leaf, a in answers.items() if not a.mask[i]]
-                            if missing:
-                                reasons[i] += "; " + "; ".join(missing)
+                            if answers:
+                                # which index answered each of its leaves, and the verdict with its answers
+                                said = [f"{leaf}: " + (f"not excluded by {a.source}" if a.mask[i] else
+                                                       f"{a.source}: no row of this file group has it")
+                                        for leaf, a in answers.items()]
+                                stages[i] = "statistics + " + ", ".join(sorted({a.source for a in answers.values()}))
+                                reasons[i] = (f"root is {truth2[j].name} with the indexes' answers: "
+                                              + "; ".join(said) + f"; statistics alone: {reasons[i]}")
                     if alone is not None:
                         self._explain_parts(g, alone, keep.tolist(), parts, reasons)
         kept_idx = np.flatnonzero(keep)
@@ -459,16 +466,20 @@ class Pruner:
                "none": c.files_without_statistics + c.files_without_mdt_entry}
         return {k: v for k, v in out.items() if v}
 
+    def _key_index(self) -> KeyIndexes:
+        """The table's key indexes for these slices (opened on first use)."""
+        indexes = self._key_indexes
+        if indexes is None:
+            indexes = self._key_indexes = KeyIndexes.open(self.table, self.slices)
+        assert isinstance(indexes, KeyIndexes)
+        return indexes
+
     def _index_answers(self, expression: Any, session_time_zone: str = "UTC") -> dict[Any, Any]:
         """Masks from Hudi's key indexes for the expression's equality leaves (opened on first use). Bloom
         filters are read only for the slices the statistics alone keep: the others are dropped anyway."""
         if not self.use_key_indexes:
             return {}
-        from hive_bridge.pruning.key_index import KeyIndexes
-
-        if self._key_indexes is None:
-            self._key_indexes = KeyIndexes.open(self.table, self.slices)
-        if not self._key_indexes.may_answer(expression):
+        if not self._key_index().may_answer(expression):
             return {}
         candidates = np.zeros(len(self.slices), dtype=bool)
         for g in self.groups:
@@ -478,7 +489,7 @@ class Pruner:
             if g.parts_stats is not None:
                 kept[:] = True                  # merged slices: judged by their parts later, keep them all in
             candidates[g.position_array[kept]] = True
-        answers: dict[Any, Any] = self._key_indexes.masks(expression, candidates)
+        answers: dict[Any, Any] = self._key_index().masks(expression, candidates)
         return answers
 
     def _explain_parts(self, g: _Group, alone: Any, keep: list[bool], parts: list[tuple[tuple[str, str], ...]],

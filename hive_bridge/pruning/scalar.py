@@ -1,4 +1,4 @@
-"""The per-file interpreter: one file's :class:`~hive_bridge.table.stats_table.FileStats` against a
+"""The per-file interpreter: one file's :class:`~hive_bridge.stats.contract.FileStats` against a
 HudiExpression, with Hive's TruthValue logic and a reason for every leaf (the explain path).
 """
 
@@ -35,7 +35,7 @@ from hive_bridge.pruning.plan import (
     combine,
     plan_leaves,
 )
-from hive_bridge.table.stats_table import ColumnStats, FileStats
+from hive_bridge.stats.contract import ColumnStats, FileStats
 from sarg import SearchArgument, TruthValue
 
 # ---------------------------------------------------------------------------------------------------------

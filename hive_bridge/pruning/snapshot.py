@@ -25,7 +25,6 @@ pruners prepared on first use (under a lock).
 from __future__ import annotations
 
 import dataclasses
-import os
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
@@ -37,10 +36,11 @@ from typing import Any
 import pyarrow as pa
 
 import sarg
+from hive_bridge import config
+from hive_bridge.layout.fsview import FileSlice, gc_paused, get_partition_path
 from hive_bridge.pruning.pruner import SNAPSHOT, ListStatusResult, Pruner, check_query_type, filter_columns
-from hive_bridge.table import FileSlice, HudiTable
-from hive_bridge.table.fsview import gc_paused, get_partition_path
-from hive_bridge.table.stats import ColumnStatsIndex
+from hive_bridge.stats.index import ColumnStatsIndex
+from hive_bridge.table.table import HudiTable
 
 __all__ = ["SnapshotCache", "TableSnapshot", "default_cache", "timeline_state"]
 
@@ -317,10 +317,24 @@ class SnapshotCache:
             self._key_locks.clear()
 
 
-_default = SnapshotCache(max_tables=int(os.environ.get("HIVE_BRIDGE_SNAPSHOTS", "4")))
+_default: SnapshotCache | None = None
+_default_lock = threading.Lock()
 
 
 def default_cache() -> SnapshotCache:
     """The process's snapshot cache (used by ``read_hudi``, the ``hudi-hive`` data source and the handler): the
-    ``HIVE_BRIDGE_SNAPSHOTS`` (default 4) most recently used tables."""
-    return _default
+    ``HIVE_BRIDGE_SNAPSHOTS`` (default 4, :mod:`hive_bridge.config`) most recently used tables."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = SnapshotCache(max_tables=config.settings().snapshots)
+        return _default
+
+
+def _clear_default() -> None:
+    with _default_lock:
+        if _default is not None:
+            _default.clear()
+
+
+config.register_cache("pruning.snapshot: table snapshots", _clear_default)

@@ -3,7 +3,7 @@
 A TruthValue is three boolean arrays (can be true, can be false, can be null), so Hive's and/or/not become
 bitwise operations; the per-leaf questions are the plans of :func:`hive_bridge.pruning.compile_leaf`, answered
 with Arrow compute kernels over the statistics columns (no per-file Python). The statistics table layout is
-described in :mod:`hive_bridge.table.stats_table`.
+described in :mod:`hive_bridge.stats.contract`.
 
     >>> result = prune(sarg_or_expression, stats_table, session_tz="UTC")
     >>> result.keep            # pyarrow BooleanArray, one per file
@@ -47,7 +47,7 @@ from hive_bridge.pruning.plan import (
     plan_leaves,
 )
 from hive_bridge.pruning.scalar import Verdict, evaluate
-from hive_bridge.table.stats_table import (
+from hive_bridge.stats.contract import (
     MAX,
     MAX_EXACT,
     MIN,

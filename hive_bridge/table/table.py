@@ -10,12 +10,14 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from hive_bridge.table.avro_schema import avro_to_arrow_schema
-from hive_bridge.table.errors import HudiTableError
-from hive_bridge.table.fsview import FileSlice, FileSystemView, get_base_file, get_base_instant
-from hive_bridge.table.properties import TableProperties
-from hive_bridge.table.storage import Storage
-from hive_bridge.table.timeline import Instant, Timeline, normalize_timestamp
+from hive_bridge.errors import HudiTableError, MetadataTableError
+from hive_bridge.formats.avro_schema import avro_to_arrow_schema
+from hive_bridge.layout.fsview import FileSlice, FileSystemView, get_base_file, get_base_instant
+from hive_bridge.layout.properties import TableProperties
+from hive_bridge.layout.timeline import Instant, Timeline, normalize_timestamp
+from hive_bridge.mdt.keys import FILES
+from hive_bridge.mdt.table import MetadataTable
+from hive_bridge.storage.core import Storage
 
 #: where a table's file listing comes from (see HudiTable.open)
 LISTING_SOURCES = ("folders", "auto", "mdt")
@@ -54,7 +56,7 @@ class HudiTable:
              listing: str = "folders", storage_options: Mapping[str, str] | None = None,
              storage: Storage | None = None) -> HudiTable:
         """``freeze_listing``: pause the garbage collector while listing and move the listing's objects straight
-        to its oldest generation (:func:`~hive_bridge.table.fsview.gc_paused`): faster for a process that lists
+        to its oldest generation (:func:`~hive_bridge.layout.fsview.gc_paused`): faster for a process that lists
         100,000s of files, but it touches the whole process's collector, so it is opt-in (a Spark driver or a
         notebook may not want that); ``benchmarks/bench_table.py`` measures what it buys.
 
@@ -65,7 +67,7 @@ class HudiTable:
 
         ``path``: a local folder, or a URI (``s3://bucket/path``, ``gs://``, ``hdfs://``, ``file:``);
         ``storage_options``: credentials, endpoint, region of object storage (see
-        :mod:`hive_bridge.table.storage`); ``storage``: an already made Storage (its request counter is shared).
+        :mod:`hive_bridge.storage.core`); ``storage``: an already made Storage (its request counter is shared).
         A local table's ``base_path`` is its absolute path, any other's its URI."""
         if listing not in LISTING_SOURCES:
             raise HudiTableError(f"unknown listing source {listing!r}: use {', '.join(LISTING_SOURCES)}")
@@ -80,18 +82,14 @@ class HudiTable:
         return table
 
     def metadata_table(self) -> Any:
-        """This table's metadata table (`hive_bridge.table.metadata.MetadataTable`), opened once and shared by
+        """This table's metadata table (`hive_bridge.mdt.table.MetadataTable`), opened once and shared by
         the listing, the statistics index and the key indexes; its `status` says what it can be trusted for."""
         if self._metadata is None:
-            from hive_bridge.table.metadata import MetadataTable
-
             self._metadata = MetadataTable.open(self)
         return self._metadata
 
     def _list_from_metadata(self, warn: bool) -> None:
         """Take the listing from the metadata table's files partition, if it can be trusted whole."""
-        from hive_bridge.table.metadata import FILES, MetadataTableError
-
         why: str | None = None
         if FILES not in self.properties.metadata_partitions:
             why = "the table has no ready files partition in its metadata table"
@@ -113,7 +111,7 @@ class HudiTable:
                 except MetadataTableError as exc:
                     why = f"the metadata table's files partition is not readable: {exc}"
                 else:
-                    self._fsview.use_listing(files, identity=(mdt._slice_identity(FILES),
+                    self._fsview.use_listing(files, identity=(mdt.slice_identity(FILES),
                                                               self.properties.is_partitioned))
                     self.listing_source = "mdt"
         if why is not None:

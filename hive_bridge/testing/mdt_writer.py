@@ -16,7 +16,7 @@ a table that already has commits has only the bootstrap deltacommits). Per MDT p
   ``mapRecordKeyToFileGroupIndex`` (Java ``String.hashCode``) picks;
 - per file group an empty log file ``.<fileId>_<instant>.log.1_0-0-0`` holding one DELETE block without keys
   (``initializeFileGroups``; byte for byte the fixture's) and one base HFile ``<fileId>_<token>_<instant>.hfile``
-  (``bulkCommit``) written with :func:`hive_bridge.table.hfile.write_hfile` as HBase's writer lays it out
+  (``bulkCommit``) written with :func:`hive_bridge.testing.hfile_writer.write_hfile` as HBase's writer lays it out
   (version 3.3, GZ, CRC32C checksums by default), its file info carrying the Avro schema of the values
   (``HoodieMetadataRecord`` with Hudi's meta fields, as in the fixture's base files), ``minRecordKey`` /
   ``maxRecordKey``; values are Avro-encoded ``HoodieMetadataRecord`` (the ``key`` field blank, as Hudi stores it);
@@ -49,63 +49,59 @@ Records:
 Not written: partition stats, bloom filters, record and secondary indexes, the HFiles' ``bloomFilter`` meta
 block (no reader of this project uses it), and mirrored deltacommits with log files (what an MDT enabled from
 the table's first commit holds).
+
+The records and their Avro encoding are in :mod:`~hive_bridge.testing.mdt_records`, the indexed columns and the
+statistics of data files in :mod:`~hive_bridge.testing.mdt_stats`; this module lists the data table and writes
+the MDT's files, timeline and properties.
 """
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import shutil
-import struct
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from decimal import Decimal
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import fastavro
-import pyarrow as pa
-import pyarrow.compute as pc
-
-from hive_bridge.table.errors import HudiTableError
-from hive_bridge.table.fsview import parse_base_file_name, parse_log_file_name
-from hive_bridge.table.hfile import ChecksumType, Codec, write_hfile
-from hive_bridge.table.logfile import (
-    BlockType,
-    HeaderKey,
-    LogFormatError,
-    data_block_table,
-    delete_block_content,
-    encode_block,
-    read_log_file,
-)
-from hive_bridge.table.metadata import (
+from hive_bridge.errors import HudiTableError
+from hive_bridge.formats.hfile import ChecksumType, Codec
+from hive_bridge.formats.logfile import BlockType, HeaderKey
+from hive_bridge.layout.fsview import parse_base_file_name, parse_log_file_name
+from hive_bridge.layout.properties import HOODIE_DIR, PROPERTIES_FILE, TableProperties
+from hive_bridge.layout.timeline import Timeline
+from hive_bridge.mdt.keys import (
     ALL_PARTITIONS_KEY,
     COLUMN_STATS,
     FILES,
     NON_PARTITIONED_NAME,
     SOLO_COMMIT_TIMESTAMP,
     TYPE_ALL_PARTITIONS,
-    TYPE_COLUMN_STATS,
     TYPE_FILES,
     column_index_id,
     file_index_id,
     partition_index_id,
 )
-from hive_bridge.table.properties import HOODIE_DIR, PROPERTIES_FILE, TableProperties
-from hive_bridge.table.stats import _read_metadata  # one pread + thrift decode: 2x pq.read_metadata
-from hive_bridge.table.timeline import Timeline
-from hive_bridge.testing.writer import (
-    PARTITION_METADATA,
-    _atomic_write,
-    _avro_record,
-    _commit_avro_schema,
-    _plus_one_ms,
+from hive_bridge.testing.hfile_writer import write_hfile
+from hive_bridge.testing.instants import atomic_write, avro_record, commit_avro_schema, plus_one_ms
+from hive_bridge.testing.logfile_writer import delete_block_content, encode_block
+from hive_bridge.testing.mdt_records import (
+    COMMIT_SCHEMA_JSON,
+    RECORD_SCHEMA_JSON,
+    avro_bytes_of,
+    encode_record,
+    group_of_hash,
+    java_hash,
+    metadata_record,
+    metadata_record_schema,
+    prefix_hash,
+    stats_value,
 )
+from hive_bridge.testing.mdt_stats import columns_to_index, file_stats
+from hive_bridge.testing.table_files import PARTITION_METADATA
 
 __all__ = [
     "FILE_ID_PREFIXES",
@@ -121,84 +117,12 @@ SUPPORTED_PARTITIONS = (FILES, COLUMN_STATS)
 FILE_ID_PREFIXES = {FILES: "files-", COLUMN_STATS: "col-stats-"}
 #: Hudi 1.0's default file group counts
 DEFAULT_FILE_GROUPS = {FILES: 1, COLUMN_STATS: 2}
-#: ``HoodieTableMetadataUtil.META_COLS_TO_ALWAYS_INDEX`` (in the order Hudi records them: a TreeMap)
-META_COLUMNS_TO_INDEX = ("_hoodie_commit_time", "_hoodie_partition_path", "_hoodie_record_key")
-_ALL_META = frozenset({"_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key",
-                       "_hoodie_partition_path", "_hoodie_file_name", "_hoodie_operation"})
-#: ``hoodie.metadata.index.column.stats.max.columns.to.index``
-MAX_COLUMNS_TO_INDEX = 32
 #: ``HoodieLogFormat.DEFAULT_WRITE_TOKEN``
 DEFAULT_WRITE_TOKEN = "0-0-0"
 #: HBase's writer (Hudi 1.0's MDT files: version 3.3, 16 KiB checksum chunks); Hudi's HFile block size
 HFILE_MINOR_VERSION = 3
 HFILE_BLOCK_SIZE = 1024 * 1024
-_AVRO_NS = "org.apache.hudi.avro.model"
-_DECIMAL_MAX_PRECISION, _DECIMAL_MAX_SCALE = 30, 15
 _INDEX_DEFS = ".hoodie/.index_defs/index.json"
-
-# ============================================================================================== the schema
-
-_JSTR: dict[str, Any] = {"type": "string", "avro.java.string": "String"}
-_WRAPPERS: tuple[tuple[str, Any], ...] = (
-    ("BooleanWrapper", "boolean"), ("IntWrapper", "int"), ("LongWrapper", "long"), ("FloatWrapper", "float"),
-    ("DoubleWrapper", "double"), ("BytesWrapper", "bytes"), ("StringWrapper", _JSTR), ("DateWrapper", "int"),
-    ("DecimalWrapper", {"type": "bytes", "logicalType": "decimal", "precision": 30, "scale": 15}),
-    ("TimeMicrosWrapper", {"type": "long", "logicalType": "time-micros"}), ("TimestampMicrosWrapper", "long"),
-    ("LocalDateWrapper", "int"),
-)
-
-
-def metadata_record_schema(meta_fields: bool = True) -> dict[str, Any]:
-    """``HoodieMetadataRecord`` as Hudi 1.0 (table version 8) writes it: with Hudi's five meta fields first (the
-    schema in the file info of the fixture's base HFiles), or without them (the commit metadata's schema)."""
-    def nullable(t: Any, default: bool = True) -> dict[str, Any]:
-        return {"type": ["null", t], **({"default": None} if default else {})}
-
-    long_ = nullable("long")
-    fields: list[dict[str, Any]] = []
-    if meta_fields:
-        fields += [{"name": n, "type": ["null", "string"], "doc": "", "default": None}
-                   for n in ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key",
-                             "_hoodie_partition_path", "_hoodie_file_name")]
-    fields += [
-        {"name": "key", "type": _JSTR},
-        {"name": "type", "type": "int"},
-        {"name": "filesystemMetadata", "type": ["null", {
-            "type": "map", "avro.java.string": "String", "values": {
-                "type": "record", "name": "HoodieMetadataFileInfo", "fields": [
-                    {"name": "size", "type": "long"}, {"name": "isDeleted", "type": "boolean"}]}}]},
-        {"name": "BloomFilterMetadata", "default": None, "type": ["null", {
-            "type": "record", "name": "HoodieMetadataBloomFilter", "fields": [
-                {"name": "type", "type": _JSTR}, {"name": "timestamp", "type": _JSTR},
-                {"name": "bloomFilter", "type": "bytes"}, {"name": "isDeleted", "type": "boolean"}]}]},
-        {"name": "ColumnStatsMetadata", "default": None, "type": ["null", {
-            "type": "record", "name": "HoodieMetadataColumnStats", "fields": [
-                {"name": "fileName", **nullable(_JSTR)},
-                {"name": "columnName", **nullable(_JSTR)},
-                {"name": "minValue", "default": None, "type": ["null", *[
-                    {"type": "record", "name": n, "fields": [{"name": "value", "type": t}]} for n, t in _WRAPPERS]]},
-                {"name": "maxValue", "default": None, "type": ["null", *[n for n, _ in _WRAPPERS]]},
-                {"name": "valueCount", **long_}, {"name": "nullCount", **long_},
-                {"name": "totalSize", **long_}, {"name": "totalUncompressedSize", **long_},
-                {"name": "isDeleted", "type": "boolean"},
-                {"name": "isTightBound", "type": "boolean", "default": False}]}]},
-        {"name": "recordIndexMetadata", "default": None, "type": ["null", {
-            "type": "record", "name": "HoodieRecordIndexInfo", "fields": [
-                {"name": "partitionName", **nullable(_JSTR)}, {"name": "fileIdHighBits", **long_},
-                {"name": "fileIdLowBits", **long_}, {"name": "fileIndex", **nullable("int")},
-                {"name": "fileId", **nullable(_JSTR)}, {"name": "instantTime", **long_},
-                {"name": "fileIdEncoding", "type": "int", "default": 0}, {"name": "position", **long_}]}]},
-        {"name": "SecondaryIndexMetadata", "default": None, "type": ["null", {
-            "type": "record", "name": "HoodieSecondaryIndexInfo", "fields": [
-                {"name": "isDeleted", "type": "boolean"}]}]},
-    ]
-    return {"type": "record", "name": "HoodieMetadataRecord", "namespace": _AVRO_NS, "fields": fields}
-
-
-_RECORD_SCHEMA = metadata_record_schema(True)
-_RECORD_SCHEMA_JSON = json.dumps(_RECORD_SCHEMA, separators=(",", ":"))
-_COMMIT_SCHEMA_JSON = json.dumps(metadata_record_schema(False), separators=(",", ":"))
-_PARSED = fastavro.parse_schema(_RECORD_SCHEMA)
 
 # ============================================================================================== helpers
 
@@ -206,7 +130,7 @@ _PARSED = fastavro.parse_schema(_RECORD_SCHEMA)
 def file_group_index(record_key: str, num_file_groups: int) -> int:
     """``HoodieTableMetadataUtil.mapRecordKeyToFileGroupIndex``: Java's ``String.hashCode`` (UTF-16 code
     units, int overflow), then ``Math.abs(Math.abs(h) % n)``."""
-    return _group_of_hash(_java_hash(record_key), num_file_groups)
+    return group_of_hash(java_hash(record_key), num_file_groups)
 
 
 def _file_id(partition: str, index: int) -> str:
@@ -220,7 +144,7 @@ def _identifier(partition: str) -> str:
 def _now_after(stamp: str) -> str:
     now = datetime.now(UTC)
     s = now.strftime("%Y%m%d%H%M%S") + f"{now.microsecond // 1000:03d}"
-    return s if s > stamp else _plus_one_ms(stamp)
+    return s if s > stamp else plus_one_ms(stamp)
 
 
 def _properties_text(props: Mapping[str, str], header: str) -> bytes:
@@ -273,316 +197,6 @@ def _list_data_files(root: Path, completed: frozenset[str]) -> dict[str, list[_D
                 files.append(_DataFile(partition, e.name, e.stat(follow_symlinks=False).st_size, log is not None))
         out[partition] = sorted(files, key=lambda f: f.name)
     return out
-
-
-# ============================================================================================== columns
-
-
-def _nonnull(avro_type: Any) -> Any:
-    if isinstance(avro_type, list):
-        rest = [t for t in avro_type if t != "null"]
-        return rest[0] if len(rest) == 1 else avro_type
-    return avro_type
-
-
-def _supported(avro_type: Any) -> bool:
-    """``isColumnTypeSupported`` for Hudi's Avro record type: no record, array or map; decimals must fit the
-    wrapper's decimal(30,15)."""
-    t = _nonnull(avro_type)
-    if isinstance(t, list):
-        return False
-    if isinstance(t, dict):
-        if t.get("logicalType") == "decimal":
-            p, s = int(t.get("precision", 0)), int(t.get("scale", 0))
-            return p + (_DECIMAL_MAX_SCALE - s) <= _DECIMAL_MAX_PRECISION and s <= _DECIMAL_MAX_SCALE
-        return t.get("type") not in ("record", "array", "map")
-    return t not in ("record", "array", "map")
-
-
-def columns_to_index(props: TableProperties, schema_json: str | None,
-                     explicit: Sequence[str] | None = None) -> list[str]:
-    """Hudi 1.0's ``getColumnsToIndex``: the always-indexed meta columns (tables with meta fields), then the
-    explicit list, or the first 32 supported data columns of the writer schema."""
-    fields: list[dict[str, Any]] = []
-    if schema_json:
-        try:
-            fields = list(json.loads(schema_json).get("fields") or [])
-        except (ValueError, AttributeError):
-            fields = []
-    types = {f.get("name"): f.get("type") for f in fields if isinstance(f, dict)}
-    out = list(META_COLUMNS_TO_INDEX) if props.populate_meta_fields else []
-    if explicit is not None:
-        out += [c for c in explicit if c not in META_COLUMNS_TO_INDEX and (c not in types or _supported(types[c]))]
-    else:
-        data = [n for n, t in types.items() if isinstance(n, str) and n not in _ALL_META and _supported(t)]
-        out += data[:MAX_COLUMNS_TO_INDEX]
-    return list(dict.fromkeys(out))
-
-
-# ============================================================================================== statistics
-
-_Wrapped = tuple[str, dict[str, Any]] | None
-
-
-def _wrap(value: Any, wrapper: str) -> _Wrapped:
-    return None if value is None else (f"{_AVRO_NS}.{wrapper}", {"value": value})
-
-
-def _parquet_wrapper(col: Any) -> str | None:
-    """The wrapper Hudi 1.0 puts a parquet column's min/max in (``convertToNativeJavaType`` then
-    ``wrapValueIntoAvro``), None when it cannot."""
-    physical = col.physical_type
-    logical = col.logical_type.type
-    if logical == "DECIMAL":
-        return "DecimalWrapper"
-    if logical == "DATE":
-        return "DateWrapper"
-    if physical in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"):
-        return "StringWrapper" if logical == "STRING" else "BytesWrapper"
-    return {"BOOLEAN": "BooleanWrapper", "INT32": "IntWrapper", "INT64": "LongWrapper", "FLOAT": "FloatWrapper",
-            "DOUBLE": "DoubleWrapper"}.get(physical)
-
-
-def _parquet_value(stats: Any, upper: bool, wrapper: str) -> Any:
-    raw = stats.max_raw if upper else stats.min_raw
-    if wrapper == "DecimalWrapper":
-        value = stats.max if upper else stats.min
-        return value if isinstance(value, Decimal) else None
-    if wrapper == "StringWrapper":
-        return raw.decode("utf-8") if isinstance(raw, bytes) else raw
-    if wrapper == "BytesWrapper":
-        return raw.encode("utf-8") if isinstance(raw, str) else bytes(raw) if raw is not None else None
-    return raw
-
-
-def _base_file_stats(path: str, columns: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """Column name -> ColumnStatsMetadata fields of one parquet file, as ``readColumnStatsFromMetadata``."""
-    md = _read_metadata(path)[0]
-    by_name: dict[str, int] = {}
-    for i in range(md.num_columns):
-        col = md.schema.column(i)
-        if col.max_repetition_level == 0 and col.path in columns and "." not in col.path:
-            by_name[col.path] = i
-    out: dict[str, dict[str, Any]] = {}
-    groups = [md.row_group(g) for g in range(md.num_row_groups)]
-    for name, i in by_name.items():
-        wrapper = _parquet_wrapper(md.schema.column(i))
-        if wrapper is None:
-            continue
-        lo: Any = None
-        hi: Any = None
-        nulls = values = size = usize = 0
-        for rg in groups:
-            chunk = rg.column(i)
-            values += chunk.num_values
-            size += chunk.total_compressed_size
-            usize += chunk.total_uncompressed_size
-            st = chunk.statistics
-            if st is None:
-                continue
-            nulls += st.null_count or 0
-            if st.has_min_max:
-                a, b = _parquet_value(st, False, wrapper), _parquet_value(st, True, wrapper)
-                # HoodieColumnRangeMetadata.merge: a null side takes the other's
-                lo = a if lo is None else lo if a is None else min(lo, a)
-                hi = b if hi is None else hi if b is None else max(hi, b)
-        out[name] = {"minValue": _wrap(lo, wrapper), "maxValue": _wrap(hi, wrapper), "valueCount": values,
-                     "nullCount": nulls, "totalSize": size, "totalUncompressedSize": usize}
-    return out
-
-
-def _arrow_wrapper(typ: pa.DataType) -> str | None:
-    t = pa.types
-    if t.is_boolean(typ):
-        return "BooleanWrapper"
-    if t.is_decimal(typ):
-        return "DecimalWrapper"
-    if t.is_date(typ):
-        return "DateWrapper"
-    if t.is_string(typ) or t.is_large_string(typ):
-        return "StringWrapper"
-    if t.is_binary(typ) or t.is_large_binary(typ) or t.is_fixed_size_binary(typ):
-        return "BytesWrapper"
-    if t.is_float32(typ):
-        return "FloatWrapper"
-    if t.is_float64(typ):
-        return "DoubleWrapper"
-    if t.is_integer(typ):
-        return "IntWrapper" if typ.bit_width <= 32 else "LongWrapper"
-    if t.is_timestamp(typ) or t.is_time64(typ):
-        return "LongWrapper"
-    if t.is_time32(typ):
-        return "IntWrapper"
-    return None
-
-
-def _log_file_stats(path: str, columns: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """Column stats of a log file's data records (Hudi's ``getLogFileColumnRangeMetadata``: no merging, every
-    record of every data block); a log without data records gets ``valueCount`` 0 and no bounds."""
-    contents = read_log_file(path)
-    tables = []
-    for block in contents.blocks:
-        if block.block_type in (BlockType.AVRO_DATA, BlockType.PARQUET_DATA):
-            tables.append(data_block_table(block, path))
-    data = pa.concat_tables(tables, promote_options="permissive") if tables else None
-    out: dict[str, dict[str, Any]] = {}
-    for name in columns:
-        if data is None or data.num_rows == 0:
-            out[name] = {"minValue": None, "maxValue": None, "valueCount": 0, "nullCount": 0, "totalSize": 0,
-                         "totalUncompressedSize": 0}
-            continue
-        if name not in data.column_names:
-            out[name] = {"minValue": None, "maxValue": None, "valueCount": data.num_rows,
-                         "nullCount": data.num_rows, "totalSize": 0, "totalUncompressedSize": 0}
-            continue
-        column = data.column(name)
-        wrapper = _arrow_wrapper(column.type)
-        if wrapper is None:
-            continue
-        lo = hi = None
-        present = pc.drop_null(column)
-        if len(present):
-            if pa.types.is_timestamp(column.type) or pa.types.is_time(column.type):
-                present = present.cast(pa.int64() if pa.types.is_timestamp(column.type)
-                                       or pa.types.is_time64(column.type) else pa.int32())
-            elif pa.types.is_date(column.type):
-                present = present.cast(pa.int32())
-            elif pa.types.is_floating(column.type) and pc.any(pc.is_nan(present)).as_py():
-                # Java's Double.compareTo sorts NaN above every number
-                finite = pc.filter(present, pc.invert(pc.is_nan(present)))
-                mm = pc.min_max(finite) if len(finite) else None
-                lo = mm["min"].as_py() if mm is not None else float("nan")
-                hi = float("nan")
-            if lo is None and hi is None:
-                mm = pc.min_max(present)
-                lo, hi = mm["min"].as_py(), mm["max"].as_py()
-        out[name] = {"minValue": _wrap(lo, wrapper), "maxValue": _wrap(hi, wrapper), "valueCount": data.num_rows,
-                     "nullCount": column.null_count, "totalSize": 0, "totalUncompressedSize": 0}
-    return out
-
-
-def _file_stats(f: tuple[str, bool], columns: Sequence[str]) -> dict[str, dict[str, Any]] | None:
-    path, is_log = f
-    try:
-        return _log_file_stats(path, columns) if is_log else _base_file_stats(path, columns)
-    except (OSError, LogFormatError, pa.ArrowException, HudiTableError):
-        return None     # Hudi logs the failure and writes no entry for the file
-
-
-# ============================================================================================== records
-
-
-def _encode(record: dict[str, Any]) -> bytes:
-    buf = io.BytesIO()
-    fastavro.schemaless_writer(buf, _PARSED, record)
-    return buf.getvalue()
-
-
-def _varint(n: int) -> bytes:
-    """Avro's zigzag varint of a long."""
-    z = (n << 1) ^ (n >> 63)
-    out = bytearray()
-    while z > 0x7F:
-        out.append((z & 0x7F) | 0x80)
-        z >>= 7
-    out.append(z)
-    return bytes(out)
-
-
-def _avro_bytes_of(data: bytes) -> bytes:
-    return _varint(len(data)) + data
-
-
-_BRANCH = {f"{_AVRO_NS}.{name}": i + 1 for i, (name, _) in enumerate(_WRAPPERS)}
-_DOUBLE = struct.Struct("<d")
-_FLOAT = struct.Struct("<f")
-
-
-def _decimal_bytes(value: Decimal) -> bytes:
-    """The unscaled value at scale 15 as big-endian two's complement, minimal length (``BigInteger``)."""
-    sign, digits, exponent = value.as_tuple()
-    assert isinstance(exponent, int)
-    unscaled = int("".join(map(str, digits)) or "0")
-    shift = exponent + _DECIMAL_MAX_SCALE          # exact integer arithmetic (Decimal's context rounds at 28)
-    unscaled = int(unscaled * 10**shift) if shift >= 0 else int(unscaled // 10**-shift)
-    if sign:
-        unscaled = -unscaled
-    length = (unscaled.bit_length() + 8) // 8
-    return unscaled.to_bytes(length, "big", signed=True)
-
-
-def _wrapped_bytes(wrapped: _Wrapped) -> bytes:
-    if wrapped is None:
-        return b"\x00"
-    name, record = wrapped
-    branch = _BRANCH[name]
-    value = record["value"]
-    head = _varint(branch)
-    if branch == 1:                                              # boolean
-        return head + (b"\x01" if value else b"\x00")
-    if branch in (2, 3, 8, 11, 12):                              # int, long, date, timestamp, local date
-        return head + _varint(int(value))
-    if branch == 4:
-        return head + _FLOAT.pack(value)
-    if branch == 5:
-        return head + _DOUBLE.pack(value)
-    if branch == 6:
-        return head + _avro_bytes_of(bytes(value))
-    if branch == 7:
-        return head + _avro_bytes_of(value.encode("utf-8"))
-    if branch == 9:
-        return head + _avro_bytes_of(_decimal_bytes(value))
-    raise HudiTableError(f"no hand encoding for {name}")        # time-micros: never written here
-
-
-def _opt_long(value: int | None) -> bytes:
-    return b"\x00" if value is None else b"\x02" + _varint(value)
-
-
-def _stats_value(hfile_name_bytes: bytes, stats: Mapping[str, Any]) -> bytes:
-    """The Avro bytes of a column stats ``HoodieMetadataRecord`` (what :func:`_encode` gives, ~10x faster:
-    column stats are most of an MDT's records)."""
-    return b"".join((
-        b"\x00\x00\x00\x00\x02", hfile_name_bytes,        # meta fields: null x4, _hoodie_file_name
-        b"\x00", _varint(TYPE_COLUMN_STATS),                # key "", type
-        b"\x00\x00\x02",                                     # no files, no bloom filter; the stats:
-        b"\x02", _avro_bytes_of(stats["fileName"].encode("utf-8")),
-        b"\x02", _avro_bytes_of(stats["columnName"].encode("utf-8")),
-        _wrapped_bytes(stats["minValue"]), _wrapped_bytes(stats["maxValue"]),
-        _opt_long(stats["valueCount"]), _opt_long(stats["nullCount"]), _opt_long(stats["totalSize"]),
-        _opt_long(stats["totalUncompressedSize"]),
-        b"\x01" if stats["isDeleted"] else b"\x00", b"\x01" if stats["isTightBound"] else b"\x00",
-        b"\x00\x00",                                         # no record index, no secondary index
-    ))
-
-
-def _java_hash(text: str, h: int = 0) -> int:
-    """``String.hashCode`` continued from ``h`` (unsigned 32 bits)."""
-    units = text.encode("utf-16-be")
-    for i in range(0, len(units), 2):
-        h = (31 * h + (units[i] << 8 | units[i + 1])) & 0xFFFFFFFF
-    return h
-
-
-@lru_cache(maxsize=4096)
-def _prefix_hash(prefix: str) -> int:
-    return _java_hash(prefix)
-
-
-def _group_of_hash(h: int, num_file_groups: int) -> int:
-    if h >= 0x80000000:
-        h -= 0x100000000
-    a = h if h == -0x80000000 else abs(h)
-    rem = a % num_file_groups if a >= 0 else -((-a) % num_file_groups)
-    return abs(rem)
-
-
-def _record(hfile_name: str, rtype: int, files: dict[str, dict[str, Any]] | None = None,
-            stats: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {"_hoodie_commit_time": None, "_hoodie_commit_seqno": None, "_hoodie_record_key": None,
-            "_hoodie_partition_path": None, "_hoodie_file_name": hfile_name, "key": "", "type": rtype,
-            "filesystemMetadata": files, "BloomFilterMetadata": None, "ColumnStatsMetadata": stats,
-            "recordIndexMetadata": None, "SecondaryIndexMetadata": None}
 
 
 @dataclass(frozen=True)
@@ -668,7 +282,7 @@ def write_metadata_table(
         "hoodie.table.base.file.format": "HFILE", "hoodie.record.merge.mode": "CUSTOM",
         "hoodie.table.version": "8",
     }
-    _atomic_write(hoodie / PROPERTIES_FILE, _properties_text(mprops, _saved_on()))
+    atomic_write(hoodie / PROPERTIES_FILE, _properties_text(mprops, _saved_on()))
 
     # ---------------------------------------------------------------- records per MDT partition
     stats_of: dict[tuple[str, str], dict[str, dict[str, Any]] | None] = {}
@@ -678,9 +292,9 @@ def write_metadata_table(
         n_workers = workers or min(8, (os.cpu_count() or 2) * 2)
         if len(paths) > 1 and n_workers > 1:
             with ThreadPoolExecutor(max_workers=n_workers) as pool:
-                results = list(pool.map(lambda p: _file_stats(p, columns), paths, chunksize=64))
+                results = list(pool.map(lambda p: file_stats(p, columns), paths, chunksize=64))
         else:
-            results = [_file_stats(p, columns) for p in paths]
+            results = [file_stats(p, columns) for p in paths]
         stats_of = {(f.partition, f.name): r for f, r in zip(todo, results, strict=True)}
 
     instants: dict[str, str] = {}
@@ -690,11 +304,11 @@ def write_metadata_table(
     for offset, partition in enumerate(wanted):
         instant = f"{SOLO_COMMIT_TIMESTAMP}{offset:03d}"
         instants[partition] = instant
-        _atomic_write(tl / f"{instant}.deltacommit.requested", b"")
-        _atomic_write(tl / f"{instant}.deltacommit.inflight", b"")
+        atomic_write(tl / f"{instant}.deltacommit.requested", b"")
+        atomic_write(tl / f"{instant}.deltacommit.inflight", b"")
         folder = mdt / partition
         folder.mkdir()
-        _atomic_write(folder / PARTITION_METADATA,
+        atomic_write(folder / PARTITION_METADATA,
                       (f"#partition metadata\n#{datetime.now(UTC).strftime('%a %b %d %H:%M:%S UTC %Y')}\n"
                        f"commitTime={instant}\npartitionDepth=1\n").encode("latin-1"))
         n = groups[partition]
@@ -706,7 +320,7 @@ def write_metadata_table(
                 stats: dict[str, Any] | None = None, _n: int = n, _names: list[str] = names,
                 _entries: list[list[tuple[bytes, bytes]]] = entries) -> None:
             g = file_group_index(key, _n) if _n > 1 else 0
-            _entries[g].append((key.encode("utf-8"), _encode(_record(_names[g], rtype, files, stats))))
+            _entries[g].append((key.encode("utf-8"), encode_record(metadata_record(_names[g], rtype, files, stats))))
 
         if partition == FILES:
             add(ALL_PARTITIONS_KEY, TYPE_ALL_PARTITIONS,
@@ -716,7 +330,7 @@ def write_metadata_table(
         else:
             # key = column id (12) + partition id (12) + file id (24): hashed part by part (the Java hash of a
             # concatenation continues from its prefix's), the ids computed once each
-            names_bytes = [_avro_bytes_of(nm.encode("utf-8")) for nm in names]
+            names_bytes = [avro_bytes_of(nm.encode("utf-8")) for nm in names]
             col_ids = {c: column_index_id(c) for c in columns}
             part_ids: dict[str, str] = {}
             for (p, name), per_column in stats_of.items():
@@ -732,10 +346,10 @@ def write_metadata_table(
                         continue
                     prefix = col_ids[column] + pid
                     key = prefix + fid_part
-                    g = _group_of_hash(_java_hash(fid_part, _prefix_hash(prefix)), n) if n > 1 else 0
+                    g = group_of_hash(java_hash(fid_part, prefix_hash(prefix)), n) if n > 1 else 0
                     record = {"fileName": name, "columnName": column, **st, "isDeleted": False,
                               "isTightBound": False}
-                    entries[g].append((key.encode("utf-8"), _stats_value(names_bytes[g], record)))
+                    entries[g].append((key.encode("utf-8"), stats_value(names_bytes[g], record)))
                     stats_records += 1
         write_stats: list[dict[str, Any]] = []
         for g in range(n):
@@ -744,7 +358,7 @@ def write_metadata_table(
             with open(folder / f".{fid}_{instant}.log.1_{DEFAULT_WRITE_TOKEN}", "wb") as fh:
                 fh.write(log)
             pairs = sorted(entries[g])
-            info = {b"schema": _RECORD_SCHEMA_JSON.encode("utf-8")}
+            info = {b"schema": RECORD_SCHEMA_JSON.encode("utf-8")}
             if pairs:
                 info[b"minRecordKey"] = pairs[0][0]
                 info[b"maxRecordKey"] = pairs[-1][0]
@@ -756,8 +370,8 @@ def write_metadata_table(
             write_stats.append(_write_stat(partition, fid, names[g], len(pairs), len(data)))
         completion = _now_after(completion)
         meta = {"partitionToWriteStats": {partition: write_stats}, "compacted": False,
-                "extraMetadata": {"schema": _COMMIT_SCHEMA_JSON}, "version": None, "operationType": "BULK_INSERT"}
-        _atomic_write(tl / f"{instant}_{completion}.deltacommit", _avro_record(_commit_avro_schema(False), meta))
+                "extraMetadata": {"schema": COMMIT_SCHEMA_JSON}, "version": None, "operationType": "BULK_INSERT"}
+        atomic_write(tl / f"{instant}_{completion}.deltacommit", avro_record(commit_avro_schema(False), meta))
 
     _update_data_properties(root, wanted, columns)
     missing = tuple(sorted(f"{p}/{n}" if p else n for (p, n), s in stats_of.items() if s is None))
@@ -796,7 +410,8 @@ def _update_data_properties(root: Path, partitions: Sequence[str], columns: Sequ
             "indexName": COLUMN_STATS, "indexType": COLUMN_STATS, "indexFunction": COLUMN_STATS,
             "sourceFields": list(columns), "indexOptions": {}}
         defs_path.parent.mkdir(parents=True, exist_ok=True)
-        _atomic_write(defs_path, json.dumps(defs, indent=2).encode("utf-8"))
+        atomic_write(defs_path, json.dumps(defs, indent=2).encode("utf-8"))
         raw["hoodie.table.index.defs.path"] = _INDEX_DEFS
     header = "#Updated at " + datetime.now(UTC).isoformat().replace("+00:00", "Z")
-    _atomic_write(path, _properties_text(raw, header))
+    atomic_write(path, _properties_text(raw, header))
+

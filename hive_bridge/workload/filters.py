@@ -6,7 +6,7 @@ grammar admits (a literal may end at any closing bracket after which the text go
 conjunct is kept only when every reading has it, so a filter whose split is not certain is unknown — it keeps
 files, as an unknown SearchArgument leaf does, and is counted.
 
-Literals are typed by the table's column types (Hive type names, as :func:`hive_bridge.hive_types.table_sarg_schema`
+Literals are typed by the table's column types (Hive type names, as :func:`hive_bridge.typemap.table_sarg_schema`
 gives them); a literal that does not read as its column's type, a column the table lacks, a binary value, a
 function of a column (``cast(id#1 as string)``, ``StartsWith``), a dynamic pruning expression: unknown. The
 result is HiveQL filter text (read by :func:`sarg.parse_hiveql` like any other filter), where an unknown part

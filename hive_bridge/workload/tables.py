@@ -144,7 +144,7 @@ def metastore_locator(uri: str) -> Callable[[str], str | None]:
     """``db.t`` -> its location in the Hive metastore at ``uri`` (None when it has no such table or cannot be
     asked; Hive sync registers ``t``, ``t_ro`` and ``t_rt`` at the same location). One connection, answers
     cached."""
-    from hive_bridge.metastore import MetastoreClient, MetastoreError
+    from hive_bridge.hive import MetastoreClient, MetastoreError
 
     cache: dict[str, str | None] = {}
     client: list[Any] = []

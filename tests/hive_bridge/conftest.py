@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -29,3 +31,22 @@ def shared_tables(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     if not SHARED_TABLES.is_dir():
         pytest.skip(f"{SHARED_TABLES} is missing")
     return _unzip_all(tmp_path_factory.mktemp("shared-tables"))
+
+
+@pytest.fixture(scope="session")
+def fixture_tables(shared_tables: dict[str, Path]) -> dict[str, Path]:
+    """The shared tables (treat as read-only; :func:`fixture_copy` gives a writable copy)."""
+    return shared_tables
+
+
+@pytest.fixture
+def fixture_copy(fixture_tables: dict[str, Path], tmp_path: Path) -> Callable[[str], Path]:
+    """A private, writable copy of one fixture table (for tests that write the index or damage files)."""
+
+    def copy(name: str) -> Path:
+        src = fixture_tables[name]
+        dest = tmp_path / name / src.name
+        shutil.copytree(src, dest)
+        return dest
+
+    return copy

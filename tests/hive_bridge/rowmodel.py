@@ -23,7 +23,7 @@ import pyarrow as pa
 from hypothesis import strategies as st
 
 import sarg
-from hive_bridge.table.stats_table import ColumnStats, FileStats
+from hive_bridge.stats.contract import ColumnStats, FileStats
 from sarg import Operator, Timestamp, TruthValue, Type
 
 DAY = 86_400 * 10**9

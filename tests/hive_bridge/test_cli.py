@@ -124,9 +124,10 @@ def test_explain_summary_groups_files_by_verdict_stage_and_reason(table: Path) -
     assert code == 0
     summary = out[out.index("verdicts of 20 files by reason"):out.index("file verdicts")]
     # statistics differ from file to file; the summary groups them by truth: 3 groups, not 20 rows
-    assert re.search(r"│\s+5 │ keep\s+│ statistics │ root is YES_NO: some row may match; region = 'us': YES_NO; "
+    # region = 'us' is YES: every file of the partition holds only 'us' (min = max, exact bounds)
+    assert re.search(r"│\s+5 │ keep\s+│ statistics │ root is YES: some row may match; region = 'us': YES; "
                      r"id < 150: YES\s+│", summary)
-    assert re.search(r"│\s+5 │ skip\s+│ statistics │ root is NO: no row can match; region = 'us': YES_NO; "
+    assert re.search(r"│\s+5 │ skip\s+│ statistics │ root is NO: no row can match; region = 'us': YES; "
                      r"id < 150: NO\s+│", summary)
     assert re.search(r"│\s+10 │ skip\s+│ partition\s+│ root is NO: no row can match; region = 'us': NO;", summary)
     assert summary.count("min=") == 0 and len(re.findall(r"^│\s+\d+ │", summary, flags=re.M)) == 3
@@ -391,7 +392,8 @@ def test_replay_reads_each_filters_columns_from_the_metadata_table(tmp_path: Pat
     first needs them)."""
     import sarg
     from hive_bridge.pruning.pruner import Pruner, table_sarg_schema
-    from hive_bridge.table import ColumnStatsIndex, HudiTable
+    from hive_bridge.stats.index import ColumnStatsIndex
+    from hive_bridge.table.table import HudiTable
     from hive_bridge.testing.mdt_writer import write_metadata_table
 
     root = tmp_path / "t"
@@ -416,3 +418,31 @@ def test_replay_reads_each_filters_columns_from_the_metadata_table(tmp_path: Pat
         want = eager.run(sarg.read_filter(text, schema))
         assert row["files_kept"] == len(want.slices) < row["files_total"], text
         assert row["stats_sources"] == {"metadata table": row["files_total"]}, row["stats_sources"]
+
+
+TXNS_META = "sample_table.cow.v9_txns_simple_meta"
+
+
+def test_explain_prints_bounds_in_the_columns_own_type_and_which_index_answered(
+        shared_tables: dict[str, Path], tmp_path: Path) -> None:
+    import shutil
+
+    shutil.copytree(shared_tables[TXNS_META], tmp_path / "txns")
+    shutil.rmtree(tmp_path / "txns" / ".hoodie" / ".hive_bridge", ignore_errors=True)
+    code, out, _ = run("explain", "--table", str(tmp_path / "txns"), "--json",
+                       "amount > 100.00 and txn_date = date '2024-01-16' and txn_id = 'TXN-007'")
+    doc = json.loads(out)
+    assert code == 0 and doc["index_sources"]
+    reasons = " ".join(f["reason"] for f in doc["files"])
+    # decimal(15,2) bounds and literals as decimals, dates as dates: never unscaled integers or epoch days
+    assert "max > 100.00" in reasons and "min <= 2024-01-16" in reasons and "min = max in [2024-01-16]" in reasons
+    assert re.search(r"min=\d+\.\d\d, max=\d+\.\d\d", reasons)
+    assert not re.search(r"max > 10000\b|<= 19738\b|\[19738\]", reasons)
+    source = doc["index_sources"][0]
+    for f in doc["files"]:
+        assert f["stage"] == f"statistics + {source}"
+        assert f["reason"].startswith(f"root is {f['truth']} with the indexes' answers: txn_id = 'TXN-007': ")
+    # a file the index excluded says so, and the statistics alone would have kept it
+    excluded = [f for f in doc["files"] if f"{source}: no row of this file group has it" in f["reason"]]
+    assert excluded and all(not f["kept"] for f in excluded)
+    assert any("statistics alone: root is YES_NO" in f["reason"] for f in excluded)

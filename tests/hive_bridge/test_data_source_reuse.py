@@ -15,7 +15,14 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from hive_bridge.spark import last_scan_report, read_hudi, register, spark_scopes_read_plans
+from hive_bridge.spark import (
+    PYTHON_SOURCE,
+    ROUTE_INDEX,
+    last_scan_report,
+    read_hudi,
+    register,
+    spark_scopes_read_plans,
+)
 from hive_bridge.testing.writer import HudiWriter
 
 pytestmark = pytest.mark.spark
@@ -73,7 +80,13 @@ def test_temp_view_and_self_join_see_every_row(spark, reuse_table) -> None:  # t
 
 def test_scan_report_says_whether_pushed_filters_pruned(spark, reuse_table) -> None:  # type: ignore[no-untyped-def]
     register(spark)
+    # hudi-hive: Spark's own file source, its file index prunes every scan with that scan's filters
     spark.read.format("hudi-hive").load(str(reuse_table)).where("id = 14").count()
+    report = last_scan_report(str(reuse_table))
+    assert report is not None and report["files_total"] == 32
+    assert report["pruning"] is True and report["files_read"] == 1 and report["route"] == ROUTE_INDEX
+    # the Python data source (Spark Connect's hudi-hive)
+    spark.read.format(PYTHON_SOURCE).load(str(reuse_table)).where("id = 14").count()
     report = last_scan_report(str(reuse_table))
     assert report is not None and report["files_total"] == 32
     if spark_scopes_read_plans():
@@ -89,7 +102,7 @@ def test_the_pruning_reader_prunes_with_exactly_its_pushed_filters(reuse_table) 
     from pyspark.sql.datasource import EqualTo, GreaterThan, IsNotNull
 
     from hive_bridge.spark import HudiHiveReader, PruningHudiHiveReader, spark_schema
-    from hive_bridge.table import HudiTable
+    from hive_bridge.table.table import HudiTable
 
     schema = spark_schema(HudiTable.open(reuse_table).arrow_schema())
     reader = PruningHudiHiveReader(str(reuse_table), schema, {})

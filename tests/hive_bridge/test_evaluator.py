@@ -15,7 +15,7 @@ import sarg
 from hive_bridge.expression import HudiExpression, Op, Predicate, translate
 from hive_bridge.pruning.scalar import Verdict, evaluate
 from hive_bridge.pruning.vectorized import StatsTable, prune
-from hive_bridge.table.stats_table import ColumnStats, FileStats, stats_table
+from hive_bridge.stats.contract import ColumnStats, FileStats, stats_table
 from sarg import Timestamp, TruthValue, Type
 
 Y, N, NULL = TruthValue.YES, TruthValue.NO, TruthValue.NULL
@@ -353,3 +353,30 @@ def test_printed_string_list_with_null_text_may_be_null() -> None:
     v = judge(s, cols)
     assert v.truth is TruthValue.NO_NULL and not v.keep
     assert judge(translate(sarg.parse("(not leaf-(IN s a null))", {"s": "string"})), cols).keep
+
+
+def test_not_in_and_not_equal_skip_a_string_file_holding_only_listed_values() -> None:
+    # a file whose one value (min = max, exact bounds) equals a literal exactly: every row is in the list, under
+    # Spark's exact comparison and under char padding alike; NULL rows are never a match
+    one = {"s": (pa.string(), ColumnStats("Lima", "Lima", 0, True, True))}
+    assert judge(leaf(Op.NOT_IN, "s", Type.STRING, "Osaka", "Lima"), one).truth is N
+    assert judge(leaf(Op.NOT_EQ, "s", Type.STRING, "Lima"), one).truth is N
+    with_nulls = {"s": (pa.string(), ColumnStats("Lima", "Lima", 3, True, True))}
+    assert not judge(leaf(Op.NOT_IN, "s", Type.STRING, "Lima"), with_nulls).keep     # NO_NULL
+    assert judge(leaf(Op.IN, "s", Type.STRING, "Lima"), one).truth is Y
+    # kept: another value, a padded value, bounds that are not exact, a range of values
+    assert judge(leaf(Op.NOT_IN, "s", Type.STRING, "Osaka"), one).keep
+    padded = {"s": (pa.string(), ColumnStats("Lima ", "Lima ", 0, True, True))}
+    assert judge(leaf(Op.NOT_IN, "s", Type.STRING, "Lima"), padded).keep
+    assert judge(leaf(Op.NOT_EQ, "s", Type.STRING, "Lima "), one).keep
+    inexact = {"s": (pa.string(), ColumnStats("Lima", "Lima", 0, None, None))}
+    assert judge(leaf(Op.NOT_IN, "s", Type.STRING, "Lima"), inexact).keep
+    spread = {"s": (pa.string(), ColumnStats("Lima", "Osaka", 0, True, True))}
+    assert judge(leaf(Op.NOT_IN, "s", Type.STRING, "Lima", "Osaka"), spread).keep
+    # HiveQL text reads the same way; a printed IN list (split at spaces, so ambiguous) never prunes negated
+    from sarg import hiveql
+
+    q = hiveql.parse_hiveql("s NOT IN ('Lima', 'Osaka')", {"s": "string"})
+    assert judge(translate(q, {"s": "string"}), one).truth is N
+    s = sarg.parse("leaf-(IN s Lima Osaka)", {"s": "string"})
+    assert judge(translate(s, {"s": "string"}).negate(), one).keep

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import sarg
-from hive_bridge.handler import (
+from hive_bridge.hive.handler import (
     COLUMNS,
     COLUMNS_TYPES,
     INPUT_DIR,
@@ -78,8 +78,8 @@ def test_path_values_never_stand_in_for_a_stored_partition_column(shared_tables)
     import pyarrow.parquet as pq
 
     from hive_bridge.pruning import Pruner
-    from hive_bridge.table import HudiTable
-    from hive_bridge.table.stats import ColumnStatsIndex
+    from hive_bridge.stats.index import ColumnStatsIndex
+    from hive_bridge.table.table import HudiTable
 
     root = shared_tables["sample_table.cow.v9_timebasedkeygen_nonhivestyle"]
     table = HudiTable.open(root)
@@ -111,8 +111,8 @@ def events(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped
 
 
 def test_list_status_prunes_with_the_jobconf_filter(events) -> None:  # type: ignore[no-untyped-def]
-    from hive_bridge.handler import FILTER_TEXT, SARG_PUSHDOWN, HoodieParquetInputFormat, job_conf_for
-    from hive_bridge.table import HudiTable
+    from hive_bridge.hive.handler import FILTER_TEXT, SARG_PUSHDOWN, HoodieParquetInputFormat, job_conf_for
+    from hive_bridge.table.table import HudiTable
 
     table = HudiTable.open(events)
     fmt = HoodieParquetInputFormat()
@@ -135,8 +135,8 @@ def test_list_status_prunes_with_the_jobconf_filter(events) -> None:  # type: ig
 
 
 def test_list_status_of_partition_folders(events) -> None:  # type: ignore[no-untyped-def]
-    from hive_bridge.handler import HoodieParquetInputFormat, job_conf_for
-    from hive_bridge.table import HudiTable
+    from hive_bridge.hive.handler import HoodieParquetInputFormat, job_conf_for
+    from hive_bridge.table.table import HudiTable
 
     conf = job_conf_for(HudiTable.open(events), "leaf-(LESS_THAN id 25)")
     conf[INPUT_DIR] = str(events / "region=eu")
@@ -151,13 +151,13 @@ def test_realtime_and_read_optimized_input_formats(shared_tables) -> None:  # ty
     """Hudi's two input formats on a merge-on-read table: HoodieParquetInputFormat (Hive sync's ``<t>_ro``)
     lists base files only and judges them alone; HoodieParquetRealtimeInputFormat (``<t>``, ``<t>_rt``) lists
     slices with their log files and judges each by its base and log statistics together."""
-    from hive_bridge.handler import (
+    from hive_bridge.hive.handler import (
         HoodieParquetInputFormat,
         HoodieParquetRealtimeInputFormat,
         input_format_for,
         job_conf_for,
     )
-    from hive_bridge.table import HudiTable
+    from hive_bridge.table.table import HudiTable
 
     table = HudiTable.open(shared_tables["quickstart_trips_table.mor.avro.v6_trips_8i1u"])
     # the table's one log record was written by the deltacommit after the insert: only it has that commit time

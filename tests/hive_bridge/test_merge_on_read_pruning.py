@@ -13,10 +13,10 @@ import pyarrow as pa
 import pytest
 
 import sarg
+from hive_bridge.layout.properties import TableProperties
 from hive_bridge.pruning import Pruner, prune_slices
-from hive_bridge.table import HudiTable
-from hive_bridge.table.properties import TableProperties
-from hive_bridge.table.stats import ColumnStatsIndex
+from hive_bridge.stats.index import ColumnStatsIndex
+from hive_bridge.table.table import HudiTable
 from hive_bridge.testing.writer import HudiWriter
 
 SCHEMA = {"id": "bigint", "amount": "double", "ts": "bigint"}

@@ -16,11 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sarg
-from hive_bridge.hive_types import table_sarg_schema
 from hive_bridge.pruning import prune_slices
 from hive_bridge.spark import list_files
-from hive_bridge.table import HudiTable
-from hive_bridge.table.stats import ColumnStatsIndex
+from hive_bridge.stats.index import ColumnStatsIndex
+from hive_bridge.table.table import HudiTable
+from hive_bridge.typemap import table_sarg_schema
 
 TRIPS_V6 = "quickstart_trips_table.mor.avro.v6_trips_8i1u"  # table version 6, Avro log blocks
 
@@ -255,8 +255,8 @@ def test_pruned_reads_equal_full_merged_reads_on_every_mor_fixture(spark, shared
                                                                    name: str) -> None:
     """Filters aimed at what the logs wrote (the key of a log record, its commit): the pruned read equals the
     full merged read, row for row, and merged slices are judged (dropped where their parts cannot match)."""
+    from hive_bridge.formats.logfile import BlockType, data_block_table, read_log_file
     from hive_bridge.spark import read_hudi
-    from hive_bridge.table.logfile import BlockType, data_block_table, read_log_file
 
     root = str(shared_tables[name])
     table = HudiTable.open(root)

@@ -22,7 +22,7 @@ import sarg
 from hive_bridge.expression import translate
 from hive_bridge.pruning.scalar import evaluate
 from hive_bridge.pruning.vectorized import StatsTable, prune
-from hive_bridge.table.stats_table import ColumnStats, FileStats, stats_table
+from hive_bridge.stats.contract import ColumnStats, FileStats, stats_table
 from sarg import TruthValue
 from tests.hive_bridge.rowmodel import (
     KINDS,

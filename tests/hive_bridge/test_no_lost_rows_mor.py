@@ -36,9 +36,10 @@ from hypothesis import HealthCheck, Phase, event, given, settings
 from hypothesis import strategies as st
 
 import sarg
+from hive_bridge.layout.fsview import FileSlice
 from hive_bridge.pruning import ListStatusResult, Pruner
-from hive_bridge.table import FileSlice, HudiTable
-from hive_bridge.table.stats import ColumnStatsIndex
+from hive_bridge.stats.index import ColumnStatsIndex
+from hive_bridge.table.table import HudiTable
 from hive_bridge.testing.writer import HudiWriter, WriteResult
 from sarg import Type
 from tests.hive_bridge.rowmodel import KINDS, ColumnKind, arrow_column, modes, random_sarg, row_truth

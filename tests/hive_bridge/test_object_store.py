@@ -17,10 +17,11 @@ import pytest
 
 import sarg
 from hive_bridge.cli import main as cli_main
-from hive_bridge.hive_types import table_sarg_schema
 from hive_bridge.pruning import prune_slices
-from hive_bridge.table import ColumnStatsIndex, HudiTable
-from hive_bridge.table.storage import Storage, StorageError, parse_storage_options
+from hive_bridge.stats.index import ColumnStatsIndex
+from hive_bridge.storage.core import Storage, StorageError, parse_storage_options
+from hive_bridge.table.table import HudiTable
+from hive_bridge.typemap import table_sarg_schema
 from tests.conftest import SHARED_TABLES
 from tests.hive_bridge.s3_server import S3Server
 
@@ -102,7 +103,7 @@ def test_uri_and_options() -> None:
 
 
 def test_not_a_table_on_s3(s3: S3Server, tables: dict[str, tuple[Path, str]]) -> None:
-    from hive_bridge.table import HudiTableError
+    from hive_bridge.errors import HudiTableError
 
     with pytest.raises(HudiTableError, match=r"not a Hudi table: there is no \.hoodie/hoodie\.properties"):
         HudiTable.open(f"s3://{BUCKET}/warehouse/nothing-here", storage_options=_options(s3))
@@ -136,13 +137,12 @@ def test_metadata_table_hfiles_read_in_ranges_on_s3(s3: S3Server, tables: dict[s
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """HFiles above the whole-read size are read in ranges (one HEAD, the tail, the blocks a lookup needs): the
     metadata table's listing and statistics are the local copy's, and the counter still tells the truth."""
-    from hive_bridge.table import hfile, mdt_columnar
-    from hive_bridge.table.metadata import _FILES_CACHE
+    from hive_bridge.config import clear_caches
+    from hive_bridge.formats.hfile import reader as hfile
 
     monkeypatch.setattr(hfile, "_WHOLE_FILE_MAX", 0)
     monkeypatch.setattr(hfile, "_TAIL_READ", 4096 + 64)
-    _FILES_CACHE.clear()
-    mdt_columnar.clear_cache()
+    clear_caches()
     local, uri = tables[MOR]
     s3.reset()
     remote = HudiTable.open(uri, listing="mdt", storage_options=_options(s3))
@@ -152,8 +152,7 @@ def test_metadata_table_hfiles_read_in_ranges_on_s3(s3: S3Server, tables: dict[s
     assert stats.equals(ColumnStatsIndex(mine, source="mdt", persist=False).table())
     assert _server_kinds(remote.storage.requests.snapshot()) == _server_kinds(s3.requests())
     assert remote.storage.requests.get > remote.storage.requests.head > 0
-    _FILES_CACHE.clear()
-    mdt_columnar.clear_cache()
+    clear_caches()
 
 
 # ------------------------------------------------------------------------------------------------ index
@@ -331,7 +330,14 @@ def test_bad_storage_option_is_a_usage_error(s3: S3Server, tables: dict[str, tup
 def test_spark_reads_the_table_on_s3_through_python_workers(spark: Any, s3: S3Server,
                                                            tables: dict[str, tuple[Path, str]],
                                                            tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from hive_bridge.spark import ROUTE_SPARK, ROUTE_WORKERS, last_scan_report, read_hudi
+    from hive_bridge.spark import (
+        PYTHON_SOURCE,
+        ROUTE_SPARK,
+        ROUTE_WORKERS,
+        last_scan_report,
+        read_hudi,
+        register,
+    )
 
     monkeypatch.setenv("HIVE_BRIDGE_CACHE", str(tmp_path / "cache"))
     local, _ = tables[COW]
@@ -346,8 +352,12 @@ def test_spark_reads_the_table_on_s3_through_python_workers(spark: Any, s3: S3Se
     assert remote.listing.files_kept == mine.listing.files_kept
     rows, local_rows = sorted(map(tuple, remote.df.collect())), sorted(map(tuple, mine.df.collect()))
     assert rows == local_rows and rows
-    # the data source itself, with the storage options as `storage.` options
-    reader = spark.read.format("hudi-hive")
+    # the Python data source itself (hudi-hive-python: `hudi-hive` is the JVM file index, which reads only what
+    # Spark's Hadoop file systems open), with the storage options as `storage.` options
+    register(spark)
+    with pytest.raises(Exception, match="hudi-hive-python"):
+        spark.read.format("hudi-hive").options(**{f"storage.{k}": v for k, v in opts.items()}).load(uri)
+    reader = spark.read.format(PYTHON_SOURCE)
     for k, v in opts.items():
         reader = reader.option(f"storage.{k}", v)
     df = reader.load(uri)
@@ -366,7 +376,7 @@ def test_the_handler_lists_a_partition_of_a_table_on_s3(s3: S3Server, tables: di
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """Hive's input format gets a partition folder's URI: the handler finds the table root above it on S3 and
     lists that partition's slices, as it does for the local copy."""
-    from hive_bridge.handler import INPUT_DIR, HoodieParquetInputFormat
+    from hive_bridge.hive.handler import INPUT_DIR, HoodieParquetInputFormat
 
     monkeypatch.setenv("AWS_ENDPOINT_URL", s3.endpoint)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", CREDENTIALS["access_key"])

@@ -16,8 +16,8 @@ import sarg
 from hive_bridge.pruning import prune_slices
 from hive_bridge.pruning.pruner import READ_OPTIMIZED, SNAPSHOT
 from hive_bridge.pruning.snapshot import SnapshotCache
-from hive_bridge.table import HudiTable
-from hive_bridge.table.stats import ColumnStatsIndex
+from hive_bridge.stats.index import ColumnStatsIndex
+from hive_bridge.table.table import HudiTable
 from hive_bridge.testing.writer import HudiWriter
 
 SCHEMA = {"id": "bigint", "name": "string", "part": "string"}

@@ -16,17 +16,21 @@ import pyarrow.parquet as pq
 import pytest
 
 from hive_bridge.cli import main
+from hive_bridge.errors import HudiTableError
+from hive_bridge.formats.logfile import BlockType, HeaderKey
+from hive_bridge.formats.parquet_footer import StatsLeaf
 from hive_bridge.spark_index import SparkIndexError, SparkStatsReader, build_index
-from hive_bridge.table import ColumnStatsIndex, HudiTable, HudiTableError
-from hive_bridge.table.logfile import BlockType, HeaderKey, encode_block
-from hive_bridge.table.stats import StatsLeaf, read_segment
-from hive_bridge.table.stats_reader import (
+from hive_bridge.stats.index import ColumnStatsIndex
+from hive_bridge.stats.reader import (
     FileToRead,
     LocalStatsReader,
     ReadRows,
     concat_footer_rows,
     footer_rows,
 )
+from hive_bridge.stats.segments import read_segment
+from hive_bridge.table.table import HudiTable
+from hive_bridge.testing.logfile_writer import encode_block
 from hive_bridge.testing.writer import HudiWriter
 from tests.conftest import SHARED_TABLES
 

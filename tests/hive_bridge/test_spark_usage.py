@@ -3,8 +3,9 @@
 Generated copy-on-write tables (hive-style partitioned and not; upserts; NaN, -0.0, 0.0, ±inf and nulls in double
 and float columns; bigints around 2^53; strings with nulls, quotes, spaces; timestamps, naive timestamps, decimals,
 dates, booleans; a column added by a later commit; an empty base file) are queried with random Spark SQL filters
-drawn by hypothesis, each pattern on ONE DataFrame reused across many queries in random order: the `hudi-hive` data
-source (loaded and reused, a temp view, `.cache()`, a self-join, `limit` and projections, a union of two loads, two
+drawn by hypothesis, each pattern on ONE DataFrame reused across many queries in random order: `hudi-hive` (after
+`register(spark)` Spark's own parquet file source whose JVM file index asks the planner per scan, see
+docs/spark.md; a reused DataFrame's scans are checked to read exactly the files the planner kept) (loaded and reused, a temp view, `.cache()`, a self-join, `limit` and projections, a union of two loads, two
 threads at once), `read_hudi` with the filter as HiveQL text (hive-bridge parses it and prunes with it) and with
 many `.where()` on one unpruned read, `read_table` by catalog name, and the `hive-bridge read` command. The known
 hazards run through every pattern (test_known_hazards), and literal spellings Spark rounds through read_hudi
@@ -52,7 +53,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
-from hive_bridge.spark import read_hudi, read_table, register
+from hive_bridge.spark import PYTHON_SOURCE, pin_of, read_hudi, read_table, register
+from hive_bridge.spark.jar import JVM_PACKAGE
 from hive_bridge.testing.writer import HudiWriter, WriteResult
 
 # the session of tests/conftest.py starts with Spark's defaults: hive-bridge's entry points turn off what loses rows
@@ -350,7 +352,7 @@ def _slices_agree(root: Path) -> list[tuple[str, str, str, str, tuple[str, ...]]
     asserted equal to hive-bridge's own file-system view (which the pruner and the reads use)."""
     import hudi
 
-    from hive_bridge.table import HudiTable
+    from hive_bridge.table.table import HudiTable
 
     theirs = sorted((s.partition_path, s.file_id, s.creation_instant_time,
                      s.base_file_relative_path() if s.base_file_name else "",  # log-only: hudi-rs gives "<part>/"
@@ -740,8 +742,8 @@ def cases(names: Sequence[str], min_queries: int, max_queries: int,
 
 # -- the usage patterns: each runs a list of queries, in order, on ONE DataFrame (or session) ---------------------
 
-def _load(spark: Any, gen: Gen) -> Any:
-    reader = spark.read.format("hudi-hive")
+def _load(spark: Any, gen: Gen, source: str = "hudi-hive") -> Any:
+    reader = spark.read.format(source)
     if gen.query_type != "snapshot":
         reader = reader.option("hoodie.datasource.query.type", gen.query_type)
     return reader.load(str(gen.root))
@@ -755,8 +757,22 @@ def _where_each(spark: Any, gen: Gen, df: Any, queries: Sequence[str], what: str
 
 
 def run_reuse(spark: Any, gen: Gen, queries: Sequence[str]) -> None:
-    """(a) ``spark.read.format("hudi-hive").load(path)`` once, ``.where(q)`` for each query."""
-    _where_each(spark, gen, _load(spark, gen), queries, "hudi-hive DataFrame reused")
+    """(a) ``spark.read.format("hudi-hive").load(path)`` once, ``.where(q)`` for each query; each scan read
+    exactly the files the planner kept for it (Spark's "number of files read" metric)."""
+    from pyspark.sql import functions as F
+
+    df = _load(spark, gen)
+    _where_each(spark, gen, df, queries, "hudi-hive DataFrame reused")
+    pin = pin_of(df)
+    assert pin is not None, "hudi-hive is not read through the file index"
+    for q in queries:
+        scan = df.where(q).select(F.to_json(F.struct(*[F.col(f"`{c}`") for c in gen.compare])))
+        scan.collect()
+        read = int(getattr(spark._jvm, JVM_PACKAGE).Planner.filesRead(scan._jdf.queryExecution().executedPlan()))
+        # the generated tables' files hold their partition columns: no partition is rejected in the JVM after
+        # the planner, so the scan reads exactly what the planner kept
+        assert read == len(pin.last_kept), f"[{gen.name}] {q!r}: read {read} files, the planner kept " \
+                                           f"{len(pin.last_kept)}"
 
 
 SQL_FORMS = {
@@ -923,6 +939,17 @@ def test_data_source_dataframe_reused(spark, hudi_hive, tables, group: str) -> N
         run_reuse(spark, tables[name], queries)
 
     _property(group, 5, cases(GROUPS[group], 3, 6), body)
+
+
+@pytest.mark.parametrize("group", GROUPS)
+def test_python_data_source_dataframe_reused(spark, hudi_hive, tables, group: str) -> None:  # type: ignore[no-untyped-def]
+    """The same pattern through the Python data source (``hudi-hive-python``; Spark Connect's ``hudi-hive``)."""
+    def body(case: tuple[str, list[str]]) -> None:
+        name, queries = case
+        gen = tables[name]
+        _where_each(spark, gen, _load(spark, gen, PYTHON_SOURCE), queries, "hudi-hive-python DataFrame reused")
+
+    _property(group, 3, cases(GROUPS[group], 3, 5), body)
 
 
 @pytest.mark.parametrize("group", GROUPS)

@@ -15,7 +15,7 @@ import sarg
 from hive_bridge.expression import Op, Predicate, translate
 from hive_bridge.pruning.scalar import evaluate
 from hive_bridge.pruning.vectorized import CODE_OF, TRUTH_CODES, StatsTable, Triple, kept_paths, prune
-from hive_bridge.table.stats_table import ColumnStats, FileStats, file_stats_from_table, stats_table
+from hive_bridge.stats.contract import ColumnStats, FileStats, file_stats_from_table, stats_table
 from sarg import TruthValue, Type
 
 

@@ -228,8 +228,8 @@ def hs2_replay(hs2_cursor: Any, hive_servers: HiveServers, hs2_table: HS2Table,
 
 @pytest.fixture()
 def metastore(hive_servers: HiveServers) -> Iterator[Any]:
-    """A connected ``hive_bridge.metastore.MetastoreClient`` on the session's metastore."""
-    from hive_bridge.metastore import MetastoreClient
+    """A connected ``hive_bridge.hive.MetastoreClient`` on the session's metastore."""
+    from hive_bridge.hive import MetastoreClient
 
     with MetastoreClient(hive_servers.metastore_uri, retries=3, timeout=60) as client:
         yield client

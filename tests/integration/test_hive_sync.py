@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from hive_bridge.metastore import (
+from hive_bridge.hive import (
     HUDI_INPUT_FORMAT,
     HUDI_OUTPUT_FORMAT,
     HUDI_REALTIME_INPUT_FORMAT,
@@ -27,7 +27,7 @@ from hive_bridge.metastore import (
     is_hudi,
 )
 from hive_bridge.spark import SparkReadError, read_hudi, read_table
-from hive_bridge.table import HudiTable
+from hive_bridge.table.table import HudiTable
 from tests.conftest import SHARED_TABLES
 from tests.integration.conftest import HiveServers
 

@@ -1,4 +1,4 @@
-"""hive_bridge.metastore against a real Hive Metastore: register a Hudi table, read it back, clear errors."""
+"""hive_bridge.hive (the metastore client) against a real Hive Metastore: register a Hudi table, read it back, clear errors."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from hive_bridge.errors import HiveBridgeError
-from hive_bridge.metastore import (
+from hive_bridge.hive import (
     HUDI_INPUT_FORMAT,
     HUDI_OUTPUT_FORMAT,
     HUDI_SERDE,

@@ -14,11 +14,11 @@ import pytest
 
 import sarg
 from hive_bridge.cli import main as cli_main
-from hive_bridge.metastore import MetastoreClient
+from hive_bridge.hive import MetastoreClient
 from hive_bridge.pruning import Pruner
 from hive_bridge.spark import read_slices
-from hive_bridge.table import HudiTable
-from hive_bridge.table.stats import ColumnStatsIndex
+from hive_bridge.stats.index import ColumnStatsIndex
+from hive_bridge.table.table import HudiTable
 from hive_bridge.testing.writer import HudiWriter
 from tests.integration import hs2_data
 

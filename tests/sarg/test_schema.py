@@ -25,7 +25,7 @@ def test_split_type_list(text: str, types: list[str]) -> None:
 
 
 def _split_as_before(text: str) -> list[str]:
-    """The splitter hive_bridge.handler and sarg.hiveql each had before there was one (the reference)."""
+    """The splitter hive_bridge.hive.handler and sarg.hiveql each had before there was one (the reference)."""
     out: list[str] = []
     depth = 0
     current: list[str] = []
@@ -74,3 +74,16 @@ def test_ambiguous_column_names_are_unknown_in_both_readers() -> None:
     assert [(leaf.column, leaf.type, leaf.literal) for leaf in s.leaves] == [
         ("AB", sarg.Type.LONG, 5), ("OK", sarg.Type.LONG, 7)]  # AB: untyped, read from its text; OK: int
     assert str(sarg.parse_hiveql("AB = 5 and OK = 7", schema)) == "leaf-(EQUALS ok 7)"  # AB: unknown column
+
+
+def test_parse_type_reads_nested_hive_types() -> None:
+    from sarg.schema import HiveType, parse_type
+
+    assert parse_type(" Decimal ( 10 , 2 ) ") == HiveType("decimal", (10, 2))
+    assert parse_type("map<string,array<struct<`a b`:int,c:varchar(5)>>>") == HiveType("map", args=(
+        HiveType("string"), HiveType("array", args=(HiveType("struct", fields=(
+            ("a b", HiveType("int")), ("c", HiveType("varchar", (5,))))),)),))
+    assert parse_type("struct<>") == HiveType("struct")
+    for bad in ("array<>", "map<int>", "struct<a>", "int x", "array", "decimal(a)", "array<int", ""):
+        with pytest.raises(sarg.SargSyntaxError):
+            parse_type(bad)

@@ -20,12 +20,14 @@ import pyarrow.parquet as pq
 import pytest
 
 import sarg
+from hive_bridge.errors import HudiTableError
+from hive_bridge.formats.hfile.reader import HFileReader
+from hive_bridge.formats.logfile import BlockType, data_block_table, read_log_file
+from hive_bridge.mdt.keys import COLUMN_STATS, FILES
+from hive_bridge.mdt.table import MetadataTable
 from hive_bridge.pruning import Pruner
-from hive_bridge.table import HudiTable, HudiTableError
-from hive_bridge.table.hfile import HFileReader
-from hive_bridge.table.logfile import BlockType, data_block_table, read_log_file
-from hive_bridge.table.metadata import COLUMN_STATS, FILES, MetadataTable
-from hive_bridge.table.stats import ColumnStatsIndex
+from hive_bridge.stats.index import ColumnStatsIndex
+from hive_bridge.table.table import HudiTable
 from hive_bridge.testing.mdt_writer import (
     MetadataTableWrite,
     file_group_index,
@@ -34,7 +36,7 @@ from hive_bridge.testing.mdt_writer import (
 )
 from hive_bridge.testing.writer import HudiWriter, WriteResult
 from tests.conftest import SHARED_TABLES
-from tests.hive_bridge.table.oracle import reference_slices
+from tests.hive_bridge.oracle import reference_slices
 
 FIXTURE = "quickstart_trips_table.mor.avro.v8_trips_8i3u1d"
 SCHEMA = {"id": "bigint", "name": "string", "qty": "int", "amount": "decimal(12,2)", "day": "date",
@@ -384,7 +386,13 @@ def test_a_millisecond_timestamp_column_loses_no_file(tmp_path: Path) -> None:
 
 
 def test_the_hand_encoding_of_column_stats_is_fastavro_s() -> None:
-    from hive_bridge.testing.mdt_writer import _avro_bytes_of, _encode, _record, _stats_value, _wrap
+    from hive_bridge.testing.mdt_records import (
+        avro_bytes_of,
+        encode_record,
+        metadata_record,
+        stats_value,
+        wrap,
+    )
 
     bounds: list[tuple[Any, str]] = [
         (True, "BooleanWrapper"), (False, "BooleanWrapper"), (-5, "IntWrapper"), (2**31 - 1, "IntWrapper"),
@@ -396,12 +404,12 @@ def test_the_hand_encoding_of_column_stats_is_fastavro_s() -> None:
     ]
     for value, wrapper in bounds:
         for counts in ((3, 1, 100, 200), (None, None, None, None), (0, 0, 0, 0)):
-            stats = {"fileName": "f_1-2-3_20240101000000000.parquet", "columnName": "c", "minValue": _wrap(value, wrapper),
-                     "maxValue": _wrap(value, wrapper), "valueCount": counts[0], "nullCount": counts[1],
+            stats = {"fileName": "f_1-2-3_20240101000000000.parquet", "columnName": "c", "minValue": wrap(value, wrapper),
+                     "maxValue": wrap(value, wrapper), "valueCount": counts[0], "nullCount": counts[1],
                      "totalSize": counts[2], "totalUncompressedSize": counts[3], "isDeleted": False,
                      "isTightBound": False}
             name = "col-stats-0000-0_0-0-0_00000000000000001.hfile"
-            assert _stats_value(_avro_bytes_of(name.encode()), stats) == _encode(_record(name, 3, stats=stats)), \
+            assert stats_value(avro_bytes_of(name.encode()), stats) == encode_record(metadata_record(name, 3, stats=stats)), \
                 (value, wrapper, counts)
 
 
@@ -411,8 +419,8 @@ def test_hudi_rs_decodes_every_record_as_we_do(tables: dict[str, Built], tmp_pat
     import shutil
 
     hudi = pytest.importorskip("hudi")
-    from hive_bridge.table.hfile import decode_metadata_values
-    from tests.hive_bridge.table.test_hfile import _inline_named_types, _plain
+    from hive_bridge.formats.hfile.reader import decode_metadata_values
+    from tests.hive_bridge.formats.test_hfile import _inline_named_types, _plain
 
     src = tables["mor"].mdt.path
     mdt = tmp_path / "t" / ".hoodie" / "metadata"                # hudi-rs tells an MDT by this path ending

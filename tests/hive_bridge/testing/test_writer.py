@@ -12,9 +12,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from hive_bridge.table import META_FIELDS, HudiTable, HudiTableError
+from hive_bridge.errors import HudiTableError
+from hive_bridge.table.table import META_FIELDS, HudiTable
 from hive_bridge.testing.writer import HudiWriter, write_hudi_table
-from tests.hive_bridge.table.oracle import our_slices, reference_slices
+from tests.hive_bridge.oracle import our_slices, reference_slices
 
 
 def _data(ids: list[int], tag: str = "n") -> pa.Table:

@@ -19,9 +19,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hive_bridge.table import HudiTable, HudiTableError
-from hive_bridge.table.fsview import parse_log_file_name
-from hive_bridge.table.logfile import BlockType, HeaderKey, data_block_table, delete_block_keys, read_log_file
+from hive_bridge.errors import HudiTableError
+from hive_bridge.formats.logfile import (
+    BlockType,
+    HeaderKey,
+    data_block_table,
+    delete_block_keys,
+    read_log_file,
+)
+from hive_bridge.layout.fsview import parse_log_file_name
+from hive_bridge.table.table import HudiTable
 from hive_bridge.testing.writer import HudiWriter, WriteResult
 
 DATA_COLUMNS = ["id", "name", "p", "ts", "at", "amount", "day"]

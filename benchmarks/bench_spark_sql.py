@@ -1,0 +1,190 @@
+"""Spark's own query path over ``hudi-hive``: selective SQL on one reused DataFrame / temp view, against Spark
+reading exactly the files that hold a match and against Spark's plain scan of every latest file.
+
+Two generated tables (the test writer; keys clustered, `--rows` rows a file): a copy-on-write table of `--files`
+base files and a merge-on-read table of `--files` file slices, every slice with a log file (an upsert touching
+every file group moves `amount` of a few rows out of its base file's range). Queries match at most ~2 % of the
+files. Per query, the median of `--repeat` runs (after one warm-up run) of ``count(*), sum(amount)``:
+
+- **hudi-hive**: one ``spark.read.format("hudi-hive").load(path)`` reused (``.where(q)``) and a temp view of it
+  (``spark.sql``); the planner's time per scan (the py4j callback's Python side) is printed too;
+- **(a) ideal**: Spark's parquet reader over exactly the files that hold a match (for merge-on-read: the merged
+  slices, as hudi-hive reads them), one DataFrame reused; target hudi-hive <= 1.2x this;
+- **(b) full scan**: Spark's parquet reader over every latest base file, one DataFrame reused (for merge-on-read
+  a lower bound on any full read: no merging at all); target hudi-hive >= 10x faster.
+
+The merge-on-read table's first query merges its kept slices with hudi-rs into cached parquet files (printed as
+"first query"); later queries over the same slices read the cache. Spark local[2], parquet filter pushdown off (as
+hive-bridge sets it: it drops NaN rows). Peak memory: this process's and the JVM's maximum resident set.
+
+    python benchmarks/bench_spark_sql.py [--files 2000] [--rows 200] [--repeat 5] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from hive_bridge.testing.writer import HudiWriter
+
+
+def build(root: Path, files: int, rows: int, mor: bool) -> None:
+    n = files * rows
+    ids = pa.array(range(n), pa.int64())
+    data = pa.table({"event_id": ids,
+                     "city": pa.array(["Lima", "Osaka", "Paris", "Seoul"] * (n // 4) + ["Lima"] * (n % 4)),
+                     "amount": pc.multiply(pc.cast(ids, pa.float64()), 0.5),
+                     "ts": pa.array([0] * n, pa.int64())})
+    w = HudiWriter(root, record_key_fields=("event_id",), precombine_field="ts", rows_per_file=rows,
+                   table_type="MERGE_ON_READ" if mor else "COPY_ON_WRITE")
+    w.insert(data)
+    if mor:  # every file group gets a log file: two rows each, amount moved far below the base file's range
+        keys = [g * rows + r for g in range(files) for r in (1, rows // 2)]
+        w.upsert(pa.table({"event_id": pa.array(keys, pa.int64()),
+                           "city": pa.array(["Lima"] * len(keys)),
+                           "amount": pa.array([-float(k) for k in keys]),
+                           "ts": pa.array([1] * len(keys), pa.int64())}))
+
+
+def queries(n: int, rows: int) -> list[str]:
+    k = n // 2
+    return [f"event_id = {k + 3}",
+            f"event_id BETWEEN {k} AND {k + rows * 20}",                   # ~1 % of the files
+            f"event_id IN (7, {n // 3}, {n // 2 + 1})",
+            f"event_id > {n - n // 60}",
+            f"amount < {-(n - n // 100)}.0",                               # only in log files (merge-on-read)
+            f"city = 'Osaka' AND event_id < {rows * 30}"]
+
+
+def timed(fn: Any, repeat: int) -> tuple[float, Any]:
+    out = fn()  # warm-up
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), out
+
+
+def agg(df: Any) -> tuple[int, float]:
+    from pyspark.sql import functions as F
+
+    row = df.agg(F.count("*"), F.sum("amount")).collect()[0]
+    return int(row[0]), float(row[1] or 0.0)
+
+
+def warm_up(spark: Any, root: Path, files: int, rows: int) -> None:
+    """One untimed pass of every query through every route (the JVM compiles the scan and aggregation code paths
+    on first use: measured cold, the first table's figures would include it)."""
+    df = spark.read.format("hudi-hive").load(str(root))
+    plain = spark.read.parquet(str(root))
+    for q in queries(files * rows, rows):
+        for _ in range(2):
+            agg(df.where(q))
+            agg(plain.where(q))
+
+
+def run(spark: Any, root: Path, files: int, rows: int, repeat: int, mor: bool) -> None:
+    from pyspark.sql import functions as F
+
+    from hive_bridge.pruning.snapshot import default_cache
+    from hive_bridge.spark import pin_of
+    from hive_bridge.spark.file_index import relation_schemas
+
+    kind = "merge-on-read" if mor else "copy-on-write"
+    snap = default_cache().get(str(root))
+    table = snap.table
+    latest = [s.base_file.full_path for s in snap.slices if s.base_file is not None]
+    data_schema, _, _ = relation_schemas(table)
+    full = spark.read.schema(data_schema).parquet(*latest)
+    t0 = time.perf_counter()
+    df = spark.read.format("hudi-hive").load(str(root))
+    load_s = time.perf_counter() - t0
+    view = f"bench_{'mor' if mor else 'cow'}"
+    df.createOrReplaceTempView(view)
+    print(f"\n{kind}: {len(snap.slices)} latest file slices, {files * rows:,} rows; load {load_s * 1000:.0f} ms")
+    header = (f"{'query':44} {'match':>5} {'rows':>6} {'hudi-hive':>10} {'view SQL':>9} {'plan/scan':>9} "
+              f"{'(a) ideal':>10} {'(b) full':>9} {'vs (a)':>7} {'vs (b)':>7}")
+    print(header)
+    ratios_a, ratios_b, plans = [], [], []
+    for q in queries(files * rows, rows):
+        if mor:  # the merged rows decide which slices hold a match: read them all once (untimed) through hudi-hive
+            t0 = time.perf_counter()
+            agg(df.where(q))
+            first = time.perf_counter() - t0
+            merged_files = list(pin_of(df).last_kept)  # type: ignore[union-attr]
+            holders = [f for f in merged_files
+                       if spark.read.schema(data_schema).parquet(f).where(q).limit(1).count()]
+        else:
+            first = 0.0
+            holders = sorted({r[0] for r in full.where(q).select(F.input_file_name()).distinct().collect()})
+        ideal_df = spark.read.schema(data_schema).parquet(*holders) if holders else None
+        t_df, got = timed(lambda q=q: agg(df.where(q)), repeat)
+        pin = pin_of(df)
+        plans.append(pin.last_plan_seconds if pin else 0.0)
+        t_sql, got_sql = timed(lambda q=q: agg(spark.sql(f"SELECT * FROM {view} WHERE {q}")), repeat)
+        t_a, want = timed(lambda q=q, d=ideal_df: agg(d.where(q)) if d is not None else (0, 0.0), repeat)
+        t_b, _ = timed(lambda q=q: agg(full.where(q)), repeat)
+        assert got == got_sql == want, (q, got, got_sql, want)
+        if holders:  # no file holds a match: (a) reads nothing, and there is no ratio to take
+            ratios_a.append(t_df / t_a)
+        ratios_b.append(t_b / t_df)
+        extra = f"  (first query, merging kept slices: {first:.2f} s)" if mor else ""
+        print(f"{q:44} {len(holders):5d} {got[0]:6d} {t_df * 1000:8.0f}ms {t_sql * 1000:7.0f}ms "
+              f"{plans[-1] * 1000:7.1f}ms {t_a * 1000:8.0f}ms {t_b * 1000:7.0f}ms {t_df / t_a if holders else 0:6.2f}x "
+              f"{ratios_b[-1]:6.1f}x{extra}")
+    print(f"median: hudi-hive / ideal {statistics.median(ratios_a):.2f}x (target <= 1.2x); full scan / hudi-hive "
+          f"{statistics.median(ratios_b):.1f}x (target >= 10x); planner {statistics.median(plans) * 1000:.1f} ms "
+          "a scan")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--files", type=int, default=2000)
+    ap.add_argument("--rows", type=int, default=200)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--keep", help="build the tables here (re-used if present) instead of a temporary folder")
+    args = ap.parse_args()
+    work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="bench-spark-sql-"))
+    os.environ.setdefault("HIVE_BRIDGE_CACHE", str(work / "cache"))
+    from hive_bridge.spark import register, session
+
+    for name, mor in (("cow", False), ("mor", True)):
+        root = work / f"{name}_{args.files}x{args.rows}"
+        if not (root / ".hoodie").exists():
+            t0 = time.perf_counter()
+            build(root, args.files, args.rows, mor)
+            print(f"built {root} in {time.perf_counter() - t0:.1f} s")
+    spark = session("bench-spark-sql")
+    register(spark)
+    t0 = time.perf_counter()
+    warm_up(spark, work / f"cow_{args.files}x{args.rows}", args.files, args.rows)
+    print(f"warm-up {time.perf_counter() - t0:.1f} s")
+    for name, mor in (("cow", False), ("mor", True)):
+        run(spark, work / f"{name}_{args.files}x{args.rows}", args.files, args.rows, args.repeat, mor)
+    jvm_peak = 0
+    try:
+        pid = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())  # type: ignore[union-attr]
+        with open(f"/proc/{pid}/status", encoding="ascii") as fh:
+            jvm_peak = next(int(line.split()[1]) for line in fh if line.startswith("VmHWM"))
+    except (OSError, StopIteration, ValueError):
+        pass
+    print(f"\npeak memory: python {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB, "
+          f"JVM {jvm_peak / 1024:.0f} MiB")
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()

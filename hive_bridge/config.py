@@ -1,0 +1,114 @@
+"""Every setting of hive-bridge in one place, and one call that clears every process-wide cache.
+
+Settings come from the environment, read each time they are asked for (never at import time, so a program may
+set them after importing hive_bridge; a cache's size is read when the cache is made):
+
+=============================  ===============================  ==================================================
+variable                       default                          meaning
+=============================  ===============================  ==================================================
+``HIVE_BRIDGE_CACHE``          ``$XDG_CACHE_HOME/hive-bridge``  local folder for the demo table and the
+                               (else ``~/.cache/hive-bridge``)  statistics index of tables on object storage
+``HIVE_BRIDGE_SNAPSHOTS``      4                                tables whose planning state a process keeps
+``HIVE_BRIDGE_MDT_CACHE_MB``   512                              decoded metadata-table column statistics kept in
+                                                                memory, in MiB
+``HIVE_BRIDGE_SCAN_REPORTS``   ``<temp dir>/hive-bridge``       folder of the Spark data source's scan reports
+``HIVE_BRIDGE_PINS``           512                              table states the Spark file index keeps pinned
+                                                                for the DataFrames that read them
+``HIVE_BRIDGE_JAVA_SRC``       ``java/`` of the checkout, else  the Java source the Spark file index's jar is
+                               the installed package's copy     built from
+=============================  ===============================  ==================================================
+
+Caches register themselves with :func:`register_cache` when their module is imported; :func:`clear_caches`
+empties all of them (tests, long-running processes that want the memory back, or a table rewritten in place
+with the same file names, sizes and timeline).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from hive_bridge.errors import HiveBridgeError
+
+__all__ = ["ConfigError", "Settings", "clear_caches", "register_cache", "registered_caches", "settings"]
+
+
+class ConfigError(HiveBridgeError):
+    """A setting's value cannot be used; the message names the variable and the value."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The settings in effect (see the module's table)."""
+
+    cache_root: Path
+    snapshots: int
+    mdt_cache_bytes: int
+    scan_reports: Path
+    pins: int
+    java_src: Path | None
+
+
+def _int(name: str, default: int, minimum: int) -> int:
+    text = os.environ.get(name)
+    if text is None or not text.strip():
+        return default
+    try:
+        value = int(text.strip())
+    except ValueError:
+        raise ConfigError(f"{name}={text!r} is not a whole number") from None
+    if value < minimum:
+        raise ConfigError(f"{name}={text!r} is below {minimum}")
+    return value
+
+
+def _read() -> Settings:
+    own = os.environ.get("HIVE_BRIDGE_CACHE")
+    if own:
+        root = Path(own)
+    else:
+        xdg = os.environ.get("XDG_CACHE_HOME")
+        root = Path(xdg or os.path.join(os.path.expanduser("~"), ".cache")) / "hive-bridge"
+    reports = os.environ.get("HIVE_BRIDGE_SCAN_REPORTS") or os.path.join(tempfile.gettempdir(), "hive-bridge")
+    return Settings(
+        cache_root=root,
+        snapshots=_int("HIVE_BRIDGE_SNAPSHOTS", 4, 1),
+        mdt_cache_bytes=_int("HIVE_BRIDGE_MDT_CACHE_MB", 512, 0) * 2**20,
+        scan_reports=Path(reports),
+        pins=_int("HIVE_BRIDGE_PINS", 512, 1),
+        java_src=Path(os.environ["HIVE_BRIDGE_JAVA_SRC"]) if os.environ.get("HIVE_BRIDGE_JAVA_SRC") else None,
+    )
+
+
+_lock = threading.Lock()
+_caches: dict[str, Callable[[], None]] = {}
+
+
+def settings() -> Settings:
+    """The settings, read from the environment now."""
+    return _read()
+
+
+def register_cache(name: str, clear: Callable[[], None]) -> None:
+    """Make a process-wide cache known to :func:`clear_caches` (``name``: the module and what it keeps)."""
+    with _lock:
+        _caches[name] = clear
+
+
+def registered_caches() -> list[str]:
+    """The names of the caches :func:`clear_caches` empties."""
+    with _lock:
+        return sorted(_caches)
+
+
+def clear_caches() -> None:
+    """Empty every process-wide cache: table snapshots, listings, decoded metadata-table files and statistics,
+    footer column plans, storage handles made from the environment."""
+    with _lock:
+        clears = list(_caches.values())
+    for clear in clears:
+        clear()

@@ -1,0 +1,238 @@
+"""The ``hudi-hive`` Python data source: every latest slice read in Spark's Python workers (pyarrow, hudi-rs for
+merge-on-read), pruned by pushed filters only where Spark keeps a read plan per scan. Spark Connect and object
+storage use it; classic PySpark reads ``hudi-hive`` through the JVM file index (:mod:`hive_bridge.spark.file_index`)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+import sarg
+from hive_bridge.pruning.pruner import SNAPSHOT, check_query_type
+from hive_bridge.pruning.snapshot import default_cache
+from hive_bridge.spark.filters import spark_filters_to_sarg
+from hive_bridge.spark.merge import conform, hudi_reader, merge_with_hudi, read_by_hudi_rs
+from hive_bridge.spark.options import QUERY_TYPE_OPTION, ROUTE_WORKERS, SLICES_OPTION, storage_options_of
+from hive_bridge.spark.reports import record_scan
+from hive_bridge.spark.sessions import SparkReadError, check_workers, guard_parquet_pushdown, spark_schema
+from hive_bridge.storage.core import Storage, is_local_uri
+from hive_bridge.table.table import HudiTable
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+try:  # the data source classes need pyspark at import time
+    from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+except ImportError:  # pragma: no cover - pyspark is a dependency
+    DataSource = object  # type: ignore[assignment,misc]
+    DataSourceReader = object  # type: ignore[assignment,misc]
+    InputPartition = object  # type: ignore[assignment,misc]
+
+
+class _FilesPartition(InputPartition):
+    def __init__(self, files: list[tuple[str, tuple[str, ...], dict[str, str]]]) -> None:
+        super().__init__(files)
+        self.files = files
+
+
+# Why the data source prunes only where Spark scopes a read plan to its scan.
+#
+# Spark 4.3's PythonScanBuilder stores the read plan a filter-pushdown pass produces (the pickled reader and its
+# partitions) on the relation's PythonDataSourceV2 object, which every scan of that relation shares (one
+# DataFrame queried again, a temp view, a self-join, two threads); PythonBatch takes whatever plan is stored there
+# when the scan runs, and a scan with no pushable filter (an OR, no filter at all) never asks Python for a plan
+# of its own. A plan pruned with one scan's filters is then read by another scan: rows lost. Newer Spark keeps
+# the plan in the scan builder (a `readInfo` field of PythonScanBuilder); only there is "the filters Spark pushed
+# for this scan" knowable, so only there do pushed filters prune. Elsewhere every scan reads every latest slice,
+# and Spark applies the filters to rows. `read_hudi` / `read_table` prune on every Spark version (they plan on
+# the driver, one DataFrame per filter).
+
+_WHY_NOT = ("this Spark shares one read plan among all scans of a DataFrame (PythonScanBuilder keeps no "
+            "readInfo of its own), so a plan pruned for one query could be read by another; use read_hudi() or "
+            "`hive-bridge read` for pruned reads")
+
+#: the first Spark version (major, minor) that keeps a Python data source's read plan per scan (a ``readInfo``
+#: field of ``PythonScanBuilder``); None: no released Spark does. 4.0 pushes no filter to Python at all; 4.1 to
+#: 4.3 keep the plan on the relation, which every scan of it shares (their ``PythonScanBuilder`` classes were
+#: read for it). A version this gate does not name is treated as sharing: unpruned, never wrong.
+SCOPED_SINCE: tuple[int, int] | None = None
+
+
+def spark_scopes_read_plans(version: str | None = None) -> bool:
+    """Whether the running Spark (``version``: pyspark's, by default) keeps a Python data source's read plan per
+    scan, so that the filters Spark pushed may prune: a version gate (:data:`SCOPED_SINCE`)."""
+    if SCOPED_SINCE is None:
+        return False
+    if version is None:
+        import pyspark
+
+        version = pyspark.__version__
+    try:
+        major, minor = (int(x) for x in version.split(".")[:2])
+    except ValueError:
+        return False
+    return (major, minor) >= SCOPED_SINCE
+
+
+class HudiHiveReader(DataSourceReader):
+    """Reads every latest file slice of the table (merged merge-on-read slices included); Spark applies every
+    filter to rows. Used where Spark shares one read plan among scans (see :func:`spark_scopes_read_plans`)."""
+
+    pruning = False
+
+    def __init__(self, path: str, schema: Any, options: dict[str, str]) -> None:
+        self.path = path
+        self.schema = schema
+        self.options = options
+
+    def _pushed(self) -> list[Any]:
+        """The filters Spark pushed for this scan: none for this reader."""
+        return []
+
+    def query_type(self) -> str:
+        """Option ``hoodie.datasource.query.type`` (Hudi's own name) or ``queryType``: snapshot (default) or
+        read_optimized."""
+        value = self.options.get(QUERY_TYPE_OPTION) or self.options.get("queryType") or SNAPSHOT
+        try:
+            return check_query_type(value)
+        except ValueError as exc:
+            raise SparkReadError(f"hudi-hive: {exc}") from None
+
+    def partitions(self) -> Sequence[InputPartition]:
+        given = self.options.get(SLICES_OPTION)
+        if given is not None:  # read_hudi planned on the driver: read exactly these slices
+            import json
+
+            return [_FilesPartition([(b, tuple(logs), values)]) for b, logs, values in json.loads(given)] \
+                or [_FilesPartition([])]
+        # Hudi's own data source option: hoodie.metadata.enable=true lists from the metadata table
+        use_mdt = str(self.options.get("hoodie.metadata.enable", "false")).lower() == "true"
+        snap = default_cache().get(self.path, listing="auto" if use_mdt else "folders",
+                                   storage_options=storage_options_of(self.options) or None)
+        table = snap.table
+        filt = None
+        if self.pruning:
+            from hive_bridge.typemap import table_sarg_schema
+            from sarg.schema import type_of
+
+            types: dict[str, sarg.Type] = {}
+            for name, hive_type in table_sarg_schema(table).items():
+                ct = type_of(hive_type)
+                if ct.sarg_type is not None:
+                    types[name] = ct.sarg_type
+            filt, _ = spark_filters_to_sarg(self._pushed(), types)
+        listing = snap.plan(filt, None, self.options.get("sessionTimeZone", "UTC"), query_type=self.query_type())
+        record_scan({"path": self.path, "filter": str(filt) if filt else None, "pruning": self.pruning,
+                      "why_not": None if self.pruning else _WHY_NOT,
+                      "files_total": listing.files_total, "files_read": listing.files_kept,
+                      "query_type": listing.query_type, "listing_source": table.listing_source,
+                      "storage": table.storage.scheme or "local", "route": ROUTE_WORKERS,
+                      "requests": table.storage.requests.snapshot(),
+                      "slices_read": len(listing.slices)})
+        parts = []
+        for s in listing.slices:
+            base = s.base_file.full_path if s.base_file is not None else ""
+            parts.append(_FilesPartition([(base, tuple(lf.full_path for lf in s.log_files),
+                                           dict(s.partition_values))]))
+        return parts or [_FilesPartition([])]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        target = to_arrow_schema(self.schema, timezone="UTC")  # Spark's TimestampType is UTC-adjusted
+        assert isinstance(partition, _FilesPartition)
+        for base, logs, values in partition.files:
+            if read_by_hudi_rs(base, bool(logs)):
+                rel = os.path.relpath(base, self.path) if base else ""
+                batches = merge_with_hudi(hudi_reader(self.path, storage_options_of(self.options)), rel,
+                                           [os.path.relpath(p, self.path) for p in logs])
+                if not batches:
+                    continue
+                table = pa.Table.from_batches(batches)
+            elif is_local_uri(base):
+                table = pq.read_table(base)
+            else:  # object storage, through pyarrow.fs in this worker (no Hadoop connector needed)
+                table = self._read_remote(base)
+            yield from conform(table, target, values).to_batches()
+
+    def _read_remote(self, location: str) -> pa.Table:
+        """One parquet base file on object storage; a file gone since the listing is a clear error (never a
+        silently missing file's rows)."""
+        storage = Storage.for_uri(self.path, storage_options_of(self.options))
+        try:
+            return pq.read_table(storage.fs_path(location), filesystem=storage.fs)
+        except FileNotFoundError:
+            raise SparkReadError(f"{location}: the base file is gone (deleted since the table was listed, e.g. "
+                                 "by a cleaner): read the table again") from None
+        except OSError as exc:
+            raise SparkReadError(f"{location}: cannot read: {exc}") from None
+
+
+class PruningHudiHiveReader(HudiHiveReader):
+    """Prunes with exactly the filters Spark pushed for this scan (only where Spark keeps the read plan per
+    scan). Every filter goes back to Spark, which applies it to rows: pruning is by file, never by row."""
+
+    pruning = True
+
+    def __init__(self, path: str, schema: Any, options: dict[str, str]) -> None:
+        super().__init__(path, schema, options)
+        self.filters: list[Any] = []
+
+    def pushFilters(self, filters: list[Any]) -> Iterator[Any]:
+        self.filters = list(filters)
+        yield from filters
+
+    def _pushed(self) -> list[Any]:
+        return self.filters
+
+
+class HudiHiveDataSource(DataSource):
+    """``spark.read.format("hudi-hive").load(path)``: a Hudi table read through the Hive storage handler path."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "hudi-hive"
+
+    def schema(self) -> Any:
+        return spark_schema(HudiTable.open(self._path(), storage_options=storage_options_of(self.options)
+                                           or None).arrow_schema())
+
+    def _path(self) -> str:
+        path = self.options.get("path")
+        if not path:
+            raise SparkReadError("hudi-hive needs a path: spark.read.format('hudi-hive').load(path)")
+        return str(path).removeprefix("file:")
+
+    def reader(self, schema: Any) -> DataSourceReader:
+        cls = PruningHudiHiveReader if spark_scopes_read_plans() else HudiHiveReader
+        return cls(self._path(), schema, dict(self.options))
+
+
+#: the Python data source's second name: ``hudi-hive`` itself is the JVM file index's on classic PySpark
+PYTHON_SOURCE = "hudi-hive-python"
+
+
+class HudiHivePythonDataSource(HudiHiveDataSource):
+    """The same Python data source under a name of its own (:data:`PYTHON_SOURCE`): reachable where ``hudi-hive``
+    is the JVM provider (classic PySpark after :func:`register`), for tables Spark's Hadoop file systems cannot
+    open (object storage without a connector: read in the Python workers through ``pyarrow.fs``)."""
+
+    @classmethod
+    def name(cls) -> str:
+        return PYTHON_SOURCE
+
+
+def register_python_source(spark: SparkSession, check: bool = True) -> None:
+    """Register the Python data source with a session under both names (and turn Python filter pushdown on),
+    after checking that the session's Python workers can run it (:func:`check_workers`; ``check=False`` where
+    that cannot be done from the client: Spark Connect)."""
+    if check:
+        check_workers(spark)
+    guard_parquet_pushdown(spark)  # a cached DataFrame of the data source must keep its NaN rows too
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+    spark.dataSource.register(HudiHiveDataSource)
+    spark.dataSource.register(HudiHivePythonDataSource)

@@ -1,0 +1,456 @@
+"""Spark's own query path, pruned: ``hudi-hive`` tables as Spark's parquet file source whose file index asks this
+module, per scan, which latest files the scan's filters may match.
+
+Spark hands a file source's filters to its ``FileIndex.listFiles(partitionFilters, dataFilters)`` once per scan
+per execution, on the driver. The JVM side (``java/``: ``io.hivebridge.spark.HudiHiveFileIndex`` inside a
+``HadoopFsRelation`` with Spark's ``ParquetFileFormat``) translates them to Spark's data source filters and calls
+:class:`PythonPlanner` through py4j's callback server; the answer is the kept files grouped by partition. The
+planner pins the :class:`~hive_bridge.pruning.snapshot.TableSnapshot` a relation was loaded at, so every scan of
+one DataFrame reads one table state until ``FileIndex.refresh()`` (``REFRESH TABLE``, ``refreshByPath`` of a
+cached DataFrame). Partition filters are evaluated exactly in Java over each partition's values; data filters
+prune by statistics here and Spark applies them to rows. Merge-on-read slices with log files are merged by
+hudi-rs into parquet files cached by slice identity (:mod:`hive_bridge.spark.merged_cache`), which Spark's parquet
+reader then reads. See ``docs/spark.md``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import threading
+import time
+import urllib.parse
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import pyarrow as pa
+
+import sarg
+from hive_bridge import config
+from hive_bridge.errors import HudiTableError
+from hive_bridge.layout.fsview import HIVE_DEFAULT_PARTITION, FileSlice
+from hive_bridge.pruning.pruner import READ_OPTIMIZED, SNAPSHOT, ListStatusResult, check_query_type
+from hive_bridge.pruning.snapshot import TableSnapshot, default_cache
+from hive_bridge.spark.filters import AndFilter, OrFilter, spark_filters_to_sarg
+from hive_bridge.spark.jar import JVM_PACKAGE, jar_path
+from hive_bridge.spark.merge import read_by_hudi_rs
+from hive_bridge.spark.merged_cache import merged_slice_file
+from hive_bridge.spark.options import QUERY_TYPE_OPTION, storage_options_of
+from hive_bridge.spark.reads import HiveRead, list_files, read_hudi
+from hive_bridge.spark.reports import record_scan
+from hive_bridge.spark.sessions import SparkReadError, guard_parquet_pushdown, spark_schema
+from hive_bridge.table.table import HudiTable
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+#: HiveRead.route of a read through the file index
+ROUTE_INDEX = "spark parquet file source, files chosen per scan by the hudi-hive file index"
+#: the session conf giving the planner's timeout (milliseconds) for one scan
+TIMEOUT_CONF = "spark.hive_bridge.planner.timeoutMs"
+#: the read option (or session conf ``spark.hive_bridge.onPlannerError``) that, set to ``readAll``, reads every
+#: latest file when the planner fails instead of failing the query
+ON_ERROR_OPTION = "hive_bridge.onPlannerError"
+# how many loaded relations keep their pinned table state: HIVE_BRIDGE_PINS (the oldest are released; a scan of a
+# released one fails with a message saying to read the table again)
+
+
+@dataclass
+class Pin:
+    """One loaded relation: its table, the snapshot it reads, how it reads it."""
+
+    path: str
+    options: dict[str, str]
+    snapshot: TableSnapshot
+    query_type: str
+    time_zone: str
+    path_cols: list[str]
+    read_all_on_error: bool
+    #: what the last scans kept (for tests and reports): the kept file paths of the latest scan
+    last_kept: list[str] = field(default_factory=list)
+    scans: int = 0
+    #: seconds the planner spent on the latest scan (translating, pruning, merging kept merge-on-read slices)
+    last_plan_seconds: float = 0.0
+
+
+def _listing_of(options: Mapping[str, str]) -> str:
+    return "auto" if str(options.get("hoodie.metadata.enable", "false")).lower() == "true" else "folders"
+
+
+def _snapshot(path: str, options: Mapping[str, str]) -> TableSnapshot:
+    return default_cache().get(path, listing=_listing_of(options),
+                               storage_options=storage_options_of(options) or None)
+
+
+def _quote(text: str) -> str:
+    return urllib.parse.quote(text, safe="/:")
+
+
+def _uri(path: str) -> str:
+    """A file's location as Hadoop's Path reads it (a local absolute path gets the file: scheme)."""
+    return path if "://" in path or path.startswith("file:") else "file:" + path
+
+
+class PythonPlanner:
+    """The object the JVM file index calls (a ``java.util.function.Function<String, String>``). Thread-safe:
+    Spark plans scans on several threads at once."""
+
+    class Java:
+        implements: ClassVar[list[str]] = ["java.util.function.Function"]
+
+    def __init__(self) -> None:
+        self._pins: OrderedDict[str, Pin] = OrderedDict()
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+
+    # -- the JVM's requests ---------------------------------------------------------------------------------
+    def apply(self, request: str) -> str:
+        head, _, body = request.partition("\n")
+        verb, _, arg = head.partition("\t")
+        try:
+            if verb == "open":
+                return self._open(json.loads(arg))
+            if verb == "plan":
+                return self._plan(arg, json.loads(body or "[]"))
+            if verb == "refresh":
+                self.refresh(arg)
+                return "OK"
+            raise SparkReadError(f"unknown request {verb!r}")
+        except Exception as exc:  # every failure goes back as a message (never a py4j traceback)
+            message = str(exc) if isinstance(exc, SparkReadError) else f"{type(exc).__name__}: {exc}"
+            return "ERR\t" + _quote(message.splitlines()[0] if message else type(exc).__name__)
+
+    def _open(self, options: dict[str, str]) -> str:
+        tz = options.pop("\0timeZone", None) or "UTC"
+        pin, data, partitions = self.open(options["path"], options, tz)
+        return "\n".join(["OK", pin, _uri(self._pins[pin].path), data.json(), partitions.json(),
+                          str(sum(s.base_file.size for s in self._pins[pin].snapshot.slices
+                                  if s.base_file is not None))])
+
+    # -- the Python side's own calls -----------------------------------------------------------------------
+    def open(self, path: str, options: Mapping[str, str], time_zone: str) -> tuple[str, Any, Any]:
+        """Pin the table's current state for a new relation: (pin id, data schema, partition schema)."""
+        path = str(path).removeprefix("file://").removeprefix("file:")
+        options = {k.lower(): v for k, v in options.items()}  # Spark's options are case-insensitive
+        try:
+            query_type = check_query_type(options.get(QUERY_TYPE_OPTION) or options.get("querytype") or SNAPSHOT)
+        except ValueError as exc:
+            raise SparkReadError(f"hudi-hive {path}: {exc}") from None
+        try:
+            snap = _snapshot(path, options)
+        except HudiTableError as exc:
+            raise SparkReadError(f"hudi-hive {path}: {exc}") from None
+        table = snap.table
+        if not table.storage.spark_readable:
+            raise SparkReadError(f"hudi-hive {path}: Spark's Hadoop file systems cannot open this storage here; read "
+                                 "it with hive_bridge.spark.read_hudi() or format('hudi-hive-python')")
+        data, partitions, path_cols = relation_schemas(table)
+        on_error = options.get(ON_ERROR_OPTION.lower(), "fail").strip().lower() == "readall"
+        pin_id = f"{next(self._ids)}"
+        with self._lock:
+            self._pins[pin_id] = Pin(path, options, snap, query_type, time_zone, path_cols, on_error)
+            while len(self._pins) > config.settings().pins:
+                self._pins.popitem(last=False)
+        return pin_id, data, partitions
+
+    def pin(self, pin_id: str) -> Pin:
+        with self._lock:
+            found = self._pins.get(pin_id)
+            if found is not None:
+                self._pins.move_to_end(pin_id)
+        if found is None:
+            raise SparkReadError(f"hudi-hive relation {pin_id}: its table state was released (more than {config.settings().pins} "
+                                 "relations loaded since); read the table again")
+        return found
+
+    def refresh(self, pin_id: str) -> None:
+        """The relation reads the table's current state from now on."""
+        pin = self.pin(pin_id)
+        try:
+            pin.snapshot = _snapshot(pin.path, pin.options)
+        except HudiTableError as exc:
+            raise SparkReadError(f"hudi-hive {pin.path}: {exc}") from None
+
+    def kept(self, pin_id: str, filters: list[dict[str, Any]]) -> tuple[Pin, ListStatusResult]:
+        """What one scan's filters (JSON, as the JVM sends them) may match."""
+        pin = self.pin(pin_id)
+        snap = pin.snapshot
+        filt = None
+        try:
+            filt = filters_to_sarg(filters, snap.table, pin.time_zone)
+            result = snap.plan(filt, None, pin.time_zone, query_type=pin.query_type)
+        except Exception as exc:
+            if not pin.read_all_on_error:
+                shown = str(filt) if filt is not None else json.dumps(filters)
+                raise SparkReadError(f"hudi-hive {pin.path}: planning the filter {shown} failed: "
+                                     f"{type(exc).__name__}: {exc}") from None
+            result = snap.plan(None, None, pin.time_zone, query_type=pin.query_type)
+        record_scan({"path": pin.path, "filter": str(filt) if filt else None, "pruning": True, "why_not": None,
+                     "files_total": result.files_total, "files_read": result.files_kept,
+                     "query_type": result.query_type, "listing_source": snap.table.listing_source,
+                     "storage": snap.table.storage.scheme or "local", "route": ROUTE_INDEX,
+                     "slices_read": len(result.slices)})
+        return pin, result
+
+    def _plan(self, pin_id: str, filters: list[dict[str, Any]]) -> str:
+        started = time.perf_counter()
+        pin, result = self.kept(pin_id, filters)
+        slices = result.slices
+        lines = ["OK"]
+        kept: list[str] = []
+        by_partition: dict[str, list[FileSlice]] = {}
+        for s in slices:
+            by_partition.setdefault(s.partition_path if pin.path_cols else "", []).append(s)
+        for group in by_partition.values():
+            values = group[0].partition_values
+            cells = []
+            for col in pin.path_cols:
+                v = values.get(col)
+                cells.append("\\N" if v is None or v == HIVE_DEFAULT_PARTITION else _quote(v))
+            lines.append("\t".join(["P", *cells]))
+            for s in group:
+                path, size, mtime = self._file_of(pin, s)
+                if path is None:
+                    continue
+                kept.append(path)
+                lines.append(f"F\t{_quote(_uri(path))}\t{size}\t{mtime}")
+        with self._lock:
+            pin.last_kept = kept
+            pin.scans += 1
+            pin.last_plan_seconds = time.perf_counter() - started
+        return "\n".join(lines)
+
+    @staticmethod
+    def _file_of(pin: Pin, s: FileSlice) -> tuple[str | None, int, int]:
+        """The file Spark's parquet reader reads for one kept slice: the base file, or the slice merged by
+        hudi-rs (logs, or a base file of another format) into a cached parquet file."""
+        base = s.base_file
+        logs = s.log_files if pin.query_type != READ_OPTIMIZED else ()
+        if base is not None and not read_by_hudi_rs(base.path, bool(logs)):
+            return base.full_path, base.size, int(base.mtime * 1000)
+        if base is None and not logs:
+            return None, 0, 0
+        table = pin.snapshot.table
+        merged = merged_slice_file(table, s._replace(log_files=tuple(logs)),
+                                   data_arrow_schema(table, pin.path_cols))
+        st = os.stat(merged)
+        return merged, st.st_size, int(st.st_mtime * 1000)
+
+
+def data_arrow_schema(table: HudiTable, path_cols: list[str]) -> pa.Schema:
+    full = table.arrow_schema()
+    return pa.schema([f for f in full if f.name not in path_cols])
+
+
+def relation_schemas(table: HudiTable) -> tuple[Any, Any, list[str]]:
+    """(data schema, partition schema, partition columns): only the partition fields absent from the files are
+    partition columns (a partition path that is not the column's value, e.g. a time-based key generator's
+    ``2024/01/15/10``, must never replace the value the file holds)."""
+    from pyspark.sql.types import StructType
+
+    file_cols = set(table.file_schema().names)
+    path_cols = [f for f in table.properties.partition_fields if f not in file_cols]
+    full = spark_schema(table.arrow_schema())
+    data = StructType([f for f in full.fields if f.name not in path_cols])
+    partitions = StructType([full[c] for c in path_cols])
+    return data, partitions, path_cols
+
+
+# -- Spark's filters, as the JVM sends them, to a SearchArgument ------------------------------------------------
+
+def _attribute(name: str) -> tuple[str, ...]:
+    """Spark's quoted attribute name (``a.b``, `` `a.b`.c ``) as its parts."""
+    parts: list[str] = []
+    cur: list[str] = []
+    i, quoted = 0, False
+    while i < len(name):
+        c = name[i]
+        if c == "`":
+            if quoted and i + 1 < len(name) and name[i + 1] == "`":
+                cur.append("`")
+                i += 1
+            else:
+                quoted = not quoted
+        elif c == "." and not quoted:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(c)
+        i += 1
+    parts.append("".join(cur))
+    return tuple(parts)
+
+
+def _value(v: Any, time_zone: str) -> Any:
+    import datetime as dt
+    from decimal import Decimal
+    from zoneinfo import ZoneInfo
+
+    if v is None:
+        return None
+    t, raw = v["t"], v["v"]
+    if t in ("bool", "int", "str"):
+        return raw
+    if t == "float":
+        return float(raw)
+    if t == "dec":
+        return Decimal(raw)
+    if t == "date":
+        return dt.date(1970, 1, 1) + dt.timedelta(days=int(raw))
+    if t == "ts":  # an instant: the wall clock in the session time zone (SearchArgument timestamps are)
+        instant = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(microseconds=int(raw))
+        return instant.astimezone(ZoneInfo(time_zone)).replace(tzinfo=None)
+    if t == "ntz":
+        return dt.datetime.fromisoformat(raw)
+    raise ValueError(f"a literal of type {t}")
+
+
+def _to_pyspark(f: dict[str, Any], time_zone: str, positive: bool = True) -> Any:
+    """One JSON filter as pyspark's data source filter classes (And/Or as :class:`AndFilter`/:class:`OrFilter`);
+    None for what is not understood (it keeps every file). Where the filter is not negated (``positive``), an AND
+    with a side not understood is its other side (a weaker filter: it keeps more files); under a NOT it is
+    unknown as a whole."""
+    from pyspark.sql import datasource as ds
+
+    op = f["op"]
+    if op in ("and", "or"):
+        left, right = _to_pyspark(f["l"], time_zone, positive), _to_pyspark(f["r"], time_zone, positive)
+        if left is None or right is None:
+            return (left if right is None else right) if op == "and" and positive else None
+        return OrFilter(left, right) if op == "or" else AndFilter(left, right)
+    if op == "not":
+        child = _to_pyspark(f["c"], time_zone, not positive)
+        return None if child is None else ds.Not(child)
+    if "a" not in f:  # a filter the JVM side did not know
+        return None
+    attr = _attribute(f["a"])
+    try:
+        if op == "isnull":
+            return ds.IsNull(attr)
+        if op == "notnull":
+            return ds.IsNotNull(attr)
+        if op == "in":
+            return ds.In(attr, tuple(_value(v, time_zone) for v in f["v"]))
+        classes = {"eq": ds.EqualTo, "nse": ds.EqualNullSafe, "lt": ds.LessThan, "le": ds.LessThanOrEqual,
+                   "gt": ds.GreaterThan, "ge": ds.GreaterThanOrEqual}
+        cls = classes.get(op)
+        if cls is None:  # StartsWith/EndsWith/Contains and unknown shapes: unknown
+            return None
+        value = _value(f["v"], time_zone)
+        if value is None:
+            return None
+        return cls(attr, value)
+    except ValueError:
+        return None
+
+
+def filters_to_sarg(filters: list[dict[str, Any]], table: HudiTable,
+                    time_zone: str = "UTC") -> sarg.SearchArgument | None:
+    """The scan's filters (conjuncts) as one SearchArgument; what is not understood keeps files."""
+    from hive_bridge.typemap import table_sarg_schema
+    from sarg.schema import type_of
+
+    types: dict[str, sarg.Type] = {}
+    for name, hive_type in table_sarg_schema(table).items():
+        ct = type_of(hive_type)
+        if ct.sarg_type is not None:
+            types[name] = ct.sarg_type
+    converted = [c for c in (_to_pyspark(f, time_zone) for f in filters) if c is not None]
+    filt, _ = spark_filters_to_sarg(converted, types)
+    return filt
+
+
+# -- attaching to a session --------------------------------------------------------------------------------------
+
+_PLANNER = PythonPlanner()
+_ATTACHED: set[str] = set()
+_ATTACH_LOCK = threading.Lock()
+
+
+def planner() -> PythonPlanner:
+    """The process's planner (the one the JVM calls)."""
+    return _PLANNER
+
+
+def is_classic(spark: SparkSession) -> bool:
+    """Whether ``spark`` is a classic session (a JVM in this process to call back from); Spark Connect is not."""
+    return getattr(spark, "_jvm", None) is not None and getattr(spark, "_jsparkSession", None) is not None
+
+
+def attach(spark: SparkSession) -> None:
+    """Make ``hudi-hive`` the JVM file index's in ``spark``'s driver: build (once) and load the jar into the
+    driver's class loader, start py4j's callback server, register :func:`planner`."""
+    if not is_classic(spark):
+        raise SparkReadError("the hudi-hive file index needs a classic SparkSession (Spark Connect has no callback "
+                             "path to the Python planner)")
+    app = spark.sparkContext.applicationId
+    with _ATTACH_LOCK:
+        jvm: Any = spark._jvm
+        _load_jar(jvm)  # every call: the thread's context class loader may have changed since
+        if app in _ATTACHED:
+            return
+        from pyspark.java_gateway import ensure_callback_server_started
+
+        gateway: Any = spark.sparkContext._gateway
+        ensure_callback_server_started(gateway)  # type: ignore[no-untyped-call]
+        timeout = int(spark.conf.get(TIMEOUT_CONF, "300000") or "300000")
+        getattr(jvm, JVM_PACKAGE).Planner.register(_PLANNER, timeout)
+        guard_parquet_pushdown(spark)
+        _ATTACHED.add(app)
+
+
+def _load_jar(jvm: Any) -> None:
+    """The jar on the current thread's context class loader chain (added to the nearest loader that takes URLs,
+    Spark's MutableURLClassLoader, when no loader of the chain has it)."""
+    url = jvm.java.io.File(str(jar_path())).toURI().toURL()
+    loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+    first = None
+    url_loader = jvm.java.lang.Class.forName("java.net.URLClassLoader")
+    while loader is not None:
+        if url_loader.isInstance(loader):
+            if url in list(loader.getURLs()):
+                return
+            # Spark's MutableURLClassLoader (and its subclasses) make addURL public
+            if first is None and "MutableURLClassLoader" in str(loader.getClass().getName()):
+                first = loader
+        loader = loader.getParent()
+    if first is None:
+        raise SparkReadError("cannot load the hudi-hive file index: the driver's class loader takes no jars")
+    first.addURL(url)
+
+
+def load(spark: SparkSession, path: str, options: Mapping[str, str] | None = None) -> DataFrame:
+    """The table at ``path`` as a DataFrame read through the file index (what ``format("hudi-hive").load`` gives
+    after :func:`hive_bridge.spark.register`)."""
+    attach(spark)
+    reader = spark.read.format("hudi-hive")
+    for key, value in (options or {}).items():
+        reader = reader.option(key, value)
+    return reader.load(str(path))
+
+
+def indexed_read(spark: SparkSession, path: str, filt: str | sarg.SearchArgument | None = None, *,
+                 query_type: str = SNAPSHOT) -> HiveRead:
+    """``read_hudi``'s result through the file index: the DataFrame is Spark's own file source (each later
+    ``.where`` prunes too), ``listing`` what the filter alone keeps (for reports); columns in the table's order.
+    Tables on storage Spark's Hadoop file systems cannot open are read by :func:`read_hudi`."""
+    tz = spark.conf.get("spark.sql.session.timeZone") or "UTC"
+    table, listing, residual = list_files(path, filt, session_time_zone=tz, query_type=query_type)
+    if not table.storage.spark_readable:
+        return read_hudi(spark, path, filt, query_type=query_type)
+    df = load(spark, path, {QUERY_TYPE_OPTION: query_type})
+    df = df.select(*[f"`{name}`" for name in table.arrow_schema().names])
+    if residual:
+        df = df.where(residual)
+    return HiveRead(df, listing, residual, ROUTE_INDEX)
+
+
+def pin_of(df: DataFrame) -> Pin | None:
+    """The pinned state of the (first) hudi-hive relation a DataFrame reads: its table, snapshot and what its
+    latest scan kept."""
+    jvm: Any = df.sparkSession._jvm
+    ids = str(getattr(jvm, JVM_PACKAGE).Planner.pinsOf(df._jdf.queryExecution().analyzed()))
+    return _PLANNER.pin(ids.split(",")[0]) if ids else None

@@ -1,0 +1,89 @@
+"""The JVM side of the ``hudi-hive`` file index, built from the Java source in the repository (``java/``) with
+``javac`` against the installed pyspark's jars, into a cache folder keyed by the source's hash and the Spark
+version; no binary is kept in the repository and no Maven is needed. ``make jar`` builds it ahead of time; otherwise the first session that needs it builds it (~3 s)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+from hive_bridge import config
+from hive_bridge.spark.sessions import SparkReadError
+
+#: the Java package of the file index (``io.hivebridge.spark``), as py4j reaches it: ``getattr(jvm, ...)``
+JVM_PACKAGE = "io.hivebridge.spark"
+#: the service interface whose implementations Spark looks short names up in
+SERVICE = "org.apache.spark.sql.sources.DataSourceRegister"
+#: the pyspark versions whose FileIndex, PartitionDirectory and HadoopFsRelation the class was checked against
+SUPPORTED_SPARK = ("4.0", "4.1", "4.2", "4.3")
+
+
+def java_source() -> Path:
+    """The Java source folder: ``HIVE_BRIDGE_JAVA_SRC`` (:mod:`hive_bridge.config`), else ``java/`` of the checkout
+    (an editable install), else ``<prefix>/share/hive_bridge/java`` (where a wheel installs it:
+    ``[options.data_files]`` of setup.cfg)."""
+    given = config.settings().java_src
+    for candidate in ([Path(given)] if given else []) + [Path(__file__).resolve().parents[2] / "java",
+                                                        Path(sys.prefix) / "share" / "hive_bridge" / "java"]:
+        if (candidate / "src" / "main" / "java").is_dir():
+            return candidate
+    raise SparkReadError("the hudi-hive file index's Java source (java/src/main/java) is not installed with "
+                         "hive-bridge; set HIVE_BRIDGE_JAVA_SRC to its folder")
+
+
+def _spark_home() -> tuple[Path, str]:
+    import pyspark
+
+    return Path(pyspark.__file__).parent, pyspark.__version__
+
+
+def _sources(root: Path) -> list[Path]:
+    return sorted(p for p in (root / "src" / "main" / "java").rglob("*.java") if p.is_file())
+
+
+def cache_dir() -> Path:
+    return config.settings().cache_root / "jars"
+
+
+def jar_path(build: bool = True) -> Path:
+    """The jar for the installed pyspark, built if it is not in the cache yet."""
+    src = java_source()
+    home, version = _spark_home()
+    digest = hashlib.sha256(version.encode())
+    for p in _sources(src):
+        digest.update(str(p.relative_to(src)).encode() + b"\0" + p.read_bytes() + b"\0")
+    out = cache_dir() / f"hive-bridge-spark-{version}-{digest.hexdigest()[:16]}.jar"
+    if out.exists() or not build:
+        return out
+    javac = shutil.which("javac")
+    if javac is None:
+        raise SparkReadError("javac (JDK 17+) is needed to build the hudi-hive file index (apt-get install "
+                             "openjdk-17-jdk-headless)")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="hive-bridge-jar-") as tmp:
+        classes = Path(tmp) / "classes"
+        java_files = [str(p) for p in _sources(src) if p.suffix == ".java"]
+        done = subprocess.run([javac, "--release", "17", "-nowarn", "-d", str(classes), "-cp",
+                               str(home / "jars" / "*"), *java_files], capture_output=True, text=True)
+        if done.returncode != 0:
+            raise SparkReadError(f"building the hudi-hive file index against pyspark {version} failed:\n"
+                                 f"{done.stderr.strip()[:2000]}")
+        staged = Path(tmp) / out.name
+        with zipfile.ZipFile(staged, "w", zipfile.ZIP_DEFLATED) as jar:
+            jar.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\r\nCreated-By: hive-bridge\r\n\r\n")
+            for p in sorted(classes.rglob("*.class")):
+                jar.write(p, str(p.relative_to(classes)))
+            # how Spark's ServiceLoader finds the provider of the short name "hudi-hive"
+            jar.writestr(f"META-INF/services/{SERVICE}", f"{JVM_PACKAGE}.HudiHiveProvider\n")
+        os.replace(staged, out)  # atomic: a concurrent build of the same source gives the same jar
+    return out
+
+
+if __name__ == "__main__":
+    print(jar_path())

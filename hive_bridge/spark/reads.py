@@ -1,0 +1,243 @@
+"""Hive-on-Spark reads of Hudi tables: the input format's surviving files, read by Spark's own parquet reader.
+
+    spark = hive_bridge.spark.session()
+    read = hive_bridge.spark.read_hudi(spark, "/data/trips", "(and leaf-(EQUALS city sf) (not leaf-(IS_NULL fare)))")
+    read.df.show(); print(read.listing.files_kept, "of", read.listing.files_total, "files read")
+
+The result equals a full read of the latest file slices with the same filter: pruning only drops files whose
+statistics prove no row matches, and the whole filter (the residual) is applied to the rows of the files kept.
+Merge-on-read slices with log files are read through hudi-rs's file-group reader (base file merged with its logs);
+if that cannot be done the read fails with a clear error rather than returning stale rows.
+
+``hive_bridge.spark.register(spark)`` adds the ``hudi-hive`` Python data source:
+``spark.read.format(PYTHON_SOURCE).load(path).where("id > 5")`` prunes with the filters Spark pushes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+
+import sarg
+from hive_bridge.errors import HudiTableError
+from hive_bridge.layout.fsview import HIVE_DEFAULT_PARTITION, FileSlice
+from hive_bridge.pruning import ListStatusResult
+from hive_bridge.pruning.pruner import SNAPSHOT, check_query_type
+from hive_bridge.pruning.snapshot import default_cache
+from hive_bridge.residual import to_sql
+from hive_bridge.spark.datasource import PYTHON_SOURCE, register_python_source
+from hive_bridge.spark.merge import conform, hudi_reader, merge_with_hudi, read_by_hudi_rs
+from hive_bridge.spark.options import (
+    ROUTE_SPARK,
+    ROUTE_WORKERS,
+    SLICES_OPTION,
+    STORAGE_OPTION_PREFIX,
+)
+from hive_bridge.spark.sessions import SparkReadError, guard_parquet_pushdown, spark_schema
+from hive_bridge.table.table import HudiTable
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+
+@dataclass
+class HiveRead:
+    """A pruned (or full) read: the DataFrame, what listStatus kept, and the filter applied to rows."""
+
+    df: DataFrame
+    listing: ListStatusResult
+    residual_sql: str | None
+    #: how the rows are read: ROUTE_SPARK (Spark's own parquet reader: local and HDFS tables) or ROUTE_WORKERS
+    #: (pyarrow.fs in Spark's Python workers: object storage Spark's Hadoop file systems cannot open here)
+    route: str = ""
+
+
+def filter_of(table: HudiTable, filt: str | sarg.SearchArgument | None) -> tuple[sarg.SearchArgument | None,
+                                                                                   str | None]:
+    """(SearchArgument to prune with, Spark SQL to apply to rows)."""
+    if filt is None or (isinstance(filt, str) and not filt.strip()):
+        return None, None
+    from hive_bridge.typemap import table_sarg_schema
+    from sarg import hiveql
+
+    schema = table_sarg_schema(table)
+    if isinstance(filt, sarg.SearchArgument):
+        return filt, to_sql(filt)
+    try:
+        if sarg.looks_like_sarg(filt):
+            parsed = sarg.parse(filt, schema)
+            return parsed, to_sql(parsed)
+        # Spark applies this text to rows: leaves Hive would box unlike Spark's comparison stay unknown
+        parsed = hiveql.parse_hiveql(filt, schema, spark_rows=True)
+    except sarg.SargError as exc:
+        raise SparkReadError(f"cannot read the filter: {exc}") from None
+    return parsed, filt  # HiveQL text: Spark applies the user's own filter to rows
+
+
+def list_files(path: str, filt: str | sarg.SearchArgument | None = None, *, prune: bool = True,
+               session_time_zone: str = "UTC", explain: bool = False,
+               query_type: str = SNAPSHOT, listing: str = "folders",
+               stats_source: str = "auto",
+               storage_options: Mapping[str, str] | None = None) -> tuple[HudiTable, ListStatusResult, str | None]:
+    try:
+        # the process's snapshot of the table: re-used while its timeline is unchanged (a DataFrame queried
+        # again plans in milliseconds), followed when an instant completed (never stale)
+        snap = default_cache().get(path, listing=listing, stats_source=stats_source,
+                                   storage_options=storage_options)
+    except HudiTableError as exc:
+        raise SparkReadError(str(exc)) from None
+    table = snap.table
+    parsed, residual = filter_of(table, filt)
+    try:
+        query_type = check_query_type(query_type)
+    except ValueError as exc:
+        raise SparkReadError(str(exc)) from None
+    try:
+        result = snap.plan(parsed if prune else None, None, session_time_zone, explain, query_type=query_type)
+    except HudiTableError as exc:
+        raise SparkReadError(str(exc)) from None
+    if not prune:
+        result.sarg = parsed
+    return table, result, residual
+
+
+def read_hudi(spark: SparkSession, path: str, filt: str | sarg.SearchArgument | None = None, *,
+              prune: bool = True, session_time_zone: str | None = None, query_type: str = SNAPSHOT,
+              listing: str = "folders", stats_source: str = "auto",
+              storage_options: Mapping[str, str] | None = None) -> HiveRead:
+    """Read a Hudi table's latest slices through the storage handler's listStatus, with Spark.
+
+    ``filt``: SearchArgument text (any printed form), a SearchArgument, or HiveQL filter text.
+    ``prune=False`` reads every latest file (the reference a pruned read must equal).
+    ``query_type``: ``snapshot`` (default: base files merged with their log files, as Hudi's realtime input
+    format) or ``read_optimized`` (base files only, as Hive sync's ``<t>_ro`` table).
+    ``listing``: ``folders`` (default), ``auto`` or ``mdt`` (the metadata table's files partition where it can
+    be trusted); ``stats_source``: ``auto`` (default: the metadata table's column_stats where it has entries,
+    footers for the rest), ``mdt`` or ``footers``.
+    ``path``: a folder or a URI (``s3://bucket/path``, ``gs://``, ``hdfs://``), ``storage_options`` its
+    credentials / endpoint (see :mod:`hive_bridge.storage.core`). Local and HDFS tables are read by Spark's
+    parquet reader; a table Spark's Hadoop file systems cannot open (pyspark ships no S3A or GCS connector) is
+    read through ``pyarrow.fs`` in Spark's Python workers (the ``hudi-hive`` data source handed the kept
+    slices). ``HiveRead.route`` says which.
+    """
+    tz = session_time_zone or spark.conf.get("spark.sql.session.timeZone") or "UTC"
+    table, result, residual = list_files(path, filt, prune=prune, session_time_zone=tz, query_type=query_type,
+                                         listing=listing, stats_source=stats_source,
+                                         storage_options=storage_options)
+    if table.storage.spark_readable:
+        df, route = read_slices(spark, table, result.slices), ROUTE_SPARK
+    else:
+        df, route = read_slices_in_workers(spark, table, result.slices, storage_options), ROUTE_WORKERS
+    if residual:
+        df = df.where(residual)
+    return HiveRead(df, result, residual, route)
+
+
+
+
+def read_slices_in_workers(spark: SparkSession, table: HudiTable, slices: Sequence[FileSlice],
+                           storage_options: Mapping[str, str] | None = None) -> DataFrame:
+    """The rows of the given slices read by the Python data source (``hudi-hive-python``) in Spark's Python workers through
+    ``pyarrow.fs`` (no Hadoop connector needed): each worker opens the table's storage from its URI,
+    ``storage_options`` and the environment."""
+    import json
+
+    register_python_source(spark)
+    files = [(s.base_file.full_path if s.base_file is not None else "", [lf.full_path for lf in s.log_files],
+              dict(s.partition_values)) for s in slices]
+    reader = (spark.read.format(PYTHON_SOURCE).schema(spark_schema(table.arrow_schema()))
+              .option(SLICES_OPTION, json.dumps(files)))
+    for key, value in (storage_options or {}).items():
+        reader = reader.option(STORAGE_OPTION_PREFIX + key, value)
+    return reader.load(str(table.base_path))
+
+
+def read_slices(spark: SparkSession, table: HudiTable, slices: Sequence[FileSlice]) -> DataFrame:
+    """The rows of the given latest file slices as one DataFrame, partition columns restored.
+
+    Spark's parquet filter pushdown is turned off in the session (see :func:`guard_parquet_pushdown`): a filter
+    applied to this DataFrame must see every row of the files."""
+    guard_parquet_pushdown(spark)
+    schema = table.arrow_schema()
+    sp_schema = spark_schema(schema)
+    file_cols = set(table.file_schema().names)
+    path_cols = [f for f in table.properties.partition_fields if f not in file_cols]
+    plain: list[tuple[FileSlice, str]] = []
+    merged: list[FileSlice] = []
+    for s in slices:
+        if s.base_file is None or read_by_hudi_rs(s.base_file.path, bool(s.log_files)):
+            merged.append(s)
+        else:
+            plain.append((s, s.base_file.full_path))
+    frames: list[DataFrame] = []
+    if plain:
+        if path_cols:
+            by_partition: dict[str, list[tuple[FileSlice, str]]] = {}
+            for s, path in plain:
+                by_partition.setdefault(s.partition_path, []).append((s, path))
+            for group in by_partition.values():
+                frames.append(_read_parquet(spark, table, [p for _, p in group], path_cols,
+                                            group[0][0].partition_values))
+        else:
+            frames.append(_read_parquet(spark, table, [p for _, p in plain], [], {}))
+    if merged:
+        frames.append(_read_merged(spark, table, merged, schema))
+    if not frames:
+        return spark.createDataFrame([], sp_schema)
+    out = frames[0]
+    for frame in frames[1:]:
+        out = out.unionByName(frame, allowMissingColumns=True)
+    return out.select(*[f"`{f.name}`" for f in schema])
+
+
+
+
+def _read_parquet(spark: SparkSession, table: HudiTable, paths: list[str], path_cols: list[str],
+                  values: dict[str, str]) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    file_schema = spark_schema(table.file_schema())
+    old = spark.conf.get("spark.sql.sources.parallelPartitionDiscovery.threshold")
+    spark.conf.set("spark.sql.sources.parallelPartitionDiscovery.threshold", str(max(32, len(paths) + 1)))
+    try:
+        df = spark.read.schema(file_schema).parquet(*paths)
+    finally:
+        spark.conf.set("spark.sql.sources.parallelPartitionDiscovery.threshold", old or "32")
+    full = table.arrow_schema()
+    for col in path_cols:
+        value = values.get(col)
+        typ = spark_schema(pa.schema([full.field(col)])).fields[0].dataType
+        lit = F.lit(None if value in (None, HIVE_DEFAULT_PARTITION) else value)
+        df = df.withColumn(col, lit.cast(typ))
+    return df
+
+
+def _read_merged(spark: SparkSession, table: HudiTable, slices: Sequence[FileSlice],
+                 schema: pa.Schema) -> DataFrame:
+    """Slices Spark's parquet reader cannot take: hudi-rs merges each base file with its log files (and reads
+    base files of other formats); refuse if it cannot."""
+    import importlib.util
+
+    if importlib.util.find_spec("hudi") is None:
+        raise SparkReadError(f"{table.base_path}: {len(slices)} file slices have log files (merge-on-read) or "
+                             f"{table.properties.base_file_format} base files, and the `hudi` package that reads "
+                             "them is not installed; refusing to return stale or missing rows")
+    parts: list[pa.Table] = []
+    try:
+        reader = hudi_reader(str(table.base_path))
+        for s in slices:
+            base = s.base_file.path if s.base_file is not None else ""
+            batches = merge_with_hudi(reader, base, [lf.path for lf in s.log_files])
+            if batches:
+                parts.append(conform(pa.Table.from_batches(batches), schema, s.partition_values))
+    except Exception as exc:
+        raise SparkReadError(f"{table.base_path}: cannot read {len(slices)} file slices with hudi-rs (merge-on-read "
+                             f"logs or {table.properties.base_file_format} base files; {type(exc).__name__}: "
+                             f"{exc}); refusing to return stale or missing rows") from None
+    if not parts:
+        return spark.createDataFrame([], spark_schema(schema))
+    return spark.createDataFrame(pa.concat_tables(parts))
+

@@ -1,0 +1,206 @@
+"""Segments of the persisted statistics index: Arrow IPC files, written, read, checked and normalized to
+the leaves a query needs; kept inside the table, or (for a table on object storage) in a local cache folder
+mirrored to the table's own `.hoodie/.hive_bridge/` folder.
+
+A local table keeps its index in its own folder (`.hoodie/.hive_bridge/column_stats/`). A table on object storage
+keeps it in the same place inside the table when the bucket lets us write (one PUT per segment: an object appears
+whole or not at all, so no temporary name is needed); when it does not (read-only buckets are normal), the
+segments go to a local cache folder, ``<cache>/index/<hash of the table URI>/column_stats/``
+(:func:`~hive_bridge.storage.core.cache_root`). Both places are read on load: every row is keyed by its file's
+path, size and instant, so rows from either place are used only for the very file they describe.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hive_bridge.errors import HudiTableError
+from hive_bridge.formats.parquet_footer import StatsLeaf
+from hive_bridge.layout.properties import HOODIE_DIR
+from hive_bridge.stats.contract import (
+    BOUND_STATS,
+    MAX,
+    MAX_EXACT,
+    MIN,
+    MIN_EXACT,
+    NULL_COUNT,
+    SEP,
+    split_stat_name,
+    stat_name,
+)
+from hive_bridge.stats.rows import FORMAT_KEY, FORMAT_VERSION, KEY_FIELDS, order_preserving_cast, stats_schema
+from hive_bridge.storage.core import Storage, cache_root
+
+#: rewrite all segments into one when there are more than this many
+MAX_SEGMENTS = 16
+INDEX_PARTS = (HOODIE_DIR, ".hive_bridge", "column_stats")
+SEGMENT_PREFIX = "seg-"
+SEGMENT_SUFFIX = ".arrow"
+
+
+def write_segment(table: pa.Table, path: Path) -> None:
+    """Write one index segment (Arrow IPC file, lz4-compressed buffers) to a local file."""
+    with pa.OSFile(str(path), "wb") as sink:
+        write_segment_to(sink, table)
+
+
+def read_segment(path: Path) -> pa.Table:
+    """Read one index segment; raises on anything that is not a complete Arrow IPC file."""
+    with pa.memory_map(str(path), "r") as source:
+        return pa.ipc.open_file(source).read_all()
+
+# --------------------------------------------------------------- segments
+def normalize(segment: pa.Table, target: Sequence[StatsLeaf]) -> pa.Table:
+    """A persisted segment with exactly the key columns and `target`'s statistics columns.
+
+    A column the segment lacks was absent from every file of that segment (segments carry the union of
+    their files' columns), so its null count is the row count; a type that cannot be cast is unknown.
+    """
+    n = segment.num_rows
+    cols: list[pa.Array | pa.ChunkedArray] = [segment.column(f.name) for f in KEY_FIELDS]
+    names = set(segment.column_names)
+    num_rows = segment.column("num_rows")
+    for leaf in target:
+        mn, mx = stat_name(leaf.name, MIN), stat_name(leaf.name, MAX)
+        if mn in names:
+            lo, hi = segment.column(mn), segment.column(mx)
+            lo_exact, hi_exact = segment.column(stat_name(leaf.name, MIN_EXACT)), segment.column(stat_name(leaf.name, MAX_EXACT))
+            if lo.type != leaf.type:
+                try:
+                    if not order_preserving_cast(lo.type, leaf.type):
+                        raise pa.ArrowInvalid(f"{lo.type} bounds are not {leaf.type} bounds")
+                    lo = pc.cast(lo, leaf.type, safe=True)
+                    hi = pc.cast(hi, leaf.type, safe=True)
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+                    lo = hi = pa.nulls(n, leaf.type)
+                    lo_exact = hi_exact = pa.nulls(n, pa.bool_())
+            cols += [lo, hi, segment.column(stat_name(leaf.name, NULL_COUNT)), lo_exact, hi_exact]
+        else:
+            cols += [pa.nulls(n, leaf.type), pa.nulls(n, leaf.type), num_rows,
+                     pa.nulls(n, pa.bool_()), pa.nulls(n, pa.bool_())]
+    return pa.Table.from_arrays(cols, schema=stats_schema(target, with_has_log_files=False))
+
+
+def union_leaves(segments: Sequence[pa.Table], target: Sequence[StatsLeaf]) -> list[StatsLeaf]:
+    """Target leaves first (their types win), then every other leaf any segment has (first type seen)."""
+    out = list(target)
+    seen = {leaf.name for leaf in target}
+    for seg in segments:
+        for f in seg.schema:
+            name, stat = split_stat_name(f.name)
+            if stat == MIN:
+                if name not in seen:
+                    seen.add(name)
+                    out.append(StatsLeaf(name, f.type))
+    return out
+
+
+def validate_segment(segment: pa.Table, where: str) -> None:
+    """Raise HudiTableError unless `segment` looks like an index segment this code wrote."""
+    meta = segment.schema.metadata or {}
+    if meta.get(FORMAT_KEY) != FORMAT_VERSION:
+        raise HudiTableError(f"{where}: not a column-statistics segment of format {FORMAT_VERSION.decode()}")
+    for f in KEY_FIELDS:
+        idx = segment.schema.get_field_index(f.name)
+        if idx < 0 or segment.schema.field(idx).type != f.type:
+            raise HudiTableError(f"{where}: column {f.name} missing or of the wrong type")
+    for f in KEY_FIELDS[:4]:
+        if segment.column(f.name).null_count:
+            raise HudiTableError(f"{where}: column {f.name} has nulls")
+    by_leaf: dict[str, set[str]] = {}
+    for name in segment.column_names:
+        if SEP in name:  # any statistics-looking name: an unknown kind is refused, not ignored
+            leaf, _, kind = name.rpartition(SEP)
+            if kind not in BOUND_STATS:
+                raise HudiTableError(f"{where}: unknown statistics column {name}")
+            by_leaf.setdefault(leaf, set()).add(kind)
+    for leaf, kinds in by_leaf.items():
+        if kinds != set(BOUND_STATS):
+            raise HudiTableError(f"{where}: statistics of {leaf} are incomplete")
+        for kind, typ in ((NULL_COUNT, pa.int64()), (MIN_EXACT, pa.bool_()), (MAX_EXACT, pa.bool_())):
+            if segment.schema.field(stat_name(leaf, kind)).type != typ:
+                raise HudiTableError(f"{where}: {leaf}::{kind} has the wrong type")
+        nulls = segment.column(stat_name(leaf, NULL_COUNT))
+        rows = segment.column("num_rows")
+        bad = pc.any(pc.or_(pc.less(nulls, 0), pc.greater(nulls, rows))).as_py()
+        if bad:
+            raise HudiTableError(f"{where}: {leaf}::null_count outside [0, num_rows]")
+
+
+def local_cache_folder(storage: Storage) -> Path:
+    """The local folder holding the index of a table on object storage whose bucket is not writable."""
+    return cache_root().joinpath("index", storage.cache_key(), "column_stats")
+
+
+def write_segment_to(sink: pa.NativeFile, table: pa.Table) -> None:
+    """The index segment format: an Arrow IPC file with lz4-compressed buffers."""
+    options = pa.ipc.IpcWriteOptions(compression="lz4")
+    with pa.ipc.new_file(sink, table.schema, options=options) as writer:
+        writer.write_table(table)
+
+
+def segment_bytes(table: pa.Table) -> bytes:
+    """One index segment as bytes (for object storage: one PUT)."""
+    sink = pa.BufferOutputStream()
+    write_segment_to(sink, table)
+    return bytes(sink.getvalue().to_pybytes())
+
+
+class RemoteIndexFolder:
+    """The index folder inside a table on object storage: segments listed with one request, read whole with
+    one HEAD and one GET each, written with one PUT; `writable` turns False at the first
+    refused write (then the caller keeps segments in `cache_dir`)."""
+
+    def __init__(self, storage: Storage, base_path: str) -> None:
+        self.storage = storage
+        self.location = storage.join(base_path, *INDEX_PARTS)
+        self.cache_dir = local_cache_folder(storage)
+        self.writable = True
+        #: why writing into the table was given up (None while it works)
+        self.write_problem: str | None = None
+        #: names of the segments held in the table (vs in the local cache folder)
+        self.names: set[str] = set()
+
+    def segments(self) -> list[tuple[str, int | None]]:
+        """(name, size) of every segment in the table's index folder, by name (creation order)."""
+        try:
+            entries = self.storage.list_dir(self.location)
+        except OSError:
+            return []
+        return sorted((e.name, e.size) for e in entries
+                      if not e.is_dir and e.name.startswith(SEGMENT_PREFIX) and e.name.endswith(SEGMENT_SUFFIX))
+
+    def read(self, name: str) -> pa.Table:
+        table = self.storage.read_ipc(f"{self.location}/{name}")
+        self.names.add(name)
+        return table
+
+    def write(self, name: str, table: pa.Table) -> bool:
+        """Write one segment into the table; False (and `writable` off) when the bucket refuses it."""
+        if not self.writable:
+            return False
+        try:
+            self.storage.write_bytes(f"{self.location}/{name}", segment_bytes(table))
+        except OSError as exc:
+            self.writable = False
+            self.write_problem = str(exc)
+            return False
+        self.names.add(name)
+        return True
+
+    def delete(self, name: str) -> None:
+        try:
+            self.storage.delete(f"{self.location}/{name}")
+        except OSError:
+            pass
+        self.names.discard(name)
+
+    def where(self, name: str) -> str:
+        return f"{self.location}/{name}"
+
+
+__all__ = ["RemoteIndexFolder", "local_cache_folder", "segment_bytes", "write_segment_to"]

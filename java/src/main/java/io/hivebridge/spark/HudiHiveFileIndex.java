@@ -1,0 +1,208 @@
+package io.hivebridge.spark;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.Path;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.And;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.BasePredicate;
+import org.apache.spark.sql.catalyst.expressions.Cast;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.catalyst.expressions.Literal;
+import org.apache.spark.sql.catalyst.expressions.Predicate;
+import org.apache.spark.sql.catalyst.types.DataTypeUtils;
+import org.apache.spark.sql.execution.datasources.DataSourceStrategy$;
+import org.apache.spark.sql.execution.datasources.FileIndex;
+import org.apache.spark.sql.execution.datasources.PartitionDirectory;
+import org.apache.spark.sql.sources.Filter;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.unsafe.types.UTF8String;
+
+import scala.Option;
+import scala.collection.immutable.Seq;
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * A Hudi table's file index whose {@link #listFiles} asks hive-bridge's Python planner which latest files the
+ * scan's filters may match. The Python side pins the table state the relation was loaded at (one DataFrame reads
+ * one table state) until {@link #refresh}. Partition filters are evaluated here, exactly, over each partition's
+ * values (Spark does not apply them to rows again); data filters are translated to Spark's data source filters
+ * and judged by the planner against column statistics, and Spark applies them to rows as usual.
+ */
+public final class HudiHiveFileIndex implements FileIndex {
+  private final String id;
+  private final Path root;
+  private final StructType partitionSchema;
+  private final long sizeInBytes;
+  private final String timeZone;
+
+  public HudiHiveFileIndex(String id, String root, StructType partitionSchema, long sizeInBytes,
+      String timeZone) {
+    this.id = id;
+    this.root = new Path(root);
+    this.partitionSchema = partitionSchema;
+    this.sizeInBytes = sizeInBytes;
+    this.timeZone = timeZone;
+  }
+
+  public String id() {
+    return id;
+  }
+
+  @Override
+  public Seq<Path> rootPaths() {
+    return CollectionConverters.asScala(List.of(root)).toList();
+  }
+
+  @Override
+  public Seq<PartitionDirectory> listFiles(Seq<Expression> partitionFilters, Seq<Expression> dataFilters) {
+    List<Expression> all = new ArrayList<>(CollectionConverters.asJava(partitionFilters));
+    all.addAll(CollectionConverters.asJava(dataFilters));
+    StringBuilder json = new StringBuilder("[");
+    StringBuilder shown = new StringBuilder();
+    for (Expression e : all) {
+      if (shown.length() > 0) {
+        shown.append(" AND ");
+      }
+      shown.append(e.sql());
+      Option<Filter> f = Option.empty();
+      try {
+        f = DataSourceStrategy$.MODULE$.translateFilter(e, true);
+      } catch (RuntimeException ignored) {
+        // a filter Spark cannot translate is not used for pruning: it keeps every file
+      }
+      if (f.isDefined()) {
+        if (json.length() > 1) {
+          json.append(',');
+        }
+        json.append(Protocol.filter(f.get()));
+      }
+    }
+    json.append(']');
+    String what = "table " + root + ", filters [" + shown + "]";
+    String[] lines = Planner.call(what, "plan\t" + id + "\n" + json);
+    List<PartitionDirectory> out = parse(lines, what);
+    List<Expression> pf = CollectionConverters.asJava(partitionFilters);
+    if (pf.isEmpty() || partitionSchema.fields().length == 0) {
+      return CollectionConverters.asScala(out).toList();
+    }
+    BasePredicate predicate = partitionPredicate(pf);
+    List<PartitionDirectory> kept = new ArrayList<>();
+    for (PartitionDirectory d : out) {
+      if (predicate.eval(d.values())) {
+        kept.add(d);
+      }
+    }
+    return CollectionConverters.asScala(kept).toList();
+  }
+
+  /** The partition filters bound to the partition values row, evaluated as Spark's own file indexes do. */
+  private BasePredicate partitionPredicate(List<Expression> filters) {
+    Expression all = filters.get(0);
+    for (int i = 1; i < filters.size(); i++) {
+      all = new And(all, filters.get(i));
+    }
+    List<org.apache.spark.sql.catalyst.expressions.AttributeReference> fresh =
+        CollectionConverters.asJava(DataTypeUtils.toAttributes(partitionSchema));
+    List<Attribute> input = new ArrayList<>();
+    List<Attribute> refs = new ArrayList<>();
+    scala.collection.Iterator<Attribute> it = all.references().iterator();
+    while (it.hasNext()) {
+      refs.add(it.next());
+    }
+    for (int i = 0; i < fresh.size(); i++) {
+      Attribute chosen = fresh.get(i);
+      for (Attribute r : refs) {
+        if (r.name().equalsIgnoreCase(chosen.name())) {
+          chosen = r;
+          break;
+        }
+      }
+      input.add(chosen);
+    }
+    BasePredicate p = Predicate.create(all, CollectionConverters.asScala(input).toList());
+    p.initialize(0);
+    return p;
+  }
+
+  /** The planner's answer: "P" lines (a partition's values) each followed by its "F" lines (files). */
+  private List<PartitionDirectory> parse(String[] lines, String what) {
+    List<PartitionDirectory> out = new ArrayList<>();
+    InternalRow values = null;
+    List<FileStatus> files = new ArrayList<>();
+    StructField[] fields = partitionSchema.fields();
+    for (int n = 1; n < lines.length; n++) {
+      String line = lines[n];
+      if (line.isEmpty()) {
+        continue;
+      }
+      String[] cols = line.split("\t", -1);
+      if (cols[0].equals("P")) {
+        if (values != null) {
+          out.add(PartitionDirectory.apply(values, files.toArray(new FileStatus[0])));
+        }
+        files = new ArrayList<>();
+        Object[] row = new Object[fields.length];
+        for (int i = 0; i < fields.length; i++) {
+          String raw = cols[i + 1];
+          if (raw.equals("\\N")) {
+            row[i] = null;
+            continue;
+          }
+          Literal lit = Literal.create(UTF8String.fromString(Protocol.unquote(raw)), DataTypes.StringType);
+          row[i] = new Cast(lit, fields[i].dataType(), Option.apply(timeZone)).eval(null);
+        }
+        values = new GenericInternalRow(row);
+      } else if (cols[0].equals("F")) {
+        Path p = new Path(Protocol.unquote(cols[1]));
+        files.add(new FileStatus(Long.parseLong(cols[2]), false, 1, 128L * 1024 * 1024, Long.parseLong(cols[3]),
+            p));
+      } else {
+        throw new IllegalArgumentException("hudi-hive: " + what + ": unexpected planner answer: " + line);
+      }
+    }
+    if (values != null) {
+      out.add(PartitionDirectory.apply(values, files.toArray(new FileStatus[0])));
+    }
+    return out;
+  }
+
+  @Override
+  public String[] inputFiles() {
+    List<String> out = new ArrayList<>();
+    for (PartitionDirectory d : parse(Planner.call("table " + root, "plan\t" + id + "\n[]"), "table " + root)) {
+      scala.collection.Iterator<org.apache.spark.sql.execution.datasources.FileStatusWithMetadata> it =
+          d.files().iterator();
+      while (it.hasNext()) {
+        out.add(it.next().getPath().toString());
+      }
+    }
+    return out.toArray(new String[0]);
+  }
+
+  @Override
+  public void refresh() {
+    Planner.call("refresh table " + root, "refresh\t" + id);
+  }
+
+  @Override
+  public long sizeInBytes() {
+    return sizeInBytes;
+  }
+
+  @Override
+  public StructType partitionSchema() {
+    return partitionSchema;
+  }
+
+  @Override
+  public String toString() {
+    return "HudiHiveFileIndex(" + root + ")";
+  }
+}
