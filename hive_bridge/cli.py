@@ -27,11 +27,12 @@ import sarg
 from hive_bridge.errors import HiveBridgeError
 from hive_bridge.pruning import FileVerdict, prune_slices
 from hive_bridge.pruning.pruner import filter_columns
-from hive_bridge.replay import ReplayInputError, human_bytes, input_lines, replay, replay_workload
+from hive_bridge.replay import ReplayInputError, input_lines, replay, replay_workload
 from hive_bridge.stats.index import ColumnStatsIndex
 from hive_bridge.storage.core import is_local_uri, parse_storage_options
 from hive_bridge.table.table import HudiTable
 from hive_bridge.typemap import table_sarg_schema
+from hive_bridge.workload.report import human_bytes
 
 
 class UsageError(HiveBridgeError):

@@ -23,19 +23,11 @@ from hive_bridge.pruning.pruner import READ_OPTIMIZED, SNAPSHOT, filter_columns,
 from hive_bridge.stats.index import ColumnStatsIndex
 from hive_bridge.table.table import HudiTable
 from hive_bridge.typemap import table_sarg_schema
+from hive_bridge.workload.report import human_bytes
 
 
 class ReplayInputError(HiveBridgeError):
     """A log file that cannot be read."""
-
-
-def human_bytes(n: int) -> str:
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if value < 1024 or unit == "TiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{n} B"  # pragma: no cover
 
 
 @dataclass

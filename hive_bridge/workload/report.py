@@ -17,6 +17,7 @@ from hive_bridge.workload.tables import redact
 
 
 def human_bytes(n: int) -> str:
+    """A byte count as people read it (``48.4 KiB``)."""
     value = float(n)
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if value < 1024 or unit == "TiB":
