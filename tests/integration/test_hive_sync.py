@@ -242,3 +242,36 @@ def test_hive4_reads_the_read_optimized_table_with_hudis_bundle(trips: Path, hiv
                     "its classpath (compose stack: copy the jar into docker/auxlib/, see docker/README.md)")
     hs2_cursor.execute(f"SELECT uuid, rider, fare, city FROM {DB}.trips_ro")
     assert set(hs2_cursor.fetchall()) == _base_rows(trips)
+
+
+def test_replay_resolves_table_names_through_the_metastore(trips: Path, hive_servers: HiveServers,
+                                                          tmp_path: Path) -> None:
+    """A HiveServer2 log names tables only: ``replay --metastore`` finds each one's location as Hive sync
+    registered it (``_ro`` read-optimized, ``_rt`` and the plain name snapshot), opens the table once, and plans
+    the filters against it; a name the metastore does not have is reported with its scans."""
+    import io
+
+    from hive_bridge.cli import main
+
+    def stmt(qid: str, sql: str) -> str:
+        return (f"2024-01-01T10:00:01,000  INFO [HiveServer2-Background-Pool: Thread-45] ql.Driver: Compiling "
+                f"command(queryId={qid}): {sql}\n")
+
+    log = tmp_path / "hs2.log"
+    log.write_text(stmt("ro", f"SELECT fare FROM {DB}.trips_ro WHERE city = 'chennai'")
+                   + stmt("rt", f"SELECT fare FROM {DB}.trips_rt WHERE fare > 20 AND city = 'chennai'")
+                   + stmt("plain", f"SELECT fare FROM {DB}.trips WHERE rider = 'rider-D'")
+                   + stmt("gone", f"SELECT 1 FROM {DB}.no_such_table WHERE x = 1"))
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["replay", "--json", "--metastore", hive_servers.metastore_uri, str(log)], stdout=out, stderr=err)
+    rows = [json.loads(line) for line in out.getvalue().splitlines() if line.strip()]
+    summary = rows.pop()
+    assert summary.get("summary") is True and code == 0, err.getvalue()
+    assert {r["table"] for r in rows} == {str(trips)}
+    by_query = {q: r for r in rows for q in r["queries"]}
+    assert set(by_query) == {"ro", "rt", "plain"}
+    assert (by_query["ro"]["query_type"], by_query["rt"]["query_type"], by_query["plain"]["query_type"]) == \
+        ("read_optimized", "snapshot", "snapshot")
+    # the chennai partition holds one file group of the three: the others are not kept
+    assert by_query["ro"]["files_kept"] == 1 and by_query["ro"]["files_total"] == 3
+    assert summary["scans_unresolved"] == {f"{DB}.no_such_table": 1}
