@@ -68,6 +68,8 @@ class Scan:
     pushed_filters: str
     time_zone: str
     v2: bool = False
+    #: not a file scan (``Scan hive db.t``, ``Scan ExistingRDD``): no location or filters in the log
+    other: bool = False
     #: per plan instance of the scan: (accumulator of files read, accumulator of bytes read)
     accumulators: list[tuple[int | None, int | None]] = field(default_factory=list)
     spark_files: int | None = None
@@ -136,13 +138,24 @@ def _is_event_file(path: str) -> bool:
         return False
 
 
-def _scan_nodes(node: dict[str, Any], out: list[dict[str, Any]]) -> None:
+#: scan nodes that read no table (a SELECT without FROM, a DataFrame made from an RDD)
+_NOT_TABLES = frozenset({"Scan OneRowRelation", "Scan ExistingRDD", "Scan RDD"})
+
+
+def _scan_nodes(node: dict[str, Any], out: list[dict[str, Any]], others: list[str] | None = None) -> None:
+    """The file scans of a plan tree (``FileSourceScanExec``: its ``metadata`` has a ``Location``) into ``out``;
+    with ``others``, the names of the other scan nodes (``Scan hive db.t`` of Spark's Hive support, ``Scan
+    ExistingRDD``, ...: no filters of theirs are in the log's metadata)."""
     meta = node.get("metadata") or {}
     if isinstance(meta, dict) and "Location" in meta:
         out.append(node)
+    elif others is not None:
+        name = str(node.get("nodeName", ""))
+        if name.startswith(("Scan ", "HiveTableScan")) and name.split("[", 1)[0].strip() not in _NOT_TABLES:
+            others.append(name)
     for child in node.get("children") or ():
         if isinstance(child, dict):
-            _scan_nodes(child, out)
+            _scan_nodes(child, out, others)
 
 
 def _table_name(node_name: str) -> str | None:
@@ -208,9 +221,16 @@ class _App:
         if isinstance(zone, str) and zone:
             self.zones[exec_id] = zone
         nodes: list[dict[str, Any]] = []
+        others: list[str] = []
         info = ev.get("sparkPlanInfo")
         if isinstance(info, dict):
-            _scan_nodes(info, nodes)
+            _scan_nodes(info, nodes, others)
+        for name in others:
+            # not a file scan: counted (as a scan no table could be found for) and named, never planned
+            key = (name, "", "", "", "")
+            if key not in scans:
+                scans[key] = Scan(self.source, self.app, exec_id, line, name, None, "", [], "", "", "",
+                                  self.time_zone, other=True)
         for node in nodes:
             meta = node["metadata"]
             metrics = {m.get("name"): m.get("accumulatorId") for m in node.get("metrics") or () if isinstance(m, dict)}

@@ -152,6 +152,10 @@ class Workload:
         return state
 
     def add_scan(self, scan: Scan) -> None:
+        if scan.other:
+            name = f"({scan.node.split('[', 1)[0].strip()}: not a file scan, its filters are not in the log)"
+            self.unresolved[name] = self.unresolved.get(name, 0) + 1
+            return
         self.add(Occurrence(
             "spark-eventlog-v2" if scan.v2 else "spark-eventlog", scan.query, scan.table_name,
             scan.paths or ([scan.location] if scan.location else []),

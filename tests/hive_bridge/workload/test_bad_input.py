@@ -147,3 +147,29 @@ def test_session_time_zone_changed_at_run_time(tmp_path: Path) -> None:
     log.write_bytes(b"\n".join(lines) + b"\n")
     (scan,), problems = _read(log)
     assert problems == [] and scan.time_zone == "America/Los_Angeles"
+
+
+def test_scans_that_are_not_file_scans_are_counted_and_named(tmp_path: Path) -> None:
+    """A table read through Spark's Hive support (``Scan hive db.t``) has no location or filters in the plan's
+    metadata: it is counted among the scans no table could be found for, by name, never planned; a SELECT
+    without FROM (``Scan OneRowRelation``) reads no table and is not counted."""
+    lines = _plain_lines()
+    start = next(i for i, line in enumerate(lines) if b"SQLExecutionStart" in line)
+    plan = {"nodeName": "Project", "metadata": {}, "metrics": [], "children": [
+        {"nodeName": "Scan hive default.events", "children": [], "metadata": {}, "metrics": []},
+        {"nodeName": "Scan OneRowRelation", "children": [], "metadata": {}, "metrics": []}]}
+    extra = [json.dumps({"Event": "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart",
+                         "executionId": 9, "sparkPlanInfo": plan}).encode(),
+             json.dumps({"Event": "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionEnd",
+                         "executionId": 9, "time": 1}).encode()]
+    log = tmp_path / "local-1700000000001"
+    log.write_bytes(b"\n".join(lines[:start] + extra + lines[start:]) + b"\n")
+    scans, problems = _read(log)
+    assert not problems
+    others = [s for s in scans if getattr(s, "other", False)]
+    assert [s.node for s in others] == ["Scan hive default.events"]   # type: ignore[attr-defined]
+    code, out, _ = run("replay", "--json", str(log))
+    _, summary = json_lines(out)
+    assert summary["scans_unresolved"]["(Scan hive default.events: not a file scan, its filters are not in the log)"] \
+        == 1
+    assert not any("OneRowRelation" in k for k in summary["scans_unresolved"])
