@@ -168,8 +168,9 @@ def test_scans_that_are_not_file_scans_are_counted_and_named(tmp_path: Path) -> 
     assert not problems
     others = [s for s in scans if getattr(s, "other", False)]
     assert [s.node for s in others] == ["Scan hive default.events"]   # type: ignore[attr-defined]
-    code, out, _ = run("replay", "--json", str(log))
+    code, out, err = run("replay", "--json", str(log))
     _, summary = json_lines(out)
+    assert code == 0, err
     assert summary["scans_unresolved"]["(Scan hive default.events: not a file scan, its filters are not in the log)"] \
         == 1
     assert not any("OneRowRelation" in k for k in summary["scans_unresolved"])
