@@ -116,3 +116,13 @@ def test_the_pruning_reader_prunes_with_exactly_its_pushed_filters(reuse_table) 
     list(wide.pushFilters([GreaterThan(("price",), 1e9)]))  # NaN sorts above every number: no file is skipped
     assert len(wide.partitions()) == 32
     assert len(HudiHiveReader(str(reuse_table), schema, {}).partitions()) == 32
+
+
+def test_read_plans_are_scoped_per_scan_only_where_a_version_is_known_to() -> None:
+    """The gate that replaced reading Spark's class files: no released Spark keeps a Python data source's read
+    plan per scan, so no version (nor an unreadable one) lets pushed filters prune the Python data source."""
+    from hive_bridge.spark import datasource
+
+    assert datasource.SCOPED_SINCE is None
+    assert not any(spark_scopes_read_plans(v) for v in ("4.0.1", "4.1.4", "4.2.1", "4.3.0", "9.9.0", "dev"))
+    assert spark_scopes_read_plans() is False
