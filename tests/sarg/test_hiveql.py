@@ -9,7 +9,7 @@ import string
 from decimal import Decimal
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from sarg import Operator, SargSyntaxError, Timestamp, Type
@@ -477,6 +477,7 @@ def test_deep_alternation_error_points_at_the_first_node_past_the_limit() -> Non
 # -- generated filters: three text styles agree, and no row the filter accepts is ever dropped -----------------
 
 @given(st.integers(min_value=0, max_value=2**32))
+@example(6278)  # a filter whose CNF passes Hive's 256 combinations: the builder gives up to YES_NO_NULL
 def test_generated_filters_styles_agree_and_are_sound(seed: int) -> None:
     rng = random.Random(seed)
     node = gen.tree(rng)
@@ -484,7 +485,8 @@ def test_generated_filters_styles_agree_and_are_sound(seed: int) -> None:
     sargs = [parse_hiveql(text, gen.SCHEMA) for text in texts]
     assert len({str(s) for s in sargs}) == 1, texts
     s = sargs[0]
-    exact = gen.fully_supported(node)
+    # every part a leaf, and no part given up at Hive's CNF limit (sound, but YES_NO_NULL where it gave up)
+    exact = gen.fully_supported(node) and "YES_NO_NULL" not in str(s)
     for _ in range(10):
         row = gen.random_row(rng)
         truth = gen.sql_truth(node, row)
