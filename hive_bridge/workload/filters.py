@@ -272,7 +272,8 @@ def parse_list(text: str, v1: bool = False, sep: str = ", ") -> list[list[Node]]
 
 
 # ------------------------------------------------------------------------------------------------ HiveQL
-def _quote(name: str) -> str:
+def hiveql_identifier(name: str) -> str:
+    """A column name as HiveQL text: plain where it is a plain identifier, else back-quoted as one name."""
     if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
         return name
     return "`" + name.replace("`", "``") + "`"
@@ -317,7 +318,7 @@ def to_hiveql(node: Node, types: Mapping[str, str], v1: bool = False) -> str | N
     if found is None:
         return None
     name, hive_type = found
-    col = _quote(name)
+    col = hiveql_identifier(name)
     if kind == "isnull":
         return f"{col} IS NULL"
     if kind == "isnotnull":

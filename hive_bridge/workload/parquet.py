@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
+from hive_bridge.workload.filters import hiveql_identifier
 from sarg.schema import find_column
 
 _CALL = re.compile(r"([a-z]+)\(")
@@ -147,7 +148,7 @@ def _hiveql(node: Node, types: Mapping[str, str]) -> str | None:
     if found is None:
         return None
     name, hive_type = found
-    col = name if re.fullmatch(r"[A-Za-z_]\w*", name) else "`" + name.replace("`", "``") + "`"
+    col = hiveql_identifier(name)
     values = node[2]
     if kind in ("eq", "noteq") and values == ("null",):
         return f"{col} IS NULL" if kind == "eq" else f"{col} IS NOT NULL"
