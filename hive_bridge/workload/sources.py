@@ -56,8 +56,9 @@ def split_inputs(paths: Sequence[str]) -> tuple[list[str], list[str]]:
     return events, texts
 
 
-def event_log_scans(paths: Sequence[str], problems: list[Problem]) -> Iterator[Scan]:
-    """Every scan of every application under ``paths`` (problems appended as met, the reading goes on)."""
+def _applications(paths: Sequence[str], problems: list[Problem]) -> Iterator[list[str]]:
+    """The files of each application under ``paths``, path by path (a path that cannot be read, or holds no
+    event log, appended to ``problems``)."""
     for path in paths:
         try:
             apps = application_files(path)
@@ -69,8 +70,13 @@ def event_log_scans(paths: Sequence[str], problems: list[Problem]) -> Iterator[S
             continue
         if not apps:
             problems.append(Problem(path, 0, "no Spark event log in this folder"))
-        for files in apps:
-            yield from read_application(files, problems)
+        yield from apps
+
+
+def event_log_scans(paths: Sequence[str], problems: list[Problem]) -> Iterator[Scan]:
+    """Every scan of every application under ``paths`` (problems appended as met, the reading goes on)."""
+    for files in _applications(paths, problems):
+        yield from read_application(files, problems)
 
 
 def _read_one(files: list[str]) -> list[tuple[list[Scan], list[Problem]]]:
@@ -82,19 +88,7 @@ def _read_one(files: list[str]) -> list[tuple[list[Scan], list[Problem]]]:
 def event_log_scans_spark(paths: Sequence[str], problems: list[Problem], spark: Any) -> Iterator[Scan]:
     """As :func:`event_log_scans`, the applications read by Spark executors in parallel (one task each; the
     files must be readable at the same paths by the executors). The scans and problems are the same."""
-    apps: list[list[str]] = []
-    for path in paths:
-        try:
-            found = application_files(path)
-        except OSError as exc:
-            problems.append(Problem(path, 0, f"cannot read: {exc.strerror}"))
-            continue
-        except Exception as exc:  # LogReadError: no such file or folder
-            problems.append(Problem(path, 0, str(exc).removeprefix(f"{path}: ")))
-            continue
-        if not found:
-            problems.append(Problem(path, 0, "no Spark event log in this folder"))
-        apps.extend(found)
+    apps = list(_applications(paths, problems))
     if not apps:
         return
     rdd = spark.sparkContext.parallelize(apps, len(apps))
