@@ -66,7 +66,8 @@ def _int(name: str, default: int, minimum: int) -> int:
     return value
 
 
-def _read() -> Settings:
+def settings() -> Settings:
+    """The settings, read from the environment now."""
     own = os.environ.get("HIVE_BRIDGE_CACHE")
     if own:
         root = Path(own)
@@ -86,11 +87,6 @@ def _read() -> Settings:
 
 _lock = threading.Lock()
 _caches: dict[str, Callable[[], None]] = {}
-
-
-def settings() -> Settings:
-    """The settings, read from the environment now."""
-    return _read()
 
 
 def register_cache(name: str, clear: Callable[[], None]) -> None:

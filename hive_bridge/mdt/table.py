@@ -147,7 +147,6 @@ _FILES_CACHE: OrderedDict[tuple[Any, ...], tuple[dict[str, dict[str, Any]], dict
     OrderedDict()
 _FILES_CACHE_ENTRIES = 8
 config.register_cache("mdt.table: decoded files partitions", _FILES_CACHE.clear)
-_M64 = 0xFFFFFFFFFFFFFFFF
 #: the sentinel of a key a DELETE block removed
 _DELETED = object()
 

@@ -32,7 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hive_bridge import config
-from hive_bridge.mdt.colstats import BOOL, BYTES, DATE, DECIMAL, INT, STR
+from hive_bridge.mdt.colstats import BOOL, BYTES, DATE, DECIMAL, INT, INT64_MAX, STR
 from hive_bridge.mdt.records import ColumnStatsEntry, decimal_of
 from hive_bridge.stats.contract import bound_columns
 
@@ -56,7 +56,6 @@ def index_entries(entries: Iterable[ColumnStatsEntry]) -> dict[tuple[str, str], 
 #: value types whose timestamp bounds the metadata reader has put in microseconds (V2 stats, typed wrappers)
 _MICROS = frozenset({"TIMESTAMP_MICROS", "LOCAL_TIMESTAMP_MICROS", "TIMESTAMP_MILLIS", "LOCAL_TIMESTAMP_MILLIS",
                      "TIMESTAMP_NANOS", "LOCAL_TIMESTAMP_NANOS"})
-_INT64_MAX = 2**63 - 1
 
 
 def _bound(value: Any, typ: pa.DataType, upper: bool, value_type: str | None = None) -> Any:
@@ -93,12 +92,12 @@ def _bound(value: Any, typ: pa.DataType, upper: bool, value_type: str | None = N
         unit = typ.unit
         if value_type not in _MICROS:
             # the raw value in the column's unit (V1 LongWrapper); anything else: not known to be a timestamp
-            return value if value_type == "LONG" and -_INT64_MAX <= value <= _INT64_MAX else None
+            return value if value_type == "LONG" and -INT64_MAX <= value <= INT64_MAX else None
         if unit == "us":
             return value
         if unit == "ns":
             scaled = value * 1000
-            return scaled if -_INT64_MAX <= scaled <= _INT64_MAX else None
+            return scaled if -INT64_MAX <= scaled <= INT64_MAX else None
         per = 1000 if unit == "ms" else 1_000_000
         return -((-value) // per) if upper else value // per  # outward: floor the min, ceil the max
     return None
@@ -195,7 +194,7 @@ def _typed_bounds(kind: np.ndarray, ints: np.ndarray, bins: pa.Array, scales: np
     if t.is_integer(typ):
         ok = kind == INT
         info = np.iinfo(typ.to_pandas_dtype())
-        ok &= (ints >= int(info.min)) & (ints <= min(int(info.max), _INT64_MAX))
+        ok &= (ints >= int(info.min)) & (ints <= min(int(info.max), INT64_MAX))
         return pa.array(np.where(ok, ints, 0), pa.int64(), mask=~ok).cast(typ)
     if t.is_string(typ) or t.is_large_string(typ):
         ok = kind == STR
@@ -215,7 +214,7 @@ def _typed_bounds(kind: np.ndarray, ints: np.ndarray, bins: pa.Array, scales: np
         out = ints.copy()
         unit = typ.unit
         if unit == "ns":
-            big = np.abs(ints) > _INT64_MAX // 1000
+            big = np.abs(ints) > INT64_MAX // 1000
             ok &= ~(micros & big)
             out = np.where(micros & ~big, ints * 1000, out)
         elif unit in ("ms", "s"):
