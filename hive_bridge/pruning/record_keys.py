@@ -23,10 +23,12 @@ one field are left alone: Hudi versions differ on whether a one-field complex ke
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 
 from hive_bridge.expression import And, HudiExpression, Not, Op, Or, Predicate
 from sarg import Type
+from sarg.schema import find_column
 
 __all__ = ["COMPLEX_KEYGENS", "EMPTY_PLACEHOLDER", "MAX_KEYS", "NULL_PLACEHOLDER", "RECORD_KEY_COLUMN",
            "complex_key", "encoding_matches", "key_value_text", "with_record_keys"]
@@ -71,36 +73,28 @@ def encoding_matches(sample_key: str, fields: Sequence[str]) -> bool:
     return True
 
 
-def _field_of(column: str, fields: Sequence[str]) -> str | None:
-    if column in fields:
-        return column
-    lowered = [f for f in fields if f.lower() == column.lower()]
-    return lowered[0] if len(lowered) == 1 else None
-
-
 def _keys_of(parts: Sequence[HudiExpression], fields: Sequence[str]) -> tuple[str, ...] | None:
     """The keys a conjunction's direct children fix (None: not every field is fixed by a usable equality)."""
+    names = dict.fromkeys(fields, True)
     fixed: dict[str, set[str]] = {}
     for part in parts:
         if not (isinstance(part, Predicate) and part.op in _FIXING and not part.derived):
             continue
         if part.type not in (Type.STRING, Type.LONG):
             continue
-        field = _field_of(part.column, fields)
-        if field is None:
+        found = find_column(names, part.column)     # sarg's one rule for names
+        if found is None:
             continue
-        texts = {key_value_text(v) for v in part.literals if v is not None}
-        if None in texts or not texts:
-            continue
+        field = found[0]
+        texts = [key_value_text(v) for v in part.literals if v is not None]
+        if not texts or None in texts:
+            continue                                # a literal no key is formed from: this part fixes nothing
         values = {t for t in texts if t is not None}
         fixed[field] = fixed[field] & values if field in fixed else values
     if any(f not in fixed for f in fields):
         return None
-    count = 1
-    for f in fields:
-        count *= len(fixed[f])
-    if count == 0 or count > MAX_KEYS:
-        return None if count else ()
+    if math.prod(len(fixed[f]) for f in fields) > MAX_KEYS:
+        return None
     return tuple(sorted(complex_key(fields, combo) for combo in itertools.product(*(sorted(fixed[f]) for f in fields))))
 
 
