@@ -179,7 +179,9 @@ def read_footer_stats(path: str, size: int | None = None, storage: Storage | Non
     object storage is read through `storage` (the table's; without one, a Storage made from the environment,
     see `environment_storage`), with one ranged read when `size` (the listed size) is given."""
     try:
-        remote = (storage if not storage.is_local else None) if storage is not None else environment_storage(path)
+        if storage is None:
+            storage = environment_storage(path)     # None for a local path
+        remote = storage if storage is not None and not storage.is_local else None
         if remote is None:
             md, size = read_metadata(path)
         else:
