@@ -100,7 +100,7 @@ def display(domain: Domain, value: DomainValue | Fraction) -> str:
     explain's reasons, never for comparing."""
     fam = domain.family
     try:
-        if isinstance(value, float) or fam == "string":
+        if isinstance(value, float):      # an infinity of an integer domain, or a float bound
             return repr(value)
         if fam == "float":
             return repr(float(value))

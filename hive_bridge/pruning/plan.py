@@ -63,6 +63,13 @@ def _short(value: object) -> str:
     return text
 
 
+def _shown(domain: Domain | None, value: DomainValue) -> str:
+    """A bound or literal in explain's text: strings shortened, anything else as the column's type prints it."""
+    if domain is None or domain.kind is DomainKind.STRING:
+        return _short(value)
+    return display(domain, value)
+
+
 class Formula:
     """Base of the boolean formulas over one column's statistics in one file."""
 
@@ -99,11 +106,12 @@ class Cmp(Formula):
     op: str  # < <= > >= ==
     value: DomainValue
     unknown: bool
-    #: the value as the column's type prints it (explain); not part of the formula's identity
-    shown: str | None = field(default=None, compare=False)
+    #: the column's domain, to print the value as the column's type prints it (explain); not part of the
+    #: formula's identity
+    domain: Domain | None = field(default=None, compare=False)
 
     def render(self) -> str:
-        return f"{self.side} {self.op} {self.shown if self.shown is not None else _short(self.value)}"
+        return f"{self.side} {self.op} {_shown(self.domain, self.value)}"
 
 
 @dataclass(frozen=True)
@@ -121,12 +129,12 @@ class PointIn(Formula):
     """Both bounds usable, ``min == max`` and that value is one of ``points``."""
 
     points: tuple[DomainValue, ...]
-    #: the points as the column's type prints them (explain); not part of the formula's identity
-    shown: tuple[str, ...] | None = field(default=None, compare=False)
+    #: the column's domain, to print the points as the column's type prints them (explain); not part of the
+    #: formula's identity
+    domain: Domain | None = field(default=None, compare=False)
 
     def render(self) -> str:
-        shown = self.shown if self.shown is not None else tuple(_short(p) for p in self.points)
-        return f"min = max in [{', '.join(shown)}]"
+        return f"min = max in [{', '.join(_shown(self.domain, p) for p in self.points)}]"
 
 
 @dataclass(frozen=True)
@@ -213,7 +221,7 @@ def _cmp(domain: Domain, side: str, op: str, value: DomainValue | float, unknown
         else:
             decided = {">": False, "<=": True}.get(op)
     if decided is None:
-        return Cmp(side, op, value, unknown, None if domain.kind is DomainKind.STRING else display(domain, value))
+        return Cmp(side, op, value, unknown, domain)
     if decided == unknown:
         return ConstF(decided)
     ok = _OK_VAR[side]
@@ -325,9 +333,7 @@ class _Builder:
         """Some non-NaN value differs from all points (exact points only)."""
         if not points:
             return TRUE
-        ordered = tuple(sorted(set(points)))
-        shown = None if self.d.kind is DomainKind.STRING else tuple(display(self.d, p) for p in ordered)
-        return f_not(PointIn(ordered, shown))
+        return f_not(PointIn(tuple(sorted(set(points))), self.d))
 
 
 @dataclass(frozen=True)
