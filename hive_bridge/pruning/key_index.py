@@ -29,7 +29,7 @@ import pyarrow.parquet as pq
 from hive_bridge.errors import MetadataTableError
 from hive_bridge.expression import HudiExpression, Op, Predicate
 from hive_bridge.formats.bloom import BloomFilter
-from hive_bridge.layout.fsview import FileSlice
+from hive_bridge.layout.fsview import BaseFile, FileSlice
 from hive_bridge.pruning.record_keys import (
     COMPLEX_KEYGENS,
     RECORD_KEY_COLUMN,
@@ -181,12 +181,10 @@ class KeyIndexes:
             bloom = self._blooms.get(path, False)
             if bloom is False:
                 try:
-                    storage = self.table.storage
-                    md = pq.read_metadata(path) if storage.is_local else \
-                        storage.parquet_metadata(path, s.base_file.size)
-                    bloom = BloomFilter.from_parquet_metadata(md.metadata)
+                    footer = _footer_entries(self.table, s.base_file)
+                    bloom = BloomFilter.from_parquet_metadata(footer)
                     if bloom is not None and self.complex_fields:
-                        own = (md.metadata or {}).get(b"hoodie_min_record_key")
+                        own = footer.get(b"hoodie_min_record_key")
                         if own is None or not encoding_matches(own.decode("utf-8", "replace"), self.complex_fields):
                             bloom = None
                 except Exception:  # an unreadable footer or filter: no answer for this file
@@ -242,6 +240,14 @@ def _duplicate_keys_possible(table: HudiTable) -> str | None:
     return None
 
 
+def _footer_entries(table: HudiTable, base: BaseFile) -> dict[bytes, bytes]:
+    """The key-value entries of a parquet base file's footer (Hudi's bloom filter and key range among them), read
+    through the table's storage. Raises what the read raises."""
+    storage = table.storage
+    md = pq.read_metadata(base.full_path) if storage.is_local else storage.parquet_metadata(base.full_path, base.size)
+    return dict(md.metadata or {})
+
+
 def _sample_key(table: HudiTable, slices: Sequence[FileSlice]) -> str | None:
     """A record key the table holds: the first parquet base file's ``hoodie_min_record_key`` footer entry
     (Hudi writes it beside the bloom filter); None when no base file has one or none can be read."""
@@ -250,10 +256,7 @@ def _sample_key(table: HudiTable, slices: Sequence[FileSlice]) -> str | None:
         if base is None or not base.path.endswith(".parquet"):
             continue
         try:
-            storage = table.storage
-            md = pq.read_metadata(base.full_path) if storage.is_local else \
-                storage.parquet_metadata(base.full_path, base.size)
-            raw = (md.metadata or {}).get(b"hoodie_min_record_key")
+            raw = _footer_entries(table, base).get(b"hoodie_min_record_key")
         except Exception:  # an unreadable footer: try no other file, the keys stay unformed
             return None
         return raw.decode("utf-8", "replace") if raw else None
