@@ -259,7 +259,7 @@ class Pruner:
         alone (the slices are then not looked at one by one)."""
         self.table = table
         self.use_key_indexes = key_indexes
-        self._key_indexes: Any = None
+        self._key_indexes: KeyIndexes | None = None
         self.query_type = check_query_type(query_type)
         if self.query_type == READ_OPTIMIZED:
             slices = read_optimized_view(slices)
@@ -468,11 +468,9 @@ class Pruner:
 
     def _key_index(self) -> KeyIndexes:
         """The table's key indexes for these slices (opened on first use)."""
-        indexes = self._key_indexes
-        if indexes is None:
-            indexes = self._key_indexes = KeyIndexes.open(self.table, self.slices)
-        assert isinstance(indexes, KeyIndexes)
-        return indexes
+        if self._key_indexes is None:
+            self._key_indexes = KeyIndexes.open(self.table, self.slices)
+        return self._key_indexes
 
     def _index_answers(self, expression: Any, session_time_zone: str = "UTC") -> dict[Any, Any]:
         """Masks from Hudi's key indexes for the expression's equality leaves (opened on first use). Bloom
