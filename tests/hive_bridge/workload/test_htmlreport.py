@@ -1,0 +1,194 @@
+"""The HTML report of a workload replay: what each section holds (per table, per filter, per column, per file),
+escaping of log texts, the advisor's what-if section drawn from plain data, and a workload of 10,000 distinct
+filters over 50 tables staying a page of at most 5 MB."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hive_bridge.layout.fsview import BaseFile, FileSlice
+from hive_bridge.pruning import ListStatusResult
+from hive_bridge.pruning.pruner import FileStatus
+from hive_bridge.pruning.snapshot import SnapshotCache, TableSnapshot
+from hive_bridge.workload.eventlog import Problem
+from hive_bridge.workload.htmlreport import render_report
+from hive_bridge.workload.insights import TOP_FILTERS, column_usage, read_heat, workload_insights
+from hive_bridge.workload.runner import FilterEntry, TableState, Workload
+from hive_bridge.workload.tables import TableResolver
+from tests.hive_bridge.workload.conftest import write_shared_log_table
+
+MB = 1_000_000
+COLUMNS = ["id", "name", "price", "amount", "d", "ts", "city", "user_id"]
+
+
+@pytest.fixture(scope="module")
+def snapshot(tmp_path_factory: pytest.TempPathFactory) -> TableSnapshot:
+    """A real small Hudi table's snapshot (its slices are replaced by the synthetic workloads)."""
+    path = write_shared_log_table(tmp_path_factory.mktemp("html") / "t")
+    return SnapshotCache().get(str(path))
+
+
+def synthetic_slices(n_partitions: int, files_per_partition: int) -> list[FileSlice]:
+    out = []
+    for p in range(n_partitions):
+        part = f"region=r{p:03d}/day=2024-01-{1 + p % 28:02d}" if n_partitions > 1 else ""
+        for f in range(files_per_partition):
+            fid = f"{p:04d}{f:04d}-7c1e-4f4a-9a0b-{f:012d}"
+            name = f"{fid}_0-1-0_20240101000000000.parquet"
+            path = f"{part}/{name}" if part else name
+            base = BaseFile(path, f"/lake/t/{path}", 64_000_000 + 1000 * f, 1.7e9, "20240101000000000")
+            out.append(FileSlice(fid, part, "20240101000000000", base, (), {}))
+    return out
+
+
+def synthetic_workload(snap: TableSnapshot, tables: int, filters: int, seed: int = 0) -> Workload:
+    """``tables`` tables of 30 partitions × 40 files, ``filters`` distinct filters spread over them, each with a
+    HiveQL text naming some columns, occurrences, queries, Spark's figures and its kept slices."""
+    rng = random.Random(seed)
+    work = Workload(TableResolver())
+    per_table = filters // tables
+    for t in range(tables):
+        uri = f"s3://bucket/warehouse/db_{t % 7}/table_{t:02d}"
+        slices = synthetic_slices(30 if t % 5 else 1, 40 if t % 5 else 900)
+        state = work.tables[uri] = TableState(uri, dataclasses.replace(snap, slices=slices))
+        total_bytes = sum(s.base_file.size for s in slices if s.base_file is not None)
+        for k in range(per_table):
+            cols = rng.sample(COLUMNS, rng.randint(1, 3))
+            values = ", ".join(str(rng.randint(0, 10**6)) for _ in range(rng.randint(1, 40)))
+            hiveql = " AND ".join(f"{c} IN ({values})" if i == 0 else f"{c} >= {rng.randint(0, 999)}"
+                                  for i, c in enumerate(cols)) + f" AND k{k} IS NOT NULL"
+            start = rng.randrange(len(slices))
+            kept = slices[start:start + rng.choice([1, 5, 40, 200])]
+            occ = rng.randint(1, 30)
+            entry = FilterEntry(uri, hiveql, "UTC", "spark-eventlog", unknown=rng.choice([0, 0, 1]),
+                                occurrences=occ, queries=[f"app-{t}#{q}" for q in range(min(occ, 50))],
+                                sources={"spark-eventlog"}, spark_scans=occ, spark_files=occ * len(kept),
+                                spark_bytes=occ * 64_000_000 * len(kept), columns=(*cols, f"k{k}"))
+            entry.listing = ListStatusResult(
+                [FileStatus(s.base_file.full_path, s.base_file.size, 0) for s in kept if s.base_file], kept,
+                files_total=len(slices), bytes_total=total_bytes)
+            state.entries[(hiveql, "UTC", "snapshot")] = entry
+            state.scans += occ
+    work.unresolved["file:/lake/other"] = 3
+    return work
+
+
+SAMPLE_ADVICE: list[dict[str, Any]] = [{
+    "table": "s3://bucket/warehouse/db/events", "sample_rows": 200_000, "samples": 3,
+    "target_file_bytes": 128 * 1024 * 1024, "filters": 42,
+    "candidates": [
+        {"layout": "today", "files_read": 120.0, "bytes_read": 7.5e9, "bytes_low": 7.5e9, "bytes_high": 7.5e9,
+         "saving": 0.0},
+        {"layout": "linear(city)", "files_read": 60.5, "bytes_read": 3.9e9, "bytes_low": 3.1e9,
+         "bytes_high": 4.4e9, "saving": 0.48},
+        {"layout": "z-order(city,event_id)", "files_read": 21.0, "bytes_read": 1.4e9, "bytes_low": 1.0e9,
+         "bytes_high": 2.2e9, "saving": 0.81},
+        {"layout": "hilbert(city,event_id,ts)", "files_read": 25.0, "bytes_read": 1.6e9, "bytes_low": 1.1e9,
+         "bytes_high": 2.0e9, "saving": 0.79},
+        {"layout": "partition(region)", "files_read": 130.0, "bytes_read": 8.1e9, "bytes_low": 7.9e9,
+         "bytes_high": 8.6e9, "saving": -0.08},
+    ],
+    "recommended": {"layout": "z-order(city,event_id)", "saving": 0.81, "settings": {
+        "hoodie.clustering.plan.strategy.sort.columns": "city,event_id",
+        "hoodie.layout.optimize.strategy": "z-order", "hoodie.clustering.inline": "true"}},
+    "notes": ["<b>city</b> is filtered by 80% of the scans"],
+}, {
+    "table": "s3://bucket/warehouse/db/dim", "sample_rows": 1000, "samples": 1, "target_file_bytes": 1 << 27,
+    "filters": 2, "candidates": [], "recommended": None, "notes": ["too few filters to advise on"],
+}]
+
+
+def test_sections_from_a_workload(snapshot: TableSnapshot) -> None:
+    work = synthetic_workload(snapshot, tables=2, filters=60)
+    d = workload_insights(work, 0, [Problem("app.log", 7, "a filter list in a form not understood")], top=10)
+    a, b = d["tables"]
+    assert len(a["filters_top"]) == 10 and a["filters_left_out"] == 20
+    costs = [r["cost"] for r in a["filters_top"]]
+    assert costs == sorted(costs, reverse=True)
+    state = next(iter(work.tables.values()))
+    best = max(state.entries.values(), key=lambda e: e.listing.bytes_kept * e.occurrences if e.listing else 0)
+    assert a["filters_top"][0]["filter"] == best.hiveql
+    assert a["hive_bridge_bytes_kept"] == sum(e.listing.bytes_kept * e.occurrences
+                                              for e in state.entries.values() if e.listing)
+    assert d["not_read"]["problems"] == 1 and d["not_read"]["scans_unresolved"] == [
+        {"name": "file:/lake/other", "scans": 3}]
+    # a table of one partition (900 files) laid out as runs of files, one of 30 partitions by partition
+    assert not a["heat"]["partitioned"]
+    assert b["heat"]["partitioned"] and b["heat"]["partitions"] == 30 and len(b["heat"]["rows"]) == 24
+    assert len(a["heat"]["rows"]) == 24 and sum(a["heat"]["cells"]["files"]) == 900 and sum(b["heat"]["cells"]["files"]) == 1200
+
+
+def test_heat_counts_each_kept_file_by_occurrences(snapshot: TableSnapshot) -> None:
+    slices = synthetic_slices(3, 4)
+    state = TableState("/t", dataclasses.replace(snapshot, slices=slices))
+    size = {s.file_id: s.base_file.size for s in slices if s.base_file}
+    for text, kept, occ in (("a = 1", slices[0:2], 3), ("a = 2", slices[1:5], 2)):
+        e = state.entries[(text, "UTC", "snapshot")] = FilterEntry("/t", text, "UTC", "x", occurrences=occ,
+                                                                   columns=("a",))
+        e.listing = ListStatusResult([FileStatus(s.file_id, size[s.file_id], 0) for s in kept], kept,
+                                     files_total=12, bytes_total=sum(size.values()))
+    heat = read_heat(state)
+    assert heat is not None
+    # partition 0: files 0..3 read 3, 5, 2, 2 times; partition 1: file 4 read twice
+    assert heat["cells"]["reads"][:5] == [3, 5, 2, 2, 2] and heat["reads"] == 3 * 2 + 2 * 4
+    assert heat["partition_reads"][0] == {"partition": slices[0].partition_path, "files": 4, "scans": 5,
+                                          "reads": 12}
+    files = pytest.approx((2 / 12 * 3 + 4 / 12 * 2) / 5)
+    total = sum(size.values())
+    kept_bytes = pytest.approx((sum(size[s.file_id] for s in slices[0:2]) / total * 3
+                                + sum(size[s.file_id] for s in slices[1:5]) / total * 2) / 5)
+    assert column_usage(state) == [{"column": "a", "filters": 2, "occurrences": 5, "kept_files": files,
+                                    "kept_bytes": kept_bytes, "filters_with_unknown": 0, "alone_occurrences": 5,
+                                    "alone_kept_files": files, "alone_kept_bytes": kept_bytes}]
+
+
+def test_log_texts_are_escaped_and_uris_redacted(snapshot: TableSnapshot) -> None:
+    work = synthetic_workload(snapshot, tables=1, filters=3)
+    state = next(iter(work.tables.values()))
+    entry = next(iter(state.entries.values()))
+    entry.hiveql = "name = '</script><script>alert(1)</script>'"
+    entry.queries = ["<img src=x onerror=alert(2)>"]
+    work.unresolved["s3://AKIAKEY:secret@bucket/x"] = 1
+    page = render_report(work, 0, [Problem("s3://user:pw@host/log", 1, "<b>bad</b> line")])
+    assert "<script>alert" not in page and "<img src=x" not in page and "<b>bad" not in page
+    assert "&lt;/script&gt;&lt;script&gt;alert(1)" in page and "&lt;img src=x" in page
+    assert "secret" not in page and "pw@" not in page and "s3://bucket/x" in page
+
+
+def test_advice_rendered_from_plain_data(snapshot: TableSnapshot) -> None:
+    work = synthetic_workload(snapshot, tables=1, filters=5)
+    page = render_report(work, 0, [], advice=SAMPLE_ADVICE)
+    assert "hoodie.clustering.plan.strategy.sort.columns=city,event_id\nhoodie.layout.optimize.strategy=z-order" \
+           in page
+    assert "z-order(city,event_id)" in page and "+81.0%" in page and "-8.0%" in page
+    assert "&lt;b&gt;city&lt;/b&gt;" in page and "too few filters to advise on" in page
+    assert "No layout is recommended" in page and "was not run" not in page
+    # one what-if chart: the table with candidates (its Whisker spread among the document's models)
+    assert page.count('"name":"Whisker"') == 1
+    none = render_report(work, 0, [])
+    assert "was not run" in none and "hive-bridge advise --table URI LOGS" in none
+
+
+def test_ten_thousand_filters_over_fifty_tables_stay_small(snapshot: TableSnapshot) -> None:
+    work = synthetic_workload(snapshot, tables=50, filters=10_000)
+    assert sum(len(s.entries) for s in work.tables.values()) == 10_000
+    page = render_report(work, 0, [], advice=SAMPLE_ADVICE)
+    size = len(page.encode())
+    print(f"10,000 filters over 50 tables: {size / MB:.2f} MB")
+    assert size <= 5 * MB
+    assert page.count("more filters of this table are left out") == 50
+    assert len(re.findall(r"<h3 id=heat-\d+>", page)) == 50
+    assert not re.search(r"""<(script|link)[^>]+(src|href)=["']?https?:""", page)
+    assert TOP_FILTERS * 50 <= page.count("<span class=f>")
+
+
+def write_page(path: Path, snap: TableSnapshot) -> Path:
+    """The 10,000-filter page written (for a look in a browser)."""
+    path.write_text(render_report(synthetic_workload(snap, tables=50, filters=10_000), 0, [], advice=SAMPLE_ADVICE))
+    return path
