@@ -44,6 +44,8 @@ from hive_bridge.workload.tables import redact
 CHART_TABLES = 20
 #: (table, column) pairs drawn in the columns chart
 CHART_COLUMNS = 25
+#: tables whose filters and columns are shown unfolded (the others' fold open with a click)
+OPEN_TABLES = 5
 #: how to get the advisor's figures when the report has none
 ADVISE_COMMAND = "hive-bridge advise --table URI LOGS…"
 HEAT_PALETTE = ("#ffffcc", "#ffeda0", "#fed976", "#feb24c", "#fd8d3c", "#fc4e2a", "#e31a1c", "#bd0026", "#800026")
@@ -83,11 +85,13 @@ def _fig(**kw: Any) -> Any:
 def bytes_chart(tables: list[dict[str, Any]]) -> Any | None:
     """Per table (the largest ``CHART_TABLES``): bytes with no pruning and kept by hive-bridge over all scans,
     and Spark's read beside hive-bridge's for the scans Spark measured."""
-    rows = [(i, t) for i, t in enumerate(tables, start=1) if "error" not in t]
-    rows.sort(key=lambda it: -max(it[1]["bytes_unpruned"], it[1]["spark_bytes_read"]))
-    rows = rows[:CHART_TABLES]
+    opened = [(i, t) for i, t in enumerate(tables, start=1) if "error" not in t]
+    opened.sort(key=lambda it: -max(it[1]["bytes_unpruned"], it[1]["spark_bytes_read"]))
+    rows = opened[:CHART_TABLES]
     if not rows:
         return None
+    title = "Bytes read per table" + (f" (the {len(rows)} largest of {len(opened)})" if len(opened) > len(rows)
+                                      else "")
     series = [("bytes_unpruned", "no pruning, all scans", "#bdbdbd"),
               ("hive_bridge_bytes_kept", "hive-bridge keeps, all scans", "#2171b5"),
               ("spark_bytes_read", "Spark read, measured scans", "#fd8d3c"),
@@ -102,7 +106,7 @@ def bytes_chart(tables: list[dict[str, Any]]) -> Any | None:
         data[key + "_h"] = [human_bytes(t[key]) for _, t in rows]
     src = ColumnDataSource(data)
     f = _fig(y_range=FactorRange(factors=list(reversed(labels))), height=120 + 4 * 13 * len(rows),
-             title="Bytes read per table")
+             title=title)
     step = 0.2
     for k, (key, name, color) in enumerate(series):
         f.hbar(y=dodge("label", (1.5 - k) * step, range=f.y_range), right=key, height=step * 0.9, source=src,
@@ -199,9 +203,12 @@ def advice_chart(item: dict[str, Any]) -> Any | None:
     f = _fig(x_range=FactorRange(factors=list(layouts)), height=300,
              title=f"Predicted bytes read per layout ({redact(str(item.get('table', '')))})")
     f.vbar(x="layout", top="bytes", width=0.6, source=src, fill_color="color", line_color=None)
-    f.add_layout(Whisker(source=src, base="layout", upper="high", lower="low", line_width=1.5))
+    spread = Whisker(source=src, base="layout", upper="high", lower="low", line_width=1.5, line_color="#252525",
+                     level="overlay")
+    spread.upper_head.line_color = spread.lower_head.line_color = "#252525"
+    f.add_layout(spread)
     f.yaxis.axis_label = unit
-    f.y_range.start = 0
+    f.y_range = Range1d(start=0, end=max(max(src.data["high"]), max(src.data["bytes"]), 1e-9) * 1.08)
     f.xaxis.major_label_orientation = 0.5 if len(layouts) > 5 else 0
     f.add_tools(HoverTool(tooltips=[("layout", "@layout"), ("bytes read", "@bytes_h (@range_h)"),
                                     ("files read", "@files{0.0}"), ("saving", "@saving_h")], mode="vline"))
@@ -233,6 +240,11 @@ COPY_JS = """function hbCopy(id){var t=document.getElementById(id);if(!t)return;
 if(navigator.clipboard&&window.isSecureContext){navigator.clipboard.writeText(s);}
 else{var r=document.createRange();r.selectNodeContents(t);var sel=window.getSelection();sel.removeAllRanges();
 sel.addRange(r);try{document.execCommand('copy');}catch(x){}}}"""
+
+
+def _fold(body: str, k: int, what: str) -> str:
+    """The ``k``-th table's section: shown for the first ``OPEN_TABLES`` tables, folded (one click) after."""
+    return body if k < OPEN_TABLES else f"<details><summary>show the {what}</summary>{body}</details>"
 
 
 def _table(head: Sequence[str], rows: Sequence[Sequence[str]], left: Sequence[int] = (0,)) -> str:
@@ -284,7 +296,7 @@ def _tables_table(tables: list[dict[str, Any]]) -> str:
                      human_bytes(t["hive_bridge_bytes_kept"]), e(spark), e(hudi), e(unknown),
                      f"{t['failed_filters']} filters failed" if t["failed_filters"] else ""])
     return _table(["table", "scans", "filters", "no pruning", "hive-bridge keeps", "Spark read vs hive-bridge",
-                   "Hudi kept vs hive-bridge", "unknown (× occurrences)", ""], rows, left=(0, 5, 6, 7, 8))
+                   "Hudi kept vs hive-bridge", "unknown (× occurrences)", "failed"], rows, left=(0, 5, 6, 7, 8))
 
 
 def _not_read(nr: dict[str, Any]) -> str:
@@ -442,15 +454,16 @@ def render_insights(d: dict[str, Any], *, advice: list[dict[str, Any]] | None = 
            f"The top {e(str(max((len(t.get('filters_top', [])) for t in tables), default=0)))} per table."]
     out[-1] += "</p>"
     opened = [(i, t) for i, t in enumerate(tables, start=1) if "error" not in t]
-    for i, t in opened:
-        out.append(f"<h3 id=table-{i}>{i}. {e(t['table'])}</h3>" + _filters_table(t))
+    for k, (i, t) in enumerate(opened):
+        out.append(f"<h3 id=table-{i}>{i}. {e(t['table'])}</h3>" + _fold(_filters_table(t), k, "filters"))
     out.append("<h2 id=columns>Columns</h2><p class=note>Per column of the typed filters: how often it is "
                "filtered on, and the mean fraction of files (bytes) kept by the filters naming it, weighted by "
                "occurrences; \"alone\": filters naming only that column.</p>" + chart("columns"))
-    for i, t in opened:
+    for k, (i, t) in enumerate(opened):
         more = (f"<p class=note>{t['columns_left_out']} more columns, filtered on less</p>"
                 if t["columns_left_out"] else "")
-        out.append(f"<h3 id=columns-{i}>{i}. {e(t['table'])}</h3>" + _columns_table(t["columns"]) + more)
+        out.append(f"<h3 id=columns-{i}>{i}. {e(t['table'])}</h3>"
+                   + _fold(_columns_table(t["columns"]) + more, k, "columns"))
     out.append("<h2 id=heat>Partitions and files read</h2><p class=note>Each cell is a run of files (in name "
                "order) of a partition, or of neighbouring partitions; its colour is the mean number of reads per "
                "file (a filter keeping the file counts its occurrences); grey: never read.</p>")

@@ -24,7 +24,7 @@ FILTER_CHARS = 600
 HEAT_ROWS = 24
 HEAT_COLUMNS = 20
 #: the longest row label of a heat map
-LABEL_CHARS = 48
+LABEL_CHARS = 64
 #: columns listed per table (the rest are counted)
 TOP_COLUMNS = 30
 #: messages listed per kind of problem (the rest are counted)
@@ -177,7 +177,7 @@ def read_heat(state: TableState, rows: int = HEAT_ROWS, columns: int = HEAT_COLU
         for a, b in _chunks(len(parts), min(rows, len(parts))):
             group = parts[a:b]
             label = (clip(group[0], LABEL_CHARS) if len(group) == 1 else
-                     f"{clip(group[0], LABEL_CHARS // 2)} … {clip(group[-1], LABEL_CHARS // 2)} ({len(group)})")
+                     f"{clip(group[0], LABEL_CHARS // 2)} – {clip(group[-1], LABEL_CHARS // 2)} ({len(group)})")
             grid.append((label, group, [(p, fid, size) for p in group for fid, size in by_part[p]]))
     seen: set[str] = set()
     for i, (label, group, files) in enumerate(grid):   # row labels name the rows: unique even when clipped

@@ -21,7 +21,7 @@ from hive_bridge.workload.htmlreport import render_report
 from hive_bridge.workload.insights import TOP_FILTERS, column_usage, read_heat, workload_insights
 from hive_bridge.workload.runner import FilterEntry, TableState, Workload
 from hive_bridge.workload.tables import TableResolver
-from tests.hive_bridge.workload.conftest import write_shared_log_table
+from tests.hive_bridge.workload.conftest import SHARED, run, write_shared_log_table
 
 MB = 1_000_000
 COLUMNS = ["id", "name", "price", "amount", "d", "ts", "city", "user_id"]
@@ -192,3 +192,19 @@ def write_page(path: Path, snap: TableSnapshot) -> Path:
     """The 10,000-filter page written (for a look in a browser)."""
     path.write_text(render_report(synthetic_workload(snap, tables=50, filters=10_000), 0, [], advice=SAMPLE_ADVICE))
     return path
+
+
+def test_cli_writes_the_page_or_says_why_not(tmp_path: Path) -> None:
+    table = write_shared_log_table(tmp_path / "t")
+    log = SHARED / "spark-eventlogs" / "3.5.8" / "evlog"
+    page = tmp_path / "r.html"
+    code, out, err = run("replay", "--table", f"/data/lake/3.5.8_plain/data/t={table}", "--html", str(page),
+                         str(log))
+    assert code == 0, err
+    assert "distinct filters" in out and f"HTML report written to {page}" in err
+    text = page.read_text()
+    assert text.startswith("<!DOCTYPE html>") and "name = &#x27;a,b[c] d&#x27;" in text
+    assert "file:/data/lake/3.5.8_plain/data/dim" in text   # the scan without a Hudi table is listed
+    code, _, err = run("replay", "--table", f"/data/lake/3.5.8_plain/data/t={table}", "--html",
+                       str(tmp_path / "missing" / "r.html"), str(log))
+    assert code == 1 and "cannot write the HTML report" in err and "Traceback" not in err
