@@ -29,7 +29,7 @@ from bokeh.models import (
     NumeralTickFormatter,
     Range1d,
 )
-from bokeh.models.annotations import ColorBar, Title, Whisker
+from bokeh.models.annotations import ColorBar, TeeHead, Title, Whisker
 from bokeh.plotting import figure
 from bokeh.resources import Resources
 from bokeh.transform import dodge
@@ -204,8 +204,8 @@ def advice_chart(item: dict[str, Any]) -> Any | None:
              title=f"Predicted bytes read per layout ({redact(str(item.get('table', '')))})")
     f.vbar(x="layout", top="bytes", width=0.6, source=src, fill_color="color", line_color=None)
     spread = Whisker(source=src, base="layout", upper="high", lower="low", line_width=1.5, line_color="#252525",
-                     level="overlay")
-    spread.upper_head.line_color = spread.lower_head.line_color = "#252525"
+                     level="overlay", upper_head=TeeHead(size=10, line_color="#252525"),
+                     lower_head=TeeHead(size=10, line_color="#252525"))
     f.add_layout(spread)
     f.yaxis.axis_label = unit
     f.y_range = Range1d(start=0, end=max(max(src.data["high"]), max(src.data["bytes"]), 1e-9) * 1.08)

@@ -124,6 +124,27 @@ def test_sections_from_a_workload(snapshot: TableSnapshot) -> None:
     assert len(a["heat"]["rows"]) == 24 and sum(a["heat"]["cells"]["files"]) == 900 and sum(b["heat"]["cells"]["files"]) == 1200
 
 
+def test_hudi_figures_unopened_tables_and_failed_filters(snapshot: TableSnapshot) -> None:
+    work = synthetic_workload(snapshot, tables=1, filters=4)
+    state = next(iter(work.tables.values()))
+    first, second, *_ = state.entries.values()
+    first.hudi_scans, first.hudi_candidates = 2, 30
+    second.error, second.listing = "cannot compare a string column with 1", None
+    work.tables["s3://key:secret@bucket/gone"] = TableState("s3://key:secret@bucket/gone", error="no .hoodie here",
+                                                            scans=4)
+    d = workload_insights(work, 1, [])
+    t, gone = d["tables"]
+    assert first.listing is not None
+    assert (t["hudi_scans_measured"], t["hudi_candidate_files"]) == (2, 30)
+    assert t["hive_bridge_files_kept_hudi_measured"] == 2 * first.listing.files_kept
+    assert t["failed_filters"] == 1 and gone["error"] == "no .hoodie here"
+    assert d["not_read"]["tables_unopened"] == [{"table": "s3://bucket/gone", "scans": 4, "error": "no .hoodie here"}]
+    assert d["not_read"]["failed_messages"][0]["error"] == "cannot compare a string column with 1"
+    page = render_report(work, 1, [])
+    assert "not opened: no .hoodie here" in page and "cannot compare a string column with 1" in page
+    assert "30 vs " in page and "secret" not in page
+
+
 def test_heat_counts_each_kept_file_by_occurrences(snapshot: TableSnapshot) -> None:
     slices = synthetic_slices(3, 4)
     state = TableState("/t", dataclasses.replace(snapshot, slices=slices))
