@@ -18,9 +18,9 @@ import pytest
 
 from hive_bridge.cli import main
 from hive_bridge.pruning.snapshot import SnapshotCache
+from hive_bridge.testing.workloads import SAMPLE_ADVICE, synthetic_workload
 from hive_bridge.workload.htmlreport import HEAT_PALETTE, render_report
 from tests.hive_bridge.workload.conftest import SHARED, write_shared_log_table
-from tests.hive_bridge.workload.test_htmlreport import SAMPLE_ADVICE, synthetic_workload
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
