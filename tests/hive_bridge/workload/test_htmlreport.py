@@ -149,3 +149,11 @@ def test_cli_writes_the_page_or_says_why_not(tmp_path: Path) -> None:
     code, _, err = run("replay", "--table", f"/data/lake/3.5.8_plain/data/t={table}", "--html",
                        str(tmp_path / "missing" / "r.html"), str(log))
     assert code == 1 and "cannot write the HTML report" in err and "Traceback" not in err
+    # one table and a file of filters (the filter-by-filter replay's input) take the workload replay with --html
+    filters = tmp_path / "filters.txt"
+    filters.write_text("id = 5\nid < 3 and price > 1.5\nid = 5\n")
+    code, out, err = run("replay", "--table", str(table), "--html", str(page), str(filters))
+    assert code == 0, err
+    text = page.read_text()
+    assert "id = 5" in text and "<code>price</code>" in text
+    assert "distinct filters<b>2</b>" in text and "occurrences<b>3</b>" in text
