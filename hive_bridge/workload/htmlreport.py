@@ -55,6 +55,11 @@ TOOLS = "pan,wheel_zoom,box_zoom,reset,save"
 e = html.escape
 
 
+def _n(count: int, noun: str) -> str:
+    """``1 filter``, ``2 filters``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.1f}%"
 
@@ -227,7 +232,8 @@ nav.toc a{display:block;text-decoration:none;color:#2166ac;padding:1px 0}
 table{border-collapse:collapse;background:#fff;margin:6px 0;font-size:13px;width:100%}
 th,td{border:1px solid #e0e0e0;padding:3px 7px;text-align:right;vertical-align:top}
 th{background:#f0f0f0;position:sticky;top:0}td.l,th.l{text-align:left}tr:nth-child(even) td{background:#fbfbfb}
-code,.f{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;word-break:break-all}
+code,.f{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;overflow-wrap:anywhere}
+td:not(.l){white-space:nowrap}
 .cards{display:flex;flex-wrap:wrap;gap:10px;margin:8px 0}
 .card{background:#fff;border:1px solid #ddd;border-radius:6px;padding:8px 14px;min-width:150px}
 .card b{display:block;font-size:18px}.note{color:#666;font-size:12px}.bad{color:#b2182b}
@@ -290,7 +296,7 @@ def _tables_table(tables: list[dict[str, Any]]) -> str:
                  f"files) in {t['spark_scans_measured']} scans" if t["spark_scans_measured"] else "-")
         hudi = (f"{t['hudi_candidate_files']} vs {t['hive_bridge_files_kept_hudi_measured']} files in "
                 f"{t['hudi_scans_measured']} scans" if t["hudi_scans_measured"] else "-")
-        unknown = f"{t['unknown_filters']} filters, {t['kept_unknown']} files"
+        unknown = f"{_n(t['unknown_filters'], 'filter')}, {_n(t['kept_unknown'], 'file')}"
         rows.append([name + f'<div class=note>{e(t["table_type"] or "")}, {t["slices"]} file slices</div>',
                      str(t["scans"]), str(t["filters"]), human_bytes(t["bytes_unpruned"]),
                      human_bytes(t["hive_bridge_bytes_kept"]), e(spark), e(hudi), e(unknown),
@@ -343,7 +349,7 @@ def _filters_table(t: dict[str, Any]) -> str:
                  if r.get("spark_scans") else "-")
         if r.get("hudi_scans"):
             spark += f"; Hudi kept {r['hudi_candidates'] / r['hudi_scans']:.0f} file slices"
-        unknown = f"{r['unknown_filters']} filters, {r.get('kept_unknown', 0)} files"
+        unknown = f"{_n(r['unknown_filters'], 'filter')}, {_n(r.get('kept_unknown', 0), 'file')}"
         rows.append([str(k), text, str(r["occurrences"]), files, size, human_bytes(r["cost"]), e(unknown),
                      e(spark), queries])
     more = (f"<p class=note>{t['filters_left_out']} more filters of this table are left out (they cost less); "
@@ -375,7 +381,7 @@ def _partitions_table(heat: dict[str, Any], limit: int = 15) -> str:
 
 def _advice_block(i: int, item: dict[str, Any], div: str | None) -> str:
     head = (f"<h3 id=advice-{i}>{e(redact(str(item.get('table', ''))))}</h3><p class=note>"
-            f"{int(item.get('filters', 0))} filters, {int(item.get('samples', 0))} samples of "
+            f"{_n(int(item.get('filters', 0)), 'filter')}, {_n(int(item.get('samples', 0)), 'sample')} of "
             f"{int(item.get('sample_rows', 0))} rows, target file size "
             f"{human_bytes(int(item.get('target_file_bytes', 0)))}</p>")
     rows = [[f"<code>{e(str(c['layout']))}</code>", f"{float(c['files_read']):.1f}",
@@ -469,8 +475,8 @@ def render_insights(d: dict[str, Any], *, advice: list[dict[str, Any]] | None = 
                "file (a filter keeping the file counts its occurrences); grey: never read.</p>")
     for i, t in opened:
         heat = t.get("heat") or {}
-        out.append(f"<h3 id=heat-{i}>{i}. {e(t['table'])}</h3><p class=note>{heat.get('files', 0)} file slices in "
-                   f"{heat.get('partitions', 0)} partitions; {heat.get('files_read', 0)} read at least once, "
+        out.append(f"<h3 id=heat-{i}>{i}. {e(t['table'])}</h3><p class=note>{_n(heat.get('files', 0), 'file slice')} "
+                   f"in {_n(heat.get('partitions', 0), 'partition')}; {heat.get('files_read', 0)} read at least once, "
                    f"{heat.get('reads', 0)} file reads in all</p>" + chart(f"heat-{i}") + _partitions_table(heat)
                    if heat else "")
     out.append("<h2 id=advisor>Layout advisor</h2>")

@@ -172,7 +172,7 @@ def read_heat(state: TableState, rows: int = HEAT_ROWS, columns: int = HEAT_COLU
         files = [(p, fid, size) for fid, size in by_part[p]]
         n_rows = max(1, min(rows, -(-len(files) // columns)))
         for a, b in _chunks(len(files), n_rows):
-            grid.append((clip(f"{p or '(table)'} files {a + 1}-{b}", LABEL_CHARS), [p], files[a:b]))
+            grid.append((clip(f"{p + ': ' if p else ''}files {a + 1}-{b}", LABEL_CHARS), [p], files[a:b]))
     else:
         for a, b in _chunks(len(parts), min(rows, len(parts))):
             group = parts[a:b]
