@@ -169,7 +169,7 @@ def heat_chart(heat: dict[str, Any], title: str) -> Any | None:
                                low_color="#d9d9d9")
     f = _fig(y_range=Range1d(start=len(rows) - 0.5, end=-0.5),
              x_range=Range1d(start=-0.5, end=max(heat["columns"], 1) - 0.5),
-             height=80 + 20 * len(rows), title=title)
+             height=max(170, 80 + 20 * len(rows)), title=title)
     f.tools = [t for t in f.tools if not isinstance(t, BoxZoomTool)]
     f.rect(x="x", y="y", width=0.95, height=0.9, source=src, line_color=None,
            fill_color={"field": "mean", "transform": mapper})
