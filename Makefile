@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench java-check jar clean
+.PHONY: demo test lint bench java-check jar browser clean
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,10 +20,20 @@ java-check:
 jar: $(STAMP) java-check
 	$(BIN)/python -c "from hive_bridge.spark.jar import jar_path; print(jar_path())"
 
+# headless Chromium and its driver for the HTML report's browser tests (Debian packages): installed once when
+# missing and running as root; otherwise those tests skip and say why
+browser:
+	@if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing chromium and chromium-driver (apt-get)"; \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+			chromium chromium-driver >/dev/null; } || echo "could not install chromium: the browser tests will skip"; \
+	else echo "chromium or chromedriver missing (not root): the browser tests will skip"; fi
+
 demo: $(STAMP) java-check jar
 	$(BIN)/hive-bridge demo
 
-test: $(STAMP) java-check jar
+test: $(STAMP) java-check jar browser
 	$(BIN)/python -m ruff check sarg hive_bridge tests benchmarks
 	$(BIN)/python -m mypy
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -65,14 +65,14 @@ def cmd_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
     events, texts = split_inputs(args.logs or [])
     # one --table and only the line forms of earlier versions (ORC readers, filterExpr, filter files,
     # standard input): the filter-by-filter replay of earlier versions; anything else: the workload replay
-    if events or default is None or args.metastore or named or has_workload_lines(texts):
+    if events or default is None or args.metastore or named or args.html or has_workload_lines(texts):
         if not args.logs:
             raise UsageError("give the logs to replay (files or folders) when replaying many tables")
         resolver = TableResolver(named, default, metastore=_metastore_lookup(args.metastore))
         return replay_workload(args.logs, resolver, out=out, err=err, verify=args.verify, verbose=args.verbose,
                                as_json=args.json, query_type=args.query_type, stats_source=args.stats_source,
                                listing=args.listing, storage_options=_storage_options(args),
-                               time_zone=args.time_zone,
+                               time_zone=args.time_zone, html=args.html,
                                spark_master=(args.master or "local[2]") if args.spark or args.master else None)
     table = _open_table(default, args.listing, args)
     try:  # log lines are streamed: an unreadable file is found while replaying
@@ -442,6 +442,10 @@ def build_parser() -> argparse.ArgumentParser:
                                            "History Server's folder), text logs (default or '-': standard input)")
     p.add_argument("--json", action="store_true", help="JSON Lines: one object per table and distinct filter, "
                                                        "then a summary object")
+    p.add_argument("--html", default=None, metavar="PATH",
+                   help="also write the report as one self-contained HTML page (opens offline): bytes read per "
+                        "table, the costliest filters, columns, a heat map of the files read, what could not be "
+                        "read")
     p.add_argument("--verify", action="store_true", help="read each filter pruned and unpruned with Spark")
     p.add_argument("--spark", action="store_true",
                    help="read the event logs' applications on Spark executors in parallel (default master "

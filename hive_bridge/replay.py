@@ -251,12 +251,13 @@ def replay_workload(inputs: Sequence[str], resolver: Any, *, out: Console, err: 
                     verbose: bool = False, as_json: bool = False, query_type: str = SNAPSHOT,
                     stats_source: str = "auto", listing: str = "folders",
                     storage_options: dict[str, str] | None = None, time_zone: str = "UTC",
-                    spark_master: str | None = None) -> int:
+                    spark_master: str | None = None, html: str | None = None) -> int:
     """Replay a workload of many tables: the scans of Spark event logs and the filters of text logs (see
     :mod:`hive_bridge.workload`), each table opened once and each distinct filter planned once through its
     snapshot; a report per table with Spark's own read figures beside hive-bridge's (or JSON Lines). Problems
     in the input are reported with file and line and the run goes on. With ``spark_master`` the event logs'
-    applications are read by Spark executors (same result). Returns 1 if anything failed."""
+    applications are read by Spark executors (same result). With ``html`` the report is also written there as one
+    self-contained HTML page (:mod:`hive_bridge.workload.htmlreport`). Returns 1 if anything failed."""
     from hive_bridge.workload.eventlog import Problem
     from hive_bridge.workload.report import print_report, write_json
     from hive_bridge.workload.runner import Workload
@@ -300,6 +301,16 @@ def replay_workload(inputs: Sequence[str], resolver: Any, *, out: Console, err: 
         write_json(out.file, work, failures, problems)
     else:
         print_report(out, work, failures, problems)
+    if html is not None:
+        from hive_bridge.workload.htmlreport import write_report
+
+        try:
+            size = write_report(html, work, failures, problems)
+        except OSError as exc:
+            err.print(f"error: cannot write the HTML report {html}: {exc.strerror or exc}", highlight=False,
+                      markup=False)
+            return 1
+        err.print(f"HTML report written to {html} ({human_bytes(size)})", highlight=False, markup=False)
     return 1 if failures else 0
 
 

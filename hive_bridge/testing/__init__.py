@@ -8,7 +8,8 @@ with :mod:`~hive_bridge.testing.mdt_records` and :mod:`~hive_bridge.testing.mdt_
 table for such a table; :mod:`~hive_bridge.testing.logfile_writer` and :mod:`~hive_bridge.testing.hfile_writer`
 encode log blocks and HFiles; :mod:`~hive_bridge.testing.sample_table` is the demo's sample table and
 :mod:`~hive_bridge.testing.servers` starts a Hive metastore and the Spark Thrift Server (HiveServer2) locally from
-pyspark's jars, for integration tests.
+pyspark's jars, for integration tests; :mod:`~hive_bridge.testing.workloads` makes up large replayed workloads
+(and a sample of the layout advisor's output) for the HTML report's tests and benchmark.
 """
 
 from hive_bridge.testing.hfile_writer import write_hfile

@@ -26,7 +26,7 @@ def human_bytes(n: int) -> str:
     return f"{n} B"  # pragma: no cover
 
 
-def _table_totals(state: TableState) -> dict[str, Any]:
+def table_totals(state: TableState) -> dict[str, Any]:
     """Per table: scans, bytes read by Spark (measured scans) and what hive-bridge keeps for the same scans."""
     spark_scans = spark_bytes = hb_bytes_measured = hb_bytes = hb_files = spark_files = 0
     hb_files_measured = 0
@@ -49,7 +49,7 @@ def _table_totals(state: TableState) -> dict[str, Any]:
 
 
 def summary(work: Workload, failures: int, problems: list[Problem]) -> dict[str, Any]:
-    tables = [_table_totals(s) for s in work.tables.values()]
+    tables = [table_totals(s) for s in work.tables.values()]
     return {
         "summary": True,
         "tables": tables,
@@ -114,7 +114,7 @@ def print_report(out: Console, work: Workload, failures: int, problems: list[Pro
                              else f"DIFFERENT: {e.verify_detail}")
             t.add_row(*map(escape, cells))
         out.print(t)
-        tot = _table_totals(state)
+        tot = table_totals(state)
         line = f"{escape(redact(state.uri))}: {state.scans} scans; hive-bridge keeps " \
                f"{human_bytes(tot['hive_bridge_bytes_kept'])} over all scans"
         if tot["spark_scans_measured"]:

@@ -78,6 +78,8 @@ class FilterEntry:
     hudi_candidates: int = 0
     listing: ListStatusResult | None = None
     sarg_text: str | None = None
+    #: the columns the typed filter's leaves name (set when planned), each once, in order of first use
+    columns: tuple[str, ...] = ()
     seconds: float = 0.0
     error: str | None = None
     verified: bool | None = None
@@ -93,6 +95,8 @@ class FilterEntry:
             "queries_listed": len(self.queries), "unknown_filters": self.unknown,
             "unknown_filter_texts": self.unknown_texts[:10],
         }
+        if self.columns:
+            out["columns"] = list(self.columns)
         if lst is not None:
             out.update({
                 "files_total": lst.files_total, "files_kept": lst.files_kept, "bytes_total": lst.bytes_total,
@@ -257,6 +261,7 @@ class Workload:
                     entry.listing = snap.plan(parsed, None, entry.time_zone, query_type=entry.query_type)
                     entry.seconds = time.perf_counter() - t0
                     entry.sarg_text = str(parsed) if parsed is not None else None
+                    entry.columns = tuple(dict.fromkeys(leaf.column for leaf in parsed.leaves)) if parsed else ()
                 except (sarg.SargError, HiveBridgeError, ValueError) as exc:
                     failures += 1
                     entry.error = str(exc).splitlines()[0]

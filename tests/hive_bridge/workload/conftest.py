@@ -43,3 +43,26 @@ def json_lines(text: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     rows = [json.loads(line) for line in text.splitlines() if line.strip()]
     assert rows and rows[-1].get("summary") is True
     return rows[:-1], rows[-1]
+
+
+def write_shared_log_table(path: Path, rows: int = 50) -> Path:
+    """A Hudi table with the columns of the shared real event logs' table ``t`` (partitioned by ``dt``, 5 rows a
+    file), written at ``path``: the logs' scans of ``t`` replay against it with ``--table LOCATION=path``."""
+    import datetime as dt
+    from decimal import Decimal
+
+    import pyarrow as pa
+
+    from hive_bridge.testing.writer import HudiWriter
+
+    n = rows
+    data = pa.table({
+        "id": pa.array(range(n), pa.int32()), "name": pa.array([f"n{i}" for i in range(n)]),
+        "price": pa.array([i * 1.5 for i in range(n)]),
+        "amount": pa.array([Decimal(i) + Decimal("0.25") for i in range(n)], pa.decimal128(10, 2)),
+        "d": pa.array([dt.date(2024, 1, 1) + dt.timedelta(days=i % 5) for i in range(n)]),
+        "ts": pa.array([dt.datetime(2024, 1, 1) + dt.timedelta(hours=i % 24) for i in range(n)], pa.timestamp("us")),
+        "dt": pa.array([f"2024-01-0{1 + i % 3}" for i in range(n)]),
+    })
+    HudiWriter(path, partition_fields=("dt",), rows_per_file=5).insert(data)
+    return path

@@ -15,7 +15,7 @@ from hive_bridge.replay import verify_filter
 from hive_bridge.typemap import table_sarg_schema
 from hive_bridge.workload import application_files, read_application
 from hive_bridge.workload.eventlog import Problem
-from tests.hive_bridge.workload.conftest import SHARED, json_lines, run
+from tests.hive_bridge.workload.conftest import SHARED, json_lines, run, write_shared_log_table
 
 EVLOGS = SHARED / "spark-eventlogs"
 VERSIONS = {"3.3.4": 10, "3.5.8": 11, "4.0.1": 11, "4.3.0": 11}
@@ -61,23 +61,7 @@ def test_history_server_folder_of_many_applications() -> None:
 def test_shared_log_replayed_against_hudi_tables_of_its_schema(tmp_path: Path) -> None:
     """The real 3.5.8 log's `t` mapped (by its location) onto a Hudi table with the same columns: its filters
     are found and typed; the other table (`dim`) has no Hudi table and is reported with its scans."""
-    import datetime as dt
-    from decimal import Decimal
-
-    import pyarrow as pa
-
-    from hive_bridge.testing.writer import HudiWriter
-
-    n = 50
-    data = pa.table({
-        "id": pa.array(range(n), pa.int32()), "name": pa.array([f"n{i}" for i in range(n)]),
-        "price": pa.array([i * 1.5 for i in range(n)]),
-        "amount": pa.array([Decimal(i) + Decimal("0.25") for i in range(n)], pa.decimal128(10, 2)),
-        "d": pa.array([dt.date(2024, 1, 1) + dt.timedelta(days=i % 5) for i in range(n)]),
-        "ts": pa.array([dt.datetime(2024, 1, 1) + dt.timedelta(hours=i % 24) for i in range(n)], pa.timestamp("us")),
-        "dt": pa.array([f"2024-01-0{1 + i % 3}" for i in range(n)]),
-    })
-    HudiWriter(tmp_path / "t", partition_fields=("dt",), rows_per_file=5).insert(data)
+    write_shared_log_table(tmp_path / "t")
     log = EVLOGS / "3.5.8" / "evlog"
     code, out, err = run("replay", "--json", "--table", f"/data/lake/3.5.8_plain/data/t={tmp_path / 't'}", str(log))
     rows, summary = json_lines(out)
