@@ -334,10 +334,13 @@ def _to_pyspark(f: dict[str, Any], time_zone: str, positive: bool = True) -> Any
             return ds.IsNotNull(attr)
         if op == "in":
             return ds.In(attr, tuple(_value(v, time_zone) for v in f["v"]))
+        if op == "startswith":
+            prefix = _value(f["v"], time_zone)
+            return ds.StringStartsWith(attr, prefix) if isinstance(prefix, str) else None
         classes = {"eq": ds.EqualTo, "nse": ds.EqualNullSafe, "lt": ds.LessThan, "le": ds.LessThanOrEqual,
                    "gt": ds.GreaterThan, "ge": ds.GreaterThanOrEqual}
         cls = classes.get(op)
-        if cls is None:  # StartsWith/EndsWith/Contains and unknown shapes: unknown
+        if cls is None:  # EndsWith/Contains and unknown shapes: unknown
             return None
         value = _value(f["v"], time_zone)
         if value is None:
