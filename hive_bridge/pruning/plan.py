@@ -499,6 +499,8 @@ def _starts_with(pred: Predicate, column: str, domain: Domain, arrow_type: pa.Da
     if isinstance(converted, str) or not isinstance(prefix, str):
         return constant_plan(TruthValue.YES_NO_NULL, f"{converted} ({arrow_type} column)", True, pred, column)
     mv: Formula = Var(VAR_MAY_VALUE)
+    t: Formula
+    f: Formula
     if not prefix:
         t, f = mv, FALSE
     else:

@@ -4,7 +4,9 @@ U+FFFF, U+10FFFF, empty strings, nulls, truncated and inexact bounds)."""
 
 from __future__ import annotations
 
-from typing import Any
+import io
+import json
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -12,11 +14,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import sarg
+from hive_bridge.cli import main
 from hive_bridge.expression import Op, Predicate, translate
 from hive_bridge.pruning.domains import prefix_upper
 from hive_bridge.pruning.scalar import evaluate
 from hive_bridge.pruning.vectorized import StatsTable, prune
 from hive_bridge.stats.contract import ColumnStats, FileStats, stats_table
+from hive_bridge.testing.writer import HudiWriter
 from sarg import PrefixCondition, SearchArgument, TruthValue, Type
 from sarg.prefix import like_pattern, like_prefix
 
@@ -218,3 +222,21 @@ def test_explain_names_the_prefix_leaf_and_its_bounds() -> None:
     assert "s STARTS WITH 'ab'" in text and "max >= 'ab'" in text and "min < 'ac'" in text
 
 
+
+
+def test_explain_on_a_table_shows_the_prefix_leaf_and_each_files_verdict(tmp_path: Path) -> None:
+    words = sorted(["aa", "ab", "abc", "abd", "ac", "b", "ba", "bb"])
+    HudiWriter(tmp_path / "t", record_key_fields=("k",), rows_per_file=2).insert(
+        pa.table({"k": pa.array(range(len(words)), pa.int64()), "s": pa.array(words)}))
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["explain", "--table", str(tmp_path / "t"), "--json", "s LIKE 'ab%' AND k >= 0"],
+                stdout=out, stderr=err)
+    assert code == 0, err.getvalue()
+    doc = json.loads(out.getvalue())
+    assert "s STARTS WITH 'ab'" in doc["hudi_expression"]
+    assert doc["files_total"] == 4 and doc["files_kept"] == 2      # ["aa", "ab"], ["abc", "abd"]
+    for f in doc["files"]:
+        assert "s STARTS WITH 'ab': " in f["reason"]
+        assert ("max >= 'ab'" in f["reason"]) and ("min < 'ac'" in f["reason"])
+    skipped = [f for f in doc["files"] if not f["kept"]]
+    assert skipped and all("s STARTS WITH 'ab': NO" in f["reason"] for f in skipped)
