@@ -27,6 +27,13 @@ class OrFilter:
     right: Any
 
 
+def filter_text(filt: sarg.SearchArgument | None) -> str | None:
+    """A filter for scan reports: the SearchArgument as Hive prints it, and its prefix conditions."""
+    if filt is None:
+        return None
+    return " AND ".join([str(filt), *map(str, filt.prefixes)]) if filt.prefixes else str(filt)
+
+
 def spark_filters_to_sarg(filters: Sequence[Any], types: dict[str, sarg.Type]) -> tuple[sarg.SearchArgument | None,
                                                                                         list[Any]]:
     """Spark's pushed filters (conjuncts) as one SearchArgument, with Spark's ORC conversion semantics
