@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hive_bridge.residual import sql_string
-from hive_bridge.spark import PYTHON_SOURCE, last_scan_report, list_files, pin_of, register
+from hive_bridge.spark import last_scan_report, list_files, pin_of, register
 from hive_bridge.spark.jar import JVM_PACKAGE
 from hive_bridge.testing.writer import HudiWriter
 from sarg.prefix import like_pattern
@@ -140,10 +140,6 @@ def test_the_file_index_reads_only_the_files_a_prefix_may_match(spark: Any, tmp_
         pruned_somewhere |= read < total
         if str(condition) == str(F.col("s").startswith("ab")):
             assert read < total / 2
+            report = last_scan_report(str(tmp_path / "t"))
+            assert report is not None and "s STARTS WITH 'ab'" in report["filter"]
     assert pruned_somewhere
-    # the Python data source judges Spark's pushed StringStartsWith the same way
-    python_df = spark.read.format(PYTHON_SOURCE).load(str(tmp_path / "t")).filter(F.col("s").startswith("ab"))
-    assert sorted(r["k"] for r in python_df.select("k").collect()) == sorted(k for _, k in truth[0])
-    report = last_scan_report(str(tmp_path / "t"))
-    assert report is not None and report["files_read"] < total / 2
-    assert "s STARTS WITH 'ab'" in report["filter"]
