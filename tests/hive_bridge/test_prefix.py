@@ -19,6 +19,7 @@ from hive_bridge.expression import Op, Predicate, translate
 from hive_bridge.pruning.domains import prefix_upper
 from hive_bridge.pruning.scalar import evaluate
 from hive_bridge.pruning.vectorized import StatsTable, prune
+from hive_bridge.residual import to_sql
 from hive_bridge.stats.contract import ColumnStats, FileStats, stats_table
 from hive_bridge.testing.writer import HudiWriter
 from sarg import PrefixCondition, SearchArgument, TruthValue, Type
@@ -148,7 +149,7 @@ def _row_truth(value: str | None, prefix: str, negated: bool) -> str:
     return "T" if value.startswith(prefix) != negated else "F"
 
 
-@settings(max_examples=1000)
+@settings(max_examples=400)
 @given(FILES, TEXT, st.booleans(), st.booleans())
 def test_both_evaluators_keep_every_file_with_a_match(files: list[tuple[list[str | None], str]], prefix: str,
                                                       negated: bool, under_not: bool) -> None:
@@ -240,3 +241,10 @@ def test_explain_on_a_table_shows_the_prefix_leaf_and_each_files_verdict(tmp_pat
         assert ("max >= 'ab'" in f["reason"]) and ("min < 'ac'" in f["reason"])
     skipped = [f for f in doc["files"] if not f["kept"]]
     assert skipped and all("s STARTS WITH 'ab': NO" in f["reason"] for f in skipped)
+
+
+def test_the_residual_of_a_searchargument_applies_its_prefixes() -> None:
+    parsed = sarg.parse_hiveql("x = 1 AND s LIKE 'a%b\\\\_%' AND NOT s LIKE 'ab\\\\%%'", SCHEMA)
+    assert parsed.prefixes == (PrefixCondition("s", "a"), PrefixCondition("s", "ab%", negated=True))
+    assert to_sql(parsed) == ("((`x` = CAST(1 AS BIGINT)) AND (`s` LIKE 'a%') AND "
+                              "(NOT (`s` LIKE 'ab\\\\%%')))")

@@ -17,8 +17,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import sarg
 from hive_bridge.residual import sql_string
-from hive_bridge.spark import last_scan_report, list_files, pin_of, register
+from hive_bridge.spark import last_scan_report, list_files, pin_of, read_hudi, register
 from hive_bridge.spark.jar import JVM_PACKAGE
 from hive_bridge.testing.writer import HudiWriter
 from sarg.prefix import like_pattern
@@ -73,7 +74,7 @@ def _matching(spark: Any, files: list[Path], conditions: list[Any]) -> list[set[
             for i in range(len(conditions))]
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(values=st.lists(st.one_of(st.none(), TEXT), min_size=4, max_size=20),
        ordered=st.booleans(),
        truncated=st.sets(st.integers(0, 4), max_size=1),
@@ -143,3 +144,8 @@ def test_the_file_index_reads_only_the_files_a_prefix_may_match(spark: Any, tmp_
             report = last_scan_report(str(tmp_path / "t"))
             assert report is not None and "s STARTS WITH 'ab'" in report["filter"]
     assert pruned_somewhere
+    # a parsed SearchArgument handed to read_hudi: its residual applies the prefix it pruned with
+    parsed = sarg.parse_hiveql("s LIKE 'ab%'", {"k": "bigint", "s": "string"})
+    read = read_hudi(spark, str(tmp_path / "t"), parsed)
+    assert sorted(r["k"] for r in read.df.select("k").collect()) == sorted(k for _, k in truth[1])
+    assert read.listing.files_kept < total / 2
