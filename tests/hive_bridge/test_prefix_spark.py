@@ -20,7 +20,9 @@ from hypothesis import strategies as st
 import sarg
 from hive_bridge.residual import sql_string
 from hive_bridge.spark import last_scan_report, list_files, pin_of, read_hudi, register
+from hive_bridge.spark.file_index import filters_to_sarg
 from hive_bridge.spark.jar import JVM_PACKAGE
+from hive_bridge.table.table import HudiTable
 from hive_bridge.testing.writer import HudiWriter
 from sarg.prefix import like_pattern
 
@@ -91,12 +93,19 @@ def test_like_prunes_without_losing_a_row(spark: Any, tmp_path_factory: pytest.T
     files = _write(root, values, sorted(truncated), spark)
     patterns = [(_pattern(prefix, tail), negated) for prefix, tail, negated in queries]
     conditions = [~F.col("s").like(p) if negated else F.col("s").like(p) for p, negated in patterns]
+    # the same prefixes as Spark's StringStartsWith, as the JVM file index hands them over
+    starts = [F.col("s").startswith(prefix) for prefix, _, _ in queries]
+    conditions += [~c if negated else c for c, (_, _, negated) in zip(starts, queries, strict=True)]
     truth = _matching(spark, files, conditions)
-    for (pattern, negated), rows in zip(patterns, truth, strict=True):
-        text = f"s {'NOT ' if negated else ''}LIKE {sql_string(pattern)}"
-        _, listing, _ = list_files(str(root), text)
+    table = HudiTable.open(str(root))
+    plans: list[Any] = [f"s {'NOT ' if negated else ''}LIKE {sql_string(pattern)}" for pattern, negated in patterns]
+    for prefix, _, negated in queries:
+        leaf = {"op": "startswith", "a": "s", "v": {"t": "str", "v": prefix}}
+        plans.append(filters_to_sarg([{"op": "not", "c": leaf} if negated else leaf], table))
+    for filt, rows in zip(plans, truth, strict=True):
+        _, listing, _ = list_files(str(root), filt)
         kept = {Path(f.path).name for f in listing.files}
-        assert {r for r in rows if r[0] in kept} == rows, (text, values, kept)
+        assert {r for r in rows if r[0] in kept} == rows, (str(filt), values, kept)
 
 
 def _files_read(spark: Any, df: Any) -> int:
