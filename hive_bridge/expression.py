@@ -12,6 +12,7 @@ SQL's three-valued logic with Spark's ordering (NaN equal to itself and above ev
 ``NOT (a IN (...))``        ``a NOT IN (...)`` (NULLs in the list keep their meaning)
 ``NOT (a BETWEEN x AND y)`` ``a NOT BETWEEN x AND y``
 ``NOT (a IS NULL)``         ``a IS NOT NULL``
+``NOT (a STARTS WITH p)``   ``a NOT STARTS WITH p``
 ``NOT (a <=> v)``           stays a :class:`Not` node (there is no operator for it)
 ==========================  ===============================================================
 
@@ -47,7 +48,9 @@ class ExpressionError(HiveBridgeError):
 
 
 class Op(Enum):
-    """Leaf operators: Hive's seven plus the negations a NOT is pushed into."""
+    """Leaf operators: Hive's seven, the negations a NOT is pushed into, and STARTS WITH (a string prefix: what
+    ``LIKE 'abc%'`` and Spark's ``StringStartsWith`` imply, carried beside a SearchArgument as
+    :class:`sarg.PrefixCondition`) with its negation."""
 
     EQ = "="
     NULL_SAFE_EQ = "<=>"
@@ -62,6 +65,8 @@ class Op(Enum):
     NOT_IN = "NOT IN"
     NOT_BETWEEN = "NOT BETWEEN"
     IS_NOT_NULL = "IS NOT NULL"
+    STARTS_WITH = "STARTS WITH"
+    NOT_STARTS_WITH = "NOT STARTS WITH"
 
     @property
     def negation(self) -> Op | None:
@@ -85,9 +90,11 @@ _NEGATION: dict[Op, Op] = {
     Op.IN: Op.NOT_IN, Op.NOT_IN: Op.IN,
     Op.BETWEEN: Op.NOT_BETWEEN, Op.NOT_BETWEEN: Op.BETWEEN,
     Op.IS_NULL: Op.IS_NOT_NULL, Op.IS_NOT_NULL: Op.IS_NULL,
+    Op.STARTS_WITH: Op.NOT_STARTS_WITH, Op.NOT_STARTS_WITH: Op.STARTS_WITH,
 }
 _POSITIVE: dict[Op, Op] = {Op.NOT_EQ: Op.EQ, Op.GTEQ: Op.LT, Op.GT: Op.LTEQ, Op.NOT_IN: Op.IN,
-                           Op.NOT_BETWEEN: Op.BETWEEN, Op.IS_NOT_NULL: Op.IS_NULL}
+                           Op.NOT_BETWEEN: Op.BETWEEN, Op.IS_NOT_NULL: Op.IS_NULL,
+                           Op.NOT_STARTS_WITH: Op.STARTS_WITH}
 LIST_OPS = frozenset({Op.IN, Op.NOT_IN, Op.BETWEEN, Op.NOT_BETWEEN})
 NULL_OPS = frozenset({Op.IS_NULL, Op.IS_NOT_NULL})
 
@@ -340,7 +347,8 @@ def visit(expr: HudiExpression, visitor: ExpressionVisitor[T]) -> T:
 # -- translation ------------------------------------------------------------------------------------------
 
 def translate(source: SearchArgument | ExpressionTree, schema: Schema = None) -> HudiExpression:
-    """The HudiExpression of a SearchArgument (or one of its ExpressionTrees).
+    """The HudiExpression of a SearchArgument (or one of its ExpressionTrees), AND the STARTS WITH predicates of
+    the prefix conditions it carries (:attr:`sarg.SearchArgument.prefixes`).
 
     ``schema`` (optional, as for ``sarg.parse``) tells which columns are ``char(n)``: their values are
     space-padded, so string comparisons on them are widened or given up (HIVE-21407).
@@ -353,7 +361,22 @@ def translate(source: SearchArgument | ExpressionTree, schema: Schema = None) ->
         return unknown("the SearchArgument text has more than one reading (a string literal holds parentheses, "
                        "which Hive prints without escaping): the whole filter is unknown")
     tree = source.expression if isinstance(source, SearchArgument) else source
-    return sarg.visit(tree, _Translate(resolve_schema(schema)))
+    columns = resolve_schema(schema)
+    expression = sarg.visit(tree, _Translate(columns))
+    if isinstance(source, SearchArgument) and source.prefixes:
+        prefixes = tuple(translate_prefix(p, columns) for p in source.prefixes)
+        parts = expression.parts if isinstance(expression, And) else (expression,)
+        expression = And((*parts, *prefixes))
+    return expression
+
+
+def translate_prefix(condition: sarg.PrefixCondition, columns: Mapping[str, ColumnType] | None = None
+                     ) -> HudiExpression:
+    """A prefix condition the filter implies as a STARTS WITH predicate (its negation for ``negated``)."""
+    col_type = lookup(columns, condition.column) if columns else None
+    pred = Predicate(Op.STARTS_WITH, condition.column, Type.STRING, (condition.prefix,),
+                     char_length=col_type.char_length if col_type is not None else None, source=str(condition))
+    return pred.negate() if condition.negated else pred
 
 
 class _Translate(sarg.TreeVisitor[HudiExpression]):
@@ -452,6 +475,7 @@ __all__ = [
     "from_builder",
     "translate",
     "translate_leaf",
+    "translate_prefix",
     "unknown",
     "visit",
 ]

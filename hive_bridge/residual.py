@@ -5,7 +5,8 @@ IS_NULL), NOT/AND/OR keep SQL's three-valued logic. An ambiguous STRING list is 
 spaces): pruning keeps every file a wider reading could match, so pruned and unpruned reads still agree. A leaf whose literal is unknown (a semijoin ``DynamicValue``,
 text that did not convert) cannot be applied to rows: it becomes TRUE wherever it stands (NOT included), so the
 residual keeps a superset of the matching rows and never loses one. TruthValue constants become TRUE too, except
-the ones that can never be true (NO, NULL, NO_NULL), which become FALSE.
+the ones that can never be true (NO, NULL, NO_NULL), which become FALSE. The SearchArgument's prefix conditions
+(``LIKE 'ab%'`` conjuncts it cannot hold as leaves) are ANDed on as ``LIKE``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from decimal import Decimal
 import sarg
 from sarg import Operator, TruthValue
 from sarg.literals import Literal, Timestamp, java_double_str
+from sarg.prefix import like_pattern
 
 
 def quote_identifier(column: str) -> str:
@@ -74,10 +76,20 @@ def _leaf_sql(leaf: sarg.PredicateLeaf) -> str | None:
     return f"({col} {symbol} {sql_literal(leaf.literal)})"
 
 
+def prefix_sql(condition: sarg.PrefixCondition) -> str:
+    """A prefix condition as Spark SQL: ``(col LIKE 'ab%')`` (the prefix's wildcards escaped), or its NOT."""
+    like = f"({quote_identifier(condition.column)} LIKE {sql_string(like_pattern(condition.prefix))})"
+    return f"(NOT {like})" if condition.negated else like
+
+
 def to_sql(arg: sarg.SearchArgument | sarg.ExpressionTree) -> str:
-    """The SearchArgument as a Spark SQL boolean expression (see the module doc for unknown leaves)."""
+    """The SearchArgument as a Spark SQL boolean expression (see the module doc for unknown leaves), AND its
+    prefix conditions (pruning judged them: the rows must be filtered by them too)."""
     tree = arg.expression if isinstance(arg, sarg.SearchArgument) else arg
-    return sarg.visit(tree, _ToSql()).sql
+    sql = sarg.visit(tree, _ToSql()).sql
+    if isinstance(arg, sarg.SearchArgument) and arg.prefixes:
+        sql = "(" + " AND ".join([sql, *map(prefix_sql, arg.prefixes)]) + ")"
+    return sql
 
 
 @dataclass(frozen=True)

@@ -53,8 +53,11 @@ def tree_json(tree: ExpressionTree) -> dict[str, Any]:
 
 
 def to_json(s: SearchArgument) -> str:
-    return json.dumps({"sarg": str(s), "leaves": [leaf_json(leaf) for leaf in s.leaves],
-                       "expression": tree_json(s.expression)}, ensure_ascii=False)
+    out: dict[str, Any] = {"sarg": str(s), "leaves": [leaf_json(leaf) for leaf in s.leaves],
+                           "expression": tree_json(s.expression)}
+    if s.prefixes:  # LIKE prefixes of HiveQL text, which the SearchArgument itself cannot hold
+        out["prefixes"] = [{"column": p.column, "prefix": p.prefix, "negated": p.negated} for p in s.prefixes]
+    return json.dumps(out, ensure_ascii=False)
 
 
 def to_tree(s: SearchArgument) -> str:

@@ -298,6 +298,20 @@ class ExpressionTree:
 
 
 @dataclass(frozen=True)
+class PrefixCondition:
+    """``column`` starts with ``prefix`` (``negated``: does not): a conjunct a filter implies that Hive's
+    SearchArgument has no leaf for (``col LIKE 'abc%'``, Spark's ``StringStartsWith``). NULL for a NULL value,
+    case-sensitive, compared by code point (= UTF-8 bytes)."""
+
+    column: str
+    prefix: str
+    negated: bool = False
+
+    def __str__(self) -> str:
+        return f"{self.column} {'NOT ' if self.negated else ''}STARTS WITH {self.prefix!r}"
+
+
+@dataclass(frozen=True)
 class SearchArgument:
     """A filter as Hive hands it to a storage handler: leaves in leaf-id order and an expression over them."""
 
@@ -307,6 +321,10 @@ class SearchArgument:
     """True when the printed text this was read from has more than one reading: Hive prints string literals
     without escaping, so a literal holding parentheses may have been cut at the wrong ``)``, and then any leaf
     (not only the one holding the parenthesis) may be misread. Pruning treats such a filter as unknown."""
+    prefixes: tuple[PrefixCondition, ...] = ()
+    """Prefix conditions the filter also implies (top-level conjuncts Hive's SearchArgument cannot hold: they are
+    a constant YES_NO_NULL in ``expression``, folded away as Hive folds it). The filter implies ``expression AND
+    every prefix condition``; pruning judges both. Not printed: ``str()`` is Hive's text of ``expression``."""
 
     def __str__(self) -> str:
         """Hive's current ``toString()``: the tree with leaves inline."""

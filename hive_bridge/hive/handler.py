@@ -11,7 +11,7 @@ statistics prove it, and keeps everything else — counting every file kept only
 from __future__ import annotations
 
 from collections.abc import Mapping, MutableMapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import sarg
 from hive_bridge.errors import HiveBridgeError, HudiTableError
@@ -140,7 +140,8 @@ class HudiStorageHandler:
             except sarg.SargError as exc:
                 raise HandlerError(f"cannot read the predicate: {exc}") from None
             text = predicate
-        expression = translate(parsed, schema or None)
+        # what Hive gets back is a SearchArgument, which holds no prefix conditions: judged without them
+        expression = translate(replace(parsed, prefixes=()), schema or None)
         if isinstance(expression, Constant) and expression.value is sarg.TruthValue.YES_NO_NULL:
             return None
         return DecomposedPredicate(pushed_predicate=str(parsed), pushed_predicate_object=parsed,

@@ -125,6 +125,27 @@ def display(domain: Domain, value: DomainValue | Fraction) -> str:
     return repr(value)
 
 
+_MAX_CODE_POINT = 0x10FFFF
+_SURROGATES = range(0xD800, 0xE000)
+
+
+def prefix_upper(prefix: str) -> str | None:
+    """The smallest string greater than every string starting with ``prefix``, in code-point order (= UTF-8 byte
+    order, Spark's string order), or None when there is none (``prefix`` is empty or all U+10FFFF: every string
+    >= ``prefix`` starts with it). The last code point below U+10FFFF is incremented (skipping the surrogates,
+    which no UTF-8 string holds) and everything after it dropped: ``'ab'`` -> ``'ac'``, ``'a\U0010ffff'`` ->
+    ``'b'``, ``'\uffff'`` -> ``'\U00010000'``, ``'\ud7ff'`` -> ``'\ue000'``. So a string ``s`` starts with
+    ``prefix`` exactly when ``prefix <= s`` and (no upper bound or ``s < prefix_upper(prefix)``)."""
+    for i in range(len(prefix) - 1, -1, -1):
+        code = ord(prefix[i])
+        if code < _MAX_CODE_POINT:
+            code += 1
+            if code in _SURROGATES:
+                code = _SURROGATES.stop
+            return prefix[:i] + chr(code)
+    return None
+
+
 def to_domain(domain: Domain, value: object) -> DomainValue | None:
     """A statistics value (as pyarrow gives it, see hive_bridge.stats.contract) in the domain; None if it is not usable."""
     if value is None:

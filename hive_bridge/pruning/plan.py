@@ -39,6 +39,7 @@ from hive_bridge.pruning.domains import (
     convert_literal,
     display,
     domain_of,
+    prefix_upper,
     zone_of,
 )
 from hive_bridge.stats.contract import resolve_column
@@ -384,6 +385,8 @@ def compile_leaf(pred: Predicate, column: str | None, arrow_type: pa.DataType | 
     if domain is None:
         return constant_plan(TruthValue.YES_NO_NULL, f"column type {arrow_type} is not compared", True, pred,
                              column)
+    if positive is Op.STARTS_WITH:
+        return _starts_with(pred, column, domain, arrow_type)
     if domain.kind is DomainKind.STRING and positive in (Op.LT, Op.LTEQ, Op.BETWEEN):
         if pred.char_length is not None:
             return constant_plan(TruthValue.YES_NO_NULL, "ordered comparison on a char(n) column (padding)",
@@ -479,6 +482,36 @@ def compile_leaf(pred: Predicate, column: str | None, arrow_type: pa.DataType | 
     if pred.op.is_negated:
         t, f = f, t
     return LeafPlan(pred, column, domain, t, f, n)
+
+
+def _starts_with(pred: Predicate, column: str, domain: Domain, arrow_type: pa.DataType) -> LeafPlan:
+    """``col STARTS WITH p``: the values starting with ``p`` are exactly the range [p, prefix_upper(p)) (no upper
+    end when there is no upper bound), so a row may match when ``max >= p`` and ``min < upper``, and a row may not
+    match when ``min < p`` or ``max >= upper``; an unusable (truncated) bound answers "may". The empty prefix
+    matches every non-null string. NULL for a NULL value, as LIKE is."""
+    if domain.kind is not DomainKind.STRING:
+        return constant_plan(TruthValue.YES_NO_NULL, f"a string prefix on a {arrow_type} column (compared as "
+                             "its text, which its statistics do not order)", True, pred, column)
+    if pred.char_length is not None:
+        return constant_plan(TruthValue.YES_NO_NULL, "a prefix on a char(n) column (padding)", True, pred, column)
+    prefix = pred.literal
+    converted = convert_literal(prefix, pred.type, domain)
+    if isinstance(converted, str) or not isinstance(prefix, str):
+        return constant_plan(TruthValue.YES_NO_NULL, f"{converted} ({arrow_type} column)", True, pred, column)
+    mv: Formula = Var(VAR_MAY_VALUE)
+    t: Formula
+    f: Formula
+    if not prefix:
+        t, f = mv, FALSE
+    else:
+        upper = prefix_upper(prefix)
+        t = f_and(mv, _cmp(domain, MAX_SIDE, ">=", prefix, True),
+                  TRUE if upper is None else _cmp(domain, MIN_SIDE, "<", upper, True))
+        f = f_and(mv, f_or(_cmp(domain, MIN_SIDE, "<", prefix, True),
+                           FALSE if upper is None else _cmp(domain, MAX_SIDE, ">=", upper, True)))
+    if pred.op.is_negated:
+        t, f = f, t
+    return LeafPlan(pred, column, domain, t, f, Var(VAR_MAY_NULL))
 
 
 def _exact_string(value: object) -> LitRange | None:

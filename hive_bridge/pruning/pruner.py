@@ -181,16 +181,16 @@ def read_optimized_view(slices: list[FileSlice]) -> list[FileSlice]:
 
 
 def filter_columns(table: HudiTable, filt: sarg.SearchArgument | None) -> set[str] | None:
-    """The statistics columns a filter reads (for a one-shot query's ``ColumnStatsIndex(mdt_columns=...)``);
+    """The statistics columns a filter reads, its prefix conditions' included (for a one-shot query's ``ColumnStatsIndex(mdt_columns=...)``);
     None when there is no filter."""
     if filt is None:
         return None
     types = {name: pa.null() for name in table.arrow_schema().names}
     out: set[str] = set()
-    for leaf in filt.leaves:
-        name = resolve_column(types, leaf.column)
-        out.add(name if name is not None else leaf.column)
-        out.add(leaf.column)
+    for column in [leaf.column for leaf in filt.leaves] + [p.column for p in filt.prefixes]:
+        name = resolve_column(types, column)
+        out.add(name if name is not None else column)
+        out.add(column)
     return out
 
 

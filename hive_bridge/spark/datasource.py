@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import sarg
 from hive_bridge.pruning.pruner import SNAPSHOT, check_query_type
 from hive_bridge.pruning.snapshot import default_cache
-from hive_bridge.spark.filters import spark_filters_to_sarg
+from hive_bridge.spark.filters import filter_text, spark_filters_to_sarg
 from hive_bridge.spark.merge import conform, hudi_reader, merge_with_hudi, read_by_hudi_rs
 from hive_bridge.spark.options import QUERY_TYPE_OPTION, ROUTE_WORKERS, SLICES_OPTION, storage_options_of
 from hive_bridge.spark.reports import record_scan
@@ -126,7 +126,7 @@ class HudiHiveReader(DataSourceReader):
                     types[name] = ct.sarg_type
             filt, _ = spark_filters_to_sarg(self._pushed(), types)
         listing = snap.plan(filt, None, self.options.get("sessionTimeZone", "UTC"), query_type=self.query_type())
-        record_scan({"path": self.path, "filter": str(filt) if filt else None, "pruning": self.pruning,
+        record_scan({"path": self.path, "filter": filter_text(filt), "pruning": self.pruning,
                       "why_not": None if self.pruning else _WHY_NOT,
                       "files_total": listing.files_total, "files_read": listing.files_kept,
                       "query_type": listing.query_type, "listing_source": table.listing_source,

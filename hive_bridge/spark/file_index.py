@@ -34,7 +34,7 @@ from hive_bridge.errors import HudiTableError
 from hive_bridge.layout.fsview import HIVE_DEFAULT_PARTITION, FileSlice
 from hive_bridge.pruning.pruner import READ_OPTIMIZED, SNAPSHOT, ListStatusResult, check_query_type
 from hive_bridge.pruning.snapshot import TableSnapshot, default_cache
-from hive_bridge.spark.filters import AndFilter, OrFilter, spark_filters_to_sarg
+from hive_bridge.spark.filters import AndFilter, OrFilter, filter_text, spark_filters_to_sarg
 from hive_bridge.spark.jar import JVM_PACKAGE, jar_path
 from hive_bridge.spark.merge import read_by_hudi_rs
 from hive_bridge.spark.merged_cache import merged_slice_file
@@ -188,7 +188,7 @@ class PythonPlanner:
                 raise SparkReadError(f"hudi-hive {pin.path}: planning the filter {shown} failed: "
                                      f"{type(exc).__name__}: {exc}") from None
             result = snap.plan(None, None, pin.time_zone, query_type=pin.query_type)
-        record_scan({"path": pin.path, "filter": str(filt) if filt else None, "pruning": True, "why_not": None,
+        record_scan({"path": pin.path, "filter": filter_text(filt), "pruning": True, "why_not": None,
                      "files_total": result.files_total, "files_read": result.files_kept,
                      "query_type": result.query_type, "listing_source": snap.table.listing_source,
                      "storage": snap.table.storage.scheme or "local", "route": ROUTE_INDEX,
@@ -334,10 +334,13 @@ def _to_pyspark(f: dict[str, Any], time_zone: str, positive: bool = True) -> Any
             return ds.IsNotNull(attr)
         if op == "in":
             return ds.In(attr, tuple(_value(v, time_zone) for v in f["v"]))
+        if op == "startswith":
+            prefix = _value(f["v"], time_zone)
+            return ds.StringStartsWith(attr, prefix) if isinstance(prefix, str) else None
         classes = {"eq": ds.EqualTo, "nse": ds.EqualNullSafe, "lt": ds.LessThan, "le": ds.LessThanOrEqual,
                    "gt": ds.GreaterThan, "ge": ds.GreaterThanOrEqual}
         cls = classes.get(op)
-        if cls is None:  # StartsWith/EndsWith/Contains and unknown shapes: unknown
+        if cls is None:  # EndsWith/Contains and unknown shapes: unknown
             return None
         value = _value(f["v"], time_zone)
         if value is None:

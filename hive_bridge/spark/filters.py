@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,12 +27,21 @@ class OrFilter:
     right: Any
 
 
+def filter_text(filt: sarg.SearchArgument | None) -> str | None:
+    """A filter for scan reports: the SearchArgument as Hive prints it, and its prefix conditions."""
+    if filt is None:
+        return None
+    return " AND ".join([str(filt), *map(str, filt.prefixes)]) if filt.prefixes else str(filt)
+
+
 def spark_filters_to_sarg(filters: Sequence[Any], types: dict[str, sarg.Type]) -> tuple[sarg.SearchArgument | None,
                                                                                         list[Any]]:
     """Spark's pushed filters (conjuncts) as one SearchArgument, with Spark's ORC conversion semantics
     (``types``: column name -> SARG type; names are matched by :func:`sarg.schema.find_column`):
-    > is NOT <=, >= is NOT <, IsNotNull is NOT IS_NULL, Not(f) is NOT f. Returns the SearchArgument and the
-    filters that could not be converted (Spark keeps applying those)."""
+    > is NOT <=, >= is NOT <, IsNotNull is NOT IS_NULL, Not(f) is NOT f. A conjunct ``StringStartsWith`` on a
+    string column (or its ``Not``), which a SearchArgument has no leaf for, becomes one of the SearchArgument's
+    prefix conditions (:class:`sarg.PrefixCondition`). Returns the SearchArgument and the filters that could not
+    be converted (Spark keeps applying those)."""
     from pyspark.sql import datasource as ds
 
     builder = sarg.builder()
@@ -114,13 +124,35 @@ def spark_filters_to_sarg(filters: Sequence[Any], types: dict[str, sarg.Type]) -
             return False
         return True
 
-    for f in filters:
-        if _emit_into(builder, f):
+    prefixes: dict[sarg.PrefixCondition, None] = {}
+
+    def prefix_of(f: Any) -> sarg.PrefixCondition | None:
+        """A conjunct ``StringStartsWith`` (or its ``Not``) on a string column, as a prefix condition."""
+        negated = isinstance(f, ds.Not)
+        inner = f.child if negated else f
+        if not isinstance(inner, ds.StringStartsWith) or not isinstance(inner.value, str):
+            return None
+        found = find_column(types, column(inner))
+        if found is None or found[1] is not sarg.Type.STRING:
+            return None
+        return sarg.PrefixCondition(found[0], inner.value, negated)
+
+    conjuncts = list(filters)
+    while any(isinstance(f, AndFilter) for f in conjuncts):  # an AND of conjuncts is more conjuncts
+        conjuncts = [part for f in conjuncts for part in ((f.left, f.right) if isinstance(f, AndFilter) else (f,))]
+    for f in conjuncts:
+        prefix = prefix_of(f)
+        if prefix is not None:
+            prefixes.setdefault(prefix, None)
+        elif _emit_into(builder, f):
             converted += 1
         else:
             rejected.append(f)
-    if not converted:
+    if not converted and not prefixes:
         return None, rejected
+    if not converted:
+        builder.literal(sarg.TruthValue.YES_NO_NULL)
     builder.end()
-    return builder.build(), rejected
+    built = builder.build()
+    return (dataclasses.replace(built, prefixes=tuple(prefixes)) if prefixes else built), rejected
 

@@ -8,7 +8,9 @@ files, as an unknown SearchArgument leaf does, and is counted.
 
 Literals are typed by the table's column types (Hive type names, as :func:`hive_bridge.typemap.table_sarg_schema`
 gives them); a literal that does not read as its column's type, a column the table lacks, a binary value, a
-function of a column (``cast(id#1 as string)``, ``StartsWith``), a dynamic pruning expression: unknown. The
+function of a column (``cast(id#1 as string)``), a dynamic pruning expression: unknown. ``StartsWith(s#1, ab)``
+and V1's ``StringStartsWith(s,ab)`` on a string column are ``s LIKE 'ab%'`` (its wildcards escaped), which
+prunes as a prefix where it is a conjunct of the whole filter. The
 result is HiveQL filter text (read by :func:`sarg.parse_hiveql` like any other filter), where an unknown part
 inside ``OR``/``NOT`` is written ``unknown()`` (a call the SearchArgument reads as "maybe").
 """
@@ -19,6 +21,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from sarg.prefix import like_pattern
 from sarg.schema import find_column
 
 UNKNOWN_CALL = "unknown()"
@@ -43,7 +46,7 @@ _V1_OPS = {"EqualTo": "=", "EqualNullSafe": "<=>", "LessThan": "<", "LessThanOrE
 class Node:
     """One parsed filter: ``kind`` and, by kind, its column, operator, raw literal(s) or children."""
 
-    kind: str  # "and", "or", "not", "cmp", "in", "isnull", "isnotnull", "unknown"
+    kind: str  # "and", "or", "not", "cmp", "in", "isnull", "isnotnull", "prefix" (StartsWith), "unknown"
     column: str = ""
     op: str = ""
     values: tuple[str, ...] = ()
@@ -141,6 +144,12 @@ class _Parser:
                     ends.append(len(t) - 1)
                 for c in ends:
                     alts.append((Node("in", column=_attr_name(m), column_ref=m.group(0), values=tuple(t[lit:c].split(", "))), c))
+        if t.startswith("StartsWith(", pos):
+            m = _ATTR.match(t, pos + 11)
+            if m and t.startswith(", ", m.end()):
+                lit = m.end() + 2
+                alts += [(Node("prefix", column=_attr_name(m), column_ref=m.group(0), values=(t[lit:c],)), c + 1)
+                         for c in self._closes(lit)]
         m = _DPP.match(t, pos)
         if m:  # a dynamic pruning subquery's placeholder: not a literal filter
             alts.append((Node("unknown", text=m.group(0)), m.end()))
@@ -181,6 +190,12 @@ class _Parser:
             if n and t.startswith(",", n.end()):
                 lit = n.end() + 1
                 alts += [(Node("cmp", column=_v1_name(n.group("name")), op=_V1_OPS[fn], values=(t[lit:c],)), c + 1)
+                         for c in self._closes(lit)]
+        elif fn == "StringStartsWith":
+            n = _V1_NAME.match(t, inner)
+            if n and t.startswith(",", n.end()):
+                lit = n.end() + 1
+                alts += [(Node("prefix", column=_v1_name(n.group("name")), values=(t[lit:c],)), c + 1)
                          for c in self._closes(lit)]
         elif fn == "In":
             n = _V1_NAME.match(t, inner)
@@ -323,6 +338,10 @@ def to_hiveql(node: Node, types: Mapping[str, str], v1: bool = False) -> str | N
         return f"{col} IS NULL"
     if kind == "isnotnull":
         return f"{col} IS NOT NULL"
+    if kind == "prefix":  # a LIKE of exactly the strings starting with the literal (sarg.prefix)
+        if hive_type.lower().split("(", 1)[0].strip() not in ("string", "varchar"):
+            return None
+        return f"{col} LIKE {_literal(like_pattern(node.values[0]), hive_type)}"
     if v1 and hive_type.lower().startswith("timestamp"):
         return None  # java.sql.Timestamp.toString: the JVM's zone, not the session's
     values = list(node.values)
@@ -375,6 +394,8 @@ def describe(node: Node) -> str:
         return f"{node.kind}({node.column})"
     if node.kind == "in":
         return f"{node.column} IN ({','.join(node.values)})"
+    if node.kind == "prefix":
+        return f"StartsWith({node.column}, {node.values[0]})"
     return f"({node.column} {node.op} {node.values[0]})"
 
 

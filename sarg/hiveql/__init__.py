@@ -24,6 +24,10 @@ filters as people write them) with the LALR grammar in ``hiveql.lark`` and makes
 - Anything else becomes the constant YES_NO_NULL: functions (LIKE, arithmetic, CASE, casts of columns), two
   columns or none in a comparison, a column that is not in the schema or whose type has no SARG type, and a
   literal that does not convert to the column's type.
+- Beside Hive's SearchArgument, each top-level conjunct ``col LIKE 'literal'`` on a string column (not
+  ``char(n)``) gives a prefix condition (``SearchArgument.prefixes``, :mod:`sarg.prefix`): the pattern's literal
+  part before its first wildcard; ``col NOT LIKE 'abc%'`` / ``NOT (col LIKE 'abc%')`` its negation, only for a
+  pattern that is exactly a literal and ``%``. They do not print: ``str()`` is Hive's text.
 
 Literal types follow Hive's lexer: ``5`` int, ``5L`` bigint, ``5S`` smallint, ``5Y`` tinyint, ``5.0`` / ``5D``
 / ``1e3`` double, ``5BD`` decimal, ``'x'`` / ``"x"`` string (backslash escapes as ``unescapeSQLString``;

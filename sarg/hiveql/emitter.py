@@ -7,7 +7,7 @@ match); a dotted name is looked up whole first, then without a leading table ali
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sarg.builder import Builder
 from sarg.hiveql.grammar import parse_expression
@@ -22,11 +22,13 @@ from sarg.hiveql.nodes import (
     HqlNot,
     InList,
     IsNull,
+    Like,
     LiteralKind,
     Opaque,
 )
 from sarg.literals import Literal, Timestamp
-from sarg.model import SearchArgument, Type
+from sarg.model import PrefixCondition, SearchArgument, Type
+from sarg.prefix import like_prefix
 from sarg.schema import ColumnType, Schema, find_column, resolve_schema
 from sarg.truth import TruthValue
 
@@ -95,6 +97,8 @@ class _Emitter:
             self.wrap_not(node.negated, lambda: self.in_list(node))
         elif isinstance(node, Between):
             self.wrap_not(node.negated, lambda: self.between(node))
+        elif isinstance(node, Like):
+            self.maybe(f"{node.op.upper()} is not pushed down")
         else:
             self.wrap_not(node.negated, lambda: self.is_null(node))
 
@@ -194,6 +198,30 @@ class _Emitter:
             return
         self.builder.between(name, sarg_type, low, high)
 
+    def prefixes(self, expr: Expr) -> tuple[PrefixCondition, ...]:
+        """The prefix each top-level conjunct ``col [NOT] LIKE 'literal'`` implies (:mod:`sarg.prefix`), on a
+        string column (any column without a schema; never ``char(n)``, whose values are padded)."""
+        conjuncts = list(expr.children) if isinstance(expr, HqlLogic) and expr.op == "and" else [expr]
+        out: dict[PrefixCondition, None] = {}
+        for node in conjuncts:
+            negated = False
+            if isinstance(node, HqlNot):
+                node, negated = node.child, True
+            if not (isinstance(node, Like) and node.op == "like" and isinstance(node.value, Column)
+                    and isinstance(node.pattern, HqlLiteral) and node.pattern.kind is LiteralKind.STRING
+                    and isinstance(node.pattern.value, str)):
+                continue
+            name, ctype = self.resolve(node.value)
+            if self.columns is not None and (ctype is None or ctype.sarg_type is not Type.STRING
+                                             or ctype.char_length is not None):
+                continue
+            prefix, exact = like_prefix(node.pattern.value)
+            negated = negated != node.negated
+            if negated and not exact:  # NOT LIKE 'a_c%' does not imply NOT starting with 'a'
+                continue
+            out.setdefault(PrefixCondition(name, prefix, negated), None)
+        return tuple(out)
+
     def is_null(self, node: IsNull) -> None:
         if not isinstance(node.value, Column):
             self.maybe("IS NULL needs a column")
@@ -216,7 +244,9 @@ def build_search_argument(expr: Expr, schema: Schema = None, *, spark_rows: bool
     columns = resolve_schema(schema) if schema is not None else None
     emitter = _Emitter(Builder(), columns, spark_rows=spark_rows)
     emitter.emit(expr)
-    return emitter.builder.build()
+    built = emitter.builder.build()
+    prefixes = emitter.prefixes(expr)
+    return replace(built, prefixes=prefixes) if prefixes else built
 
 
 def parse_hiveql(text: str, schema: Schema = None, *, spark_rows: bool = False) -> SearchArgument:

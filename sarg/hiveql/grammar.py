@@ -39,6 +39,7 @@ from sarg.hiveql.nodes import (
     HqlNot,
     InList,
     IsNull,
+    Like,
     LiteralKind,
     Opaque,
     Value,
@@ -146,6 +147,12 @@ class _Callbacks(Transformer[Token, Any]):
 
     def is_not_null(self, items: list[Any]) -> IsNull:
         return IsNull(_as_value(items[0]), negated=True)
+
+    def like(self, items: list[Any]) -> Like:
+        return Like(_as_value(items[0]), _as_value(items[2]), str(items[1]).lower(), negated=False)
+
+    def not_like(self, items: list[Any]) -> Like:
+        return Like(_as_value(items[0]), _as_value(items[3]), str(items[2]).lower(), negated=True)
 
     def opaque_bool(self, items: list[Any]) -> Opaque:
         return Opaque("a predicate Hive does not push down")

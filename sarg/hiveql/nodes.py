@@ -3,7 +3,7 @@
 
 Values: :class:`Column`, :class:`HqlLiteral` (a literal with its Hive type, a :class:`LiteralKind`) and
 :class:`Opaque` (anything ConvertAstToSearchArg does not understand). Predicates: :class:`Compare`,
-:class:`InList`, :class:`Between`, :class:`IsNull`. Logic: :class:`HqlLogic` (AND / OR) and :class:`HqlNot`.
+:class:`InList`, :class:`Between`, :class:`IsNull`, :class:`Like`. Logic: :class:`HqlLogic` (AND / OR) and :class:`HqlNot`.
 The ``Hql`` prefix keeps these apart from the SearchArgument model's and hive_bridge's own nodes.
 """
 
@@ -98,6 +98,17 @@ class IsNull:
     negated: bool
 
 
+@dataclass(frozen=True)
+class Like:
+    """``value LIKE pattern`` (``op``: ``like``, ``rlike`` or ``regexp``, lower case). ConvertAstToSearchArg pushes
+    none of them down; a top-level ``LIKE`` on a column still implies a prefix (:mod:`sarg.prefix`)."""
+
+    value: Value
+    pattern: Value
+    op: str
+    negated: bool
+
+
 @dataclass(eq=False)
 class HqlLogic:
     """AND / OR with any number of children (nested ANDs and ORs are merged as they are parsed)."""
@@ -113,8 +124,8 @@ class HqlNot:
     depth: int
 
 
-HqlPredicate = Compare | InList | Between | IsNull
-Expr = Column | HqlLiteral | Opaque | Compare | InList | Between | IsNull | HqlLogic | HqlNot
+HqlPredicate = Compare | InList | Between | IsNull | Like
+Expr = Column | HqlLiteral | Opaque | Compare | InList | Between | IsNull | Like | HqlLogic | HqlNot
 
 
 __all__ = [
@@ -131,6 +142,7 @@ __all__ = [
     "HqlPredicate",
     "InList",
     "IsNull",
+    "Like",
     "LiteralKind",
     "Opaque",
     "Value",

@@ -59,6 +59,12 @@ def test_decompose_predicate_returns_none_when_nothing_can_be_pushed() -> None:
     assert HudiStorageHandler().decompose_predicate(conf, "YES_NO_NULL") is None
     built = sarg.builder().literal(sarg.TruthValue.YES_NO_NULL).build()
     assert HudiStorageHandler().decompose_predicate(conf, built) is None
+    # a LIKE prefix prunes beside a SearchArgument, but what goes back to Hive is a SearchArgument alone
+    named = JobConf({COLUMNS: "id,name", COLUMNS_TYPES: "bigint:string"})
+    assert HudiStorageHandler().decompose_predicate(named, "name LIKE 'ab%'") is None
+    d = HudiStorageHandler().decompose_predicate(named, "id = 5 AND name LIKE 'ab%'")
+    assert d is not None and d.pushed_predicate == "leaf-(EQUALS id 5)"
+    assert d.residual_predicate == "id = 5 AND name LIKE 'ab%'"
 
 
 def test_decompose_predicate_bad_text_is_a_handler_error() -> None:

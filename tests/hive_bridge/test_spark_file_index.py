@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+import sarg
 from hive_bridge.spark import PYTHON_SOURCE, pin_of, read_table, register
 from hive_bridge.spark.file_index import planner
 from hive_bridge.spark.jar import JVM_PACKAGE, jar_path
@@ -344,7 +345,16 @@ def test_filters_to_sarg_keeps_unknown_shapes_unknown(tmp_path) -> None:  # type
     table = HudiTable.open(str(root))
     leaf = {"op": "eq", "a": "k", "v": {"t": "int", "v": 5}}
     assert "EQUALS k 5" in str(filters_to_sarg([leaf], table))
-    assert filters_to_sarg([{"op": "startswith", "a": "s", "v": {"t": "str", "v": "s0"}}], table) is None
+    # a prefix has no SearchArgument leaf: it rides beside it (the SearchArgument alone is YES_NO_NULL)
+    prefixed = filters_to_sarg([{"op": "startswith", "a": "s", "v": {"t": "str", "v": "s0"}}], table)
+    assert prefixed is not None and str(prefixed) == "YES_NO_NULL"
+    assert prefixed.prefixes == (sarg.PrefixCondition("s", "s0"),)
+    not_prefix = {"op": "not", "c": {"op": "startswith", "a": "s", "v": {"t": "str", "v": "s0"}}}
+    both = filters_to_sarg([{"op": "and", "l": leaf, "r": not_prefix}], table)
+    assert both is not None and "EQUALS k 5" in str(both)
+    assert both.prefixes == (sarg.PrefixCondition("s", "s0", negated=True),)
+    in_or = {"op": "or", "l": leaf, "r": {"op": "startswith", "a": "s", "v": {"t": "str", "v": "s0"}}}
+    assert filters_to_sarg([in_or], table) is None       # not a conjunct: unknown
     unknown_or = {"op": "or", "l": leaf, "r": {"op": "unknown", "text": "x"}}
     assert filters_to_sarg([unknown_or], table) is None
     nested_and = {"op": "and", "l": leaf, "r": {"op": "unknown", "text": "x"}}

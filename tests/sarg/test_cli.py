@@ -30,6 +30,11 @@ def test_json_and_tree_with_schema(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([TEXT, "--to", "tree"]) == 0
     tree = capsys.readouterr().out.splitlines()
     assert tree[0] == "AND" and tree[2].strip() == "NOT"
+    # HiveQL LIKE: Hive's SearchArgument drops it; its prefix is listed beside
+    assert main(["x < 5 AND y LIKE 'a\\_b%'", "--to", "json", "--schema", "struct<x:double,y:string>"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["sarg"] == "leaf-(LESS_THAN x 5.0)"
+    assert doc["prefixes"] == [{"column": "y", "prefix": "a_b", "negated": False}]
 
 
 def test_bad_lines_report_position_and_continue() -> None:

@@ -73,6 +73,9 @@ def test_shared_log_replayed_against_hudi_tables_of_its_schema(tmp_path: Path) -
     # the 40 values of INSET and the quoted name; the IN of strings x,y,z holds every way the commas may split
     assert any(f and "id IN (0, 1, 10" in f and "name = 'its \"q\"'" in f for f in filters)
     assert any(f and "'y,z'" in f for f in filters)
+    # StartsWith is a LIKE of its prefix: a conjunct prunes as a prefix, inside an OR it is kept as written
+    assert any(f and f.endswith("AND id = 5 AND name LIKE 'ab%'") for f in filters)
+    assert "((id IN (1, 2, 3) OR name LIKE 'ab%') OR unknown())" in filters
     assert all(r["files_kept"] <= r["files_total"] for r in rows)
     assert summary["scans_unresolved"] == {"file:/data/lake/3.5.8_plain/data/dim": 1}
     assert summary["scans"] == 11

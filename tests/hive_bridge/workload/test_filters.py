@@ -26,11 +26,25 @@ def test_catalyst_forms() -> None:
 
 
 def test_what_is_not_certain_is_unknown() -> None:
-    tr = translate([("[(bin#1 = 0x0102), (cast(id#2 as string) = 5), StartsWith(name#3, ab), "
+    tr = translate([("[(bin#1 = 0x0102), (cast(id#2 as string) = 5), StartsWith(cast(id#2 as string), ab), "
                      "dynamicpruningexpression(dt#4 IN dynamicpruning#9), (nope#5 = 1)]", False)], TYPES)
     assert tr.hiveql is None and tr.unknown == 5
     # an OR with an unknown side keeps the known side as "maybe", never drops it
-    assert hql(("[(StartsWith(name#3, ab) OR (id#2 = 1))]", False)) == "(unknown() OR id = 1)"
+    assert hql(("[(StartsWith(cast(id#2 as string), ab) OR (id#2 = 1))]", False)) == "(unknown() OR id = 1)"
+
+
+def test_starts_with_is_a_like_of_its_escaped_prefix() -> None:
+    assert hql((r"[isnotnull(name#3), StartsWith(name#3, a%b_c\)]", False)) == \
+        r"name IS NOT NULL AND name LIKE 'a\\%b\\_c\\\\%'"
+    assert hql(("[IsNotNull(name), StringStartsWith(name,ab)]", True)) == "name IS NOT NULL AND name LIKE 'ab%'"
+    assert hql(("[NOT StartsWith(name#3, ab)]", False)) == "NOT name LIKE 'ab%'"
+    assert hql(("[StringStartsWith(id,1)]", True)) is None          # the text of a number: unknown
+    for text, v1, prefix in [(r"[isnotnull(name#3), StartsWith(name#3, a%b_c\)]", False, "a%b_c\\"),
+                             ("[StringStartsWith(name,ab)]", True, "ab")]:
+        parsed = sarg.parse_hiveql(hql((text, v1)) or "", TYPES)
+        assert parsed.prefixes == (sarg.PrefixCondition("name", prefix),)
+    negated = sarg.parse_hiveql(hql(("[NOT StartsWith(name#3, ab)]", False)) or "", TYPES)
+    assert negated.prefixes == (sarg.PrefixCondition("name", "ab", negated=True),)
 
 
 def test_ambiguous_literals() -> None:
