@@ -141,13 +141,16 @@ def candidate_columns(state: TableState, parsed: Sequence[sarg.SearchArgument | 
 
 
 def candidate_layouts(columns: Sequence[str], sample: Sample, partition_fields: Sequence[str]) -> list[Layout]:
-    """today; linear on each of the heaviest columns; Z-order and Hilbert over the heaviest 2 and 3; a
-    partitioning by each heavy column with few distinct values (not already a partition field)."""
+    """today; linear on each of the heaviest columns; Z-order and Hilbert over the heaviest 2 and 3 (partition
+    fields left out: rows are ordered inside partitions); a partitioning by each heavy column with few distinct
+    values (not already a partition field)."""
     top = list(columns[:MAX_COLUMNS])
-    out = [Layout(TODAY)] + [Layout(LINEAR, (c,)) for c in top]
+    # a clustering orders rows inside each partition: ordering by a partition field changes nothing
+    order_by = [c for c in columns if c not in partition_fields][:MAX_COLUMNS]
+    out = [Layout(TODAY)] + [Layout(LINEAR, (c,)) for c in order_by]
     for k in (2, 3):
-        if len(top) >= k:
-            out += [Layout(ZORDER, tuple(top[:k])), Layout(HILBERT, tuple(top[:k]))]
+        if len(order_by) >= k:
+            out += [Layout(ZORDER, tuple(order_by[:k])), Layout(HILBERT, tuple(order_by[:k]))]
     for c in top:
         if c in partition_fields:
             continue

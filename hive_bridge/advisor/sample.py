@@ -19,8 +19,10 @@ import pyarrow as pa
 from hive_bridge.layout.fsview import FileSlice
 from hive_bridge.table.table import HudiTable
 
-#: the column added to sampled rows: the index of the picked file they came from
+#: the columns added to sampled rows: the index of the picked file they came from, and of its partition (the
+#: table's partition paths in sorted order)
 FILE_COLUMN = "__file"
+PARTITION_COLUMN = "__partition"
 
 
 @dataclass
@@ -28,7 +30,7 @@ class Sample:
     """Rows sampled from a table (``rows``, with :data:`FILE_COLUMN`), the picked files' sizes and row counts,
     and the table's totals (bytes of base files, files, estimated rows)."""
 
-    rows: pa.Table
+    rows: pa.Table  # the sampled columns, then FILE_COLUMN and PARTITION_COLUMN
     file_bytes: np.ndarray
     file_rows: np.ndarray
     table_bytes: int
@@ -67,7 +69,7 @@ def sample_rows(table: HudiTable, slices: Sequence[FileSlice], columns: Sequence
     rng = np.random.default_rng(seed)
     based = [s for s in slices if s.base_file is not None]
     table_bytes = sum(s.base_file.size for s in based if s.base_file is not None)
-    # the whole table when its footers say it has no more rows than asked for (checked on the first pick)
+    partition_ids = {p: i for i, p in enumerate(sorted({s.partition_path for s in based}))}
     picked = _pick(based, min(max_files, len(based)), rng)
     storage = table.storage
     pieces: list[pa.Table] = []
@@ -104,11 +106,14 @@ def sample_rows(table: HudiTable, slices: Sequence[FileSlice], columns: Sequence
                 part = part.append_column(c, pa.nulls(part.num_rows))
         part = part.select(list(columns))
         part = part.append_column(FILE_COLUMN, pa.array(np.full(part.num_rows, len(sizes), dtype=np.int64)))
+        part = part.append_column(PARTITION_COLUMN, pa.array(
+            np.full(part.num_rows, partition_ids[based[pos].partition_path], dtype=np.int64)))
         pieces.append(part)
         sizes.append(base.size)
         counts.append(int(md.num_rows))
     if not pieces:
-        return Sample(pa.table({FILE_COLUMN: pa.array([], pa.int64())}), np.zeros(0), np.zeros(0), table_bytes,
+        return Sample(pa.table({FILE_COLUMN: pa.array([], pa.int64()), PARTITION_COLUMN: pa.array([], pa.int64())}),
+                      np.zeros(0), np.zeros(0), table_bytes,
                       len(based), 0.0, exact, problems)
     rows_table = pa.concat_tables(pieces, promote_options="permissive")
     file_bytes = np.asarray(sizes, dtype=np.float64)
@@ -118,4 +123,4 @@ def sample_rows(table: HudiTable, slices: Sequence[FileSlice], columns: Sequence
     return Sample(rows_table, file_bytes, file_rows, table_bytes, len(based), table_rows, exact, problems)
 
 
-__all__ = ["FILE_COLUMN", "Sample", "sample_rows"]
+__all__ = ["FILE_COLUMN", "PARTITION_COLUMN", "Sample", "sample_rows"]

@@ -30,7 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hive_bridge.advisor.curves import curve_order, linear_order
-from hive_bridge.advisor.sample import FILE_COLUMN, Sample
+from hive_bridge.advisor.sample import FILE_COLUMN, PARTITION_COLUMN, Sample
 from hive_bridge.expression import HudiExpression
 from hive_bridge.pruning.vectorized import StatsTable, prune
 from hive_bridge.stats.groups import group_stats
@@ -107,13 +107,20 @@ def _cut(order: np.ndarray, segments: np.ndarray | None, step: float, overlap: b
 
 
 def layout_order(sample: Sample, layout: Layout) -> tuple[np.ndarray, np.ndarray | None]:
-    """The sampled rows' positions in the layout's order, and (partitioned layouts) each ordered row's
-    segment."""
+    """The sampled rows' positions in the layout's order, and each ordered row's segment (the partition it is
+    written to; None: one segment). A clustering orders rows inside each of the table's partitions; a
+    partitioning by a column replaces the table's partitions."""
     rows = sample.rows
-    if layout.kind == LINEAR:
-        return linear_order(rows.column(layout.columns[0])), None
-    if layout.kind in (ZORDER, HILBERT):
-        return curve_order([rows.column(c) for c in layout.columns], layout.kind), None
+    if layout.kind in (LINEAR, ZORDER, HILBERT):
+        if layout.kind == LINEAR:
+            order = linear_order(rows.column(layout.columns[0]))
+        else:
+            order = curve_order([rows.column(c) for c in layout.columns], layout.kind)
+        partitions = rows.column(PARTITION_COLUMN).to_numpy()
+        if len(partitions) and partitions.min() != partitions.max():
+            order = order[np.argsort(partitions[order], kind="stable")]
+            return order, partitions[order]
+        return order, None
     if layout.kind == PARTITION:
         order = linear_order(rows.column(layout.columns[0]))   # ties (one partition) keep today's order
         values = rows.column(layout.columns[0]).take(pa.array(order))
@@ -124,7 +131,7 @@ def layout_order(sample: Sample, layout: Layout) -> tuple[np.ndarray, np.ndarray
 
 def simulate(sample: Sample, layout: Layout, target_file_bytes: int, min_rows: int) -> SimulatedFiles:
     """The simulated files of one layout on one sample (see the module's text)."""
-    data = sample.rows.drop_columns([FILE_COLUMN])
+    data = sample.rows.drop_columns([FILE_COLUMN, PARTITION_COLUMN])
     n = sample.rows.num_rows
     if layout.kind == TODAY:
         groups = sample.rows.column(FILE_COLUMN).to_numpy()

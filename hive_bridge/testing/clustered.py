@@ -14,17 +14,19 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from hive_bridge.advisor.sample import FILE_COLUMN, Sample
+from hive_bridge.advisor.sample import FILE_COLUMN, PARTITION_COLUMN, Sample
 from hive_bridge.advisor.simulate import PARTITION, TODAY, layout_order, parse_layout
 from hive_bridge.testing.writer import HudiWriter
 
 
 def ordered_rows(data: pa.Table, layout: str) -> pa.Table:
-    """``data``'s rows in the order of ``layout`` (a layout name as the advisor prints it)."""
+    """``data``'s rows in the order of ``layout`` (a layout name as the advisor prints it), over all rows (a
+    partitioned writer keeps that order inside each partition, as a clustering orders each partition)."""
     spec = parse_layout(layout)
     if spec.kind == TODAY:
         return data
-    sample = Sample(data.append_column(FILE_COLUMN, pa.array(np.zeros(data.num_rows, dtype=np.int64))),
+    zeros = pa.array(np.zeros(data.num_rows, dtype=np.int64))
+    sample = Sample(data.append_column(FILE_COLUMN, zeros).append_column(PARTITION_COLUMN, zeros),
                     np.zeros(1), np.zeros(1), 0, 1, float(data.num_rows), True)
     order, _ = layout_order(sample, spec)
     return data.take(pa.array(order))

@@ -70,6 +70,34 @@ def _measured(table: Path, log: Path) -> tuple[float, float, int]:
 
 
 @pytest.fixture(scope="module")
+def scattered_partitioned(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pa.Table]:
+    """Rows in random order, partitioned by ``c`` (8 values)."""
+    root = tmp_path_factory.mktemp("advisor-partitioned")
+    data = _data(12)
+    HudiWriter(root / "t", rows_per_file=PER_FILE // 4, partition_fields=["c"]).insert(data)
+    return root / "t", data
+
+
+def test_partitioned_table_clustered_inside_its_partitions(scattered_partitioned: tuple[Path, pa.Table],
+                                                           tmp_path: Path) -> None:
+    """A clustering orders rows inside each partition: the prediction for linear(a) on a table partitioned by c
+    is within 10 % of the engine on the same rows written sorted by a inside the same partitions; c (a partition
+    field) is no sort candidate."""
+    table, data = scattered_partitioned
+    log = _filters(tmp_path / "f.txt", [f"{f} and c = 'Lima'" for f in _range_filters("a", 30, 50_000)])
+    advice = _advise(table, log, sample_rows_per_sample=10_000, samples=3)
+    names = [c.layout for c in advice.candidates]
+    assert "linear(c)" not in names and "partition(c)" not in names
+    assert advice.recommended is not None and advice.recommended["layout"] == "linear(a)"
+    predicted = next(c for c in advice.candidates if c.layout == "linear(a)")
+    write_in_layout(tmp_path / "rewritten", data, "linear(a)", rows_per_file=PER_FILE // 4, partition_fields=["c"])
+    bytes_kept, files_kept, total = _measured(tmp_path / "rewritten", log)
+    share_predicted, share_measured = predicted.bytes_read / advice.table_bytes, bytes_kept / total
+    assert abs(share_predicted - share_measured) <= 0.1 * share_measured, (share_predicted, share_measured)
+    assert abs(predicted.files_read - files_kept) <= 0.1 * files_kept, (predicted.files_read, files_kept)
+
+
+@pytest.fixture(scope="module")
 def scattered(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pa.Table]:
     """Rows written in random order: no column is clustered."""
     root = tmp_path_factory.mktemp("advisor")
