@@ -70,7 +70,7 @@ def test_table_that_does_not_open(tmp_path: Path) -> None:
 def test_no_filters_for_the_table(log_table: Path, tmp_path: Path) -> None:
     empty = tmp_path / "empty.log"
     empty.write_text("INFO nothing to see here\n")
-    code, out, err = run("advise", "--table", str(log_table), str(empty))
+    code, _, err = run("advise", "--table", str(log_table), str(empty))
     assert code == 1
     assert "no filters of the workload read it" in err or "no scan of the workload read it" in err
     _no_traceback(err)
