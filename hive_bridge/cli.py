@@ -106,8 +106,6 @@ def cmd_advise(args: argparse.Namespace, out: Console, err: Console) -> int:
         state = work.table(uri)       # a table no scan named is opened here, so that a bad one says why
         if state.error:
             raise UsageError(f"table {redact(uri)}: {state.error}")
-    with err.status("planning the workload's filters…") if err.is_terminal else _no_status():
-        work.plan()
     for p in problems:
         err.print(f"error: {p}", highlight=False, markup=False)
     with err.status("simulating layouts…") if err.is_terminal else _no_status():

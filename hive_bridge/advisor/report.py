@@ -33,10 +33,11 @@ def print_advice(out: Console, advice: Sequence[Advice]) -> None:
                       f"{human_bytes(int(c.bytes_low))} - {human_bytes(int(c.bytes_high))}",
                       "-" if c.layout == "today" else f"{c.saving:+.1%}")
         out.print(t)
-        out.print(f"today, judged by the engine on the real files: {a.engine_files_read:,.0f} files, "
+        scope = ("" if a.calibration_filters == a.filters else
+                 f" ({a.calibration_filters} heaviest filters, {a.calibration_share:.0%} of the runs)")
+        out.print(f"today, judged by the engine on the real files{scope}: {a.engine_files_read:,.0f} files, "
                   f"{human_bytes(int(a.engine_bytes_read))} read (simulated: "
-                  f"{a.candidates[0].files_read:,.1f} files, {human_bytes(int(a.candidates[0].bytes_read))})",
-                  highlight=False)
+                  f"{human_bytes(int(a.simulated_bytes_read))})", highlight=False)
         if a.recommended:
             out.print(f"[bold]recommended[/bold]: {escape(a.recommended['layout'])}, saving "
                       f"{a.recommended['saving']:.1%} of the bytes read", highlight=False)

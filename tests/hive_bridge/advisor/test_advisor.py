@@ -133,6 +133,7 @@ def test_prediction_matches_the_engine_on_the_rewritten_table(scattered: tuple[P
     today = advice.candidates[0]
     assert today.layout == "today"
     assert abs(today.bytes_read - advice.engine_bytes_read) <= 0.1 * advice.engine_bytes_read
+    assert advice.calibration_filters == advice.filters and advice.simulated_bytes_read == today.bytes_read
     assert predicted.saving > 0.5
 
 
