@@ -94,6 +94,10 @@ def cmd_advise(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise UsageError(str(exc)) from None
     if not args.logs:
         raise UsageError("give the logs whose filters to advise on (files or folders)")
+    for option, value in (("--samples", args.samples), ("--sample-rows", args.sample_rows),
+                          ("--target-file-bytes", args.target_file_bytes)):
+        if value is not None and value < 1:
+            raise UsageError(f"{option} must be 1 or more, not {value}")
     for name in args.logs:
         if name != "-" and not os.path.exists(name):
             raise UsageError(f"cannot read {name}: no such file or folder")

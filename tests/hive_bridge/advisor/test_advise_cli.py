@@ -82,6 +82,8 @@ def test_log_that_cannot_be_read(log_table: Path, tmp_path: Path) -> None:
     _no_traceback(err)
     code, _, err = run("advise", "--table", str(log_table))
     assert code == 2 and "give the logs" in err
+    code, _, err = run("advise", "--samples", "0", "--table", str(log_table), str(LOG))
+    assert code == 2 and "--samples must be 1 or more" in err
 
 
 def test_damaged_log_reported_and_the_rest_advised(log_table: Path, tmp_path: Path) -> None:
