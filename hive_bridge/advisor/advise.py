@@ -5,9 +5,10 @@ spread of the estimate.
 
 :func:`advise_workload` takes a :class:`hive_bridge.workload.Workload` and returns one :class:`Advice` per
 table. The calibration — today's layout simulated beside what the real pruner keeps on today's files — uses
-every filter when the workload was planned (:meth:`Workload.plan`), else the heaviest
-:data:`CALIBRATION_FILTERS` filters, planned here one at a time (a planned workload holds every filter's
-listing: at 100,000 files and 10,000 filters that is gigabytes). :meth:`Advice.as_json` is the JSON contract an HTML report renders::
+every filter when the workload was planned (:meth:`Workload.plan`), else the heaviest filters, planned here one
+at a time: at most :data:`CALIBRATION_FILTERS`, and no more than :data:`CALIBRATION_FILES` file verdicts in all
+(the pruner lists every kept file: at 100,000 files a filter costs a good part of a second, and a planned
+workload of 10,000 such filters holds gigabytes of listings). :meth:`Advice.as_json` is the JSON contract an HTML report renders::
 
     {"table": str, "sample_rows": int, "samples": int, "target_file_bytes": int, "filters": int,
      "candidates": [{"layout": str, "files_read": float, "bytes_read": float, "bytes_low": float,
@@ -62,8 +63,10 @@ MIN_SAVING = 0.05
 #: candidate columns (by weight), and the most distinct values a partitioning column may have
 MAX_COLUMNS = 3
 MAX_PARTITION_VALUES = 1_000
-#: filters planned with the real pruner for the calibration when the workload was not planned
+#: filters planned with the real pruner for the calibration when the workload was not planned, and the most
+#: file verdicts they may take in all (files x filters; at least one filter)
 CALIBRATION_FILTERS = 200
+CALIBRATION_FILES = 2_000_000
 CLUSTERING_STRATEGY = {LINEAR: "linear", ZORDER: "z-order", HILBERT: "hilbert"}
 
 
@@ -300,13 +303,14 @@ def advise_table(state: TableState, *, sample_rows_per_sample: int = SAMPLE_ROWS
 def _engine_figures(state: TableState, entries: Sequence[FilterEntry], parsed: Sequence[sarg.SearchArgument | None]
                     ) -> tuple[list[int], float, float]:
     """(the filters used, files and bytes the real pruner keeps for them, occurrence totals): every filter when
-    each was planned, else the heaviest :data:`CALIBRATION_FILTERS`, planned here without keeping listings."""
+    each was planned, else the heaviest (see the module's text), planned here without keeping listings."""
     if all(e.listing is not None for e in entries):
         chosen = list(range(len(entries)))
         return (chosen, float(sum(e.occurrences * e.listing.files_kept for e in entries if e.listing)),
                 float(sum(e.occurrences * e.listing.bytes_kept for e in entries if e.listing)))
     assert state.snapshot is not None
-    order = sorted(range(len(entries)), key=lambda i: -entries[i].occurrences)[:CALIBRATION_FILTERS]
+    limit = max(1, min(CALIBRATION_FILTERS, CALIBRATION_FILES // max(1, len(state.snapshot.slices))))
+    order = sorted(range(len(entries)), key=lambda i: -entries[i].occurrences)[:limit]
     files = size = 0.0
     for i in order:
         e = entries[i]
