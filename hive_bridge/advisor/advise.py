@@ -8,7 +8,8 @@ table. The calibration — today's layout simulated beside what the real pruner 
 every filter when the workload was planned (:meth:`Workload.plan`), else the heaviest filters, planned here one
 at a time: at most :data:`CALIBRATION_FILTERS`, and no more than :data:`CALIBRATION_FILES` file verdicts in all
 (the pruner lists every kept file: at 100,000 files a filter costs a good part of a second, and a planned
-workload of 10,000 such filters holds gigabytes of listings). :meth:`Advice.as_json` is the JSON contract an HTML report renders::
+workload of 10,000 such filters holds gigabytes of listings). :meth:`Advice.as_json` is the JSON contract an
+HTML report renders::
 
     {"table": str, "sample_rows": int, "samples": int, "target_file_bytes": int, "filters": int,
      "candidates": [{"layout": str, "files_read": float, "bytes_read": float, "bytes_low": float,
@@ -23,7 +24,6 @@ fraction of today's simulated bytes saved (negative: reads more). The first cand
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -256,8 +256,10 @@ def advise_table(state: TableState, *, sample_rows_per_sample: int = SAMPLE_ROWS
             blocks.append(simulate(s, layout, target, min_rows_per_file))
     stand_in = max(b.stand_in for b in blocks)
     if stand_in > 1.0:
-        notes.append(f"the sample is thinner than {min_rows_per_file} rows per file: each simulated file stands "
-                     f"for up to {stand_in:.1f} files of the target size (selective filters are over-estimated)")
+        notes.append(f"the sample is thinner than {min_rows_per_file} rows per file: each simulated file is cut from "
+                     f"{min_rows_per_file} sampled rows and stands for up to {stand_in:.1f} files of the target size; "
+                     f"its min/max come from fewer rows than a real file holds (reads of scattered columns are "
+                     f"under-estimated, selective filters over-estimated): more --sample-rows narrow this")
     judged = judge(blocks, exprs)
     w = np.asarray(weights, dtype=np.float64)
     per_block_bytes = w @ judged.bytes          # totals over occurrences, per block
@@ -292,7 +294,7 @@ def advise_table(state: TableState, *, sample_rows_per_sample: int = SAMPLE_ROWS
     sim_rows = sum(s.rows.num_rows for s in sample_list) // len(sample_list)
     share = float(w[chosen].sum() / w.sum()) if chosen else 0.0
     if simulated_today and engine_bytes:
-        scope = "" if len(chosen) == len(entries) else f" on the {len(chosen)} heaviest filters ({share:.0%} of runs)"
+        scope = "" if len(chosen) == len(entries) else f" on the {len(chosen)} heaviest filters ({share:.1%} of runs)"
         notes.append(f"calibration{scope}: today's layout simulated reads {simulated_today / engine_bytes:.2f}x what "
                      f"the engine keeps on today's files")
     return Advice(uri, sim_rows, len(sample_list), target, len(entries), candidates, recommended, notes,
@@ -340,9 +342,5 @@ def advise_workload(work: Workload, tables: Sequence[str] | None = None, **optio
     return advice, errors
 
 
-def saving_text(fraction: float) -> str:
-    return f"{fraction:+.1%}" if math.isfinite(fraction) else "-"
-
-
-__all__ = ["CALIBRATION_FILTERS", "Advice", "AdviceError", "Candidate", "advise_table", "advise_workload", "candidate_columns",
-           "candidate_layouts", "settings_for"]
+__all__ = ["CALIBRATION_FILES", "CALIBRATION_FILTERS", "Advice", "AdviceError", "Candidate", "advise_table",
+           "advise_workload", "candidate_columns", "candidate_layouts", "settings_for"]

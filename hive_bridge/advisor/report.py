@@ -34,7 +34,7 @@ def print_advice(out: Console, advice: Sequence[Advice]) -> None:
                       "-" if c.layout == "today" else f"{c.saving:+.1%}")
         out.print(t)
         scope = ("" if a.calibration_filters == a.filters else
-                 f" ({a.calibration_filters} heaviest filters, {a.calibration_share:.0%} of the runs)")
+                 f" ({a.calibration_filters} heaviest filters, {a.calibration_share:.1%} of the runs)")
         out.print(f"today, judged by the engine on the real files{scope}: {a.engine_files_read:,.0f} files, "
                   f"{human_bytes(int(a.engine_bytes_read))} read (simulated: "
                   f"{human_bytes(int(a.simulated_bytes_read))})", highlight=False)
