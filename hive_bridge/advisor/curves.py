@@ -29,7 +29,7 @@ def ranks(values: pa.Array | pa.ChunkedArray, bits: int = BITS) -> np.ndarray:
     if pa.types.is_boolean(arr.type) or pa.types.is_decimal(arr.type):
         arr = arr.cast(pa.int8()) if pa.types.is_boolean(arr.type) else arr.cast(pa.float64())
     # "min" ties: a value's rank is 1 + the number of rows below it, so equal values share a bucket
-    rank = pc.rank(arr, sort_keys=[("", "ascending", "at_start")], tiebreaker="min")
+    rank = rank_nulls_first(arr, "min")
     r = rank.to_numpy().astype(np.uint64) - np.uint64(1)
     return np.asarray((r * np.uint64(1 << bits)) // np.uint64(n), dtype=np.uint64)
 
@@ -37,8 +37,19 @@ def ranks(values: pa.Array | pa.ChunkedArray, bits: int = BITS) -> np.ndarray:
 def linear_order(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """Row positions sorted by one column (nulls first, ties in their current order)."""
     table = pa.table({"v": values, "i": pa.array(np.arange(len(values), dtype=np.int64))})
-    keys = [("v", "ascending", "at_start"), ("i", "ascending", "at_start")]
-    return pc.sort_indices(table, sort_keys=keys).to_numpy()  # type: ignore[no-any-return]
+    try:   # pyarrow 22+: null placement per key
+        order = pc.sort_indices(table, sort_keys=[("v", "ascending", "at_start"), ("i", "ascending", "at_start")])
+    except (TypeError, ValueError, pa.ArrowInvalid):
+        order = pc.sort_indices(table, sort_keys=[("v", "ascending"), ("i", "ascending")], null_placement="at_start")
+    return order.to_numpy()  # type: ignore[no-any-return]
+
+
+def rank_nulls_first(values: pa.Array, tiebreaker: str) -> pa.Array:
+    """``pc.rank`` ascending with nulls first (``tiebreaker``: ``"min"`` or ``"dense"``), 1-based."""
+    try:   # pyarrow 22+: null placement per key
+        return pc.rank(values, sort_keys=[("", "ascending", "at_start")], tiebreaker=tiebreaker)
+    except (TypeError, ValueError, pa.ArrowInvalid):
+        return pc.rank(values, sort_keys="ascending", null_placement="at_start", tiebreaker=tiebreaker)
 
 
 def z_index(coords: Sequence[np.ndarray], bits: int = BITS) -> np.ndarray:
@@ -99,4 +110,4 @@ def curve_order(columns: Sequence[pa.Array | pa.ChunkedArray], curve: str, bits:
     return np.argsort(index, kind="stable")
 
 
-__all__ = ["BITS", "curve_order", "hilbert_index", "linear_order", "ranks", "z_index"]
+__all__ = ["BITS", "curve_order", "hilbert_index", "linear_order", "rank_nulls_first", "ranks", "z_index"]

@@ -27,9 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from hive_bridge.advisor.curves import curve_order, linear_order
+from hive_bridge.advisor.curves import curve_order, linear_order, rank_nulls_first
 from hive_bridge.advisor.sample import FILE_COLUMN, PARTITION_COLUMN, Sample
 from hive_bridge.expression import HudiExpression
 from hive_bridge.pruning.vectorized import StatsTable, prune
@@ -124,8 +123,7 @@ def layout_order(sample: Sample, layout: Layout) -> tuple[np.ndarray, np.ndarray
     if layout.kind == PARTITION:
         order = linear_order(rows.column(layout.columns[0]))   # ties (one partition) keep today's order
         values = rows.column(layout.columns[0]).take(pa.array(order))
-        ranks = pc.rank(values, sort_keys=[("", "ascending", "at_start")], tiebreaker="dense")
-        return order, ranks.to_numpy()
+        return order, rank_nulls_first(values, "dense").to_numpy()
     raise ValueError(f"unknown layout {layout.name}")
 
 
