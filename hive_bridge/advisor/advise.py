@@ -122,16 +122,26 @@ class Advice:
 
 
 def _parsed_filters(state: TableState, entries: Sequence[FilterEntry]
-                    ) -> tuple[list[tuple[HudiExpression | None, str]], list[int], list[sarg.SearchArgument | None]]:
+                    ) -> tuple[list[FilterEntry], list[tuple[HudiExpression | None, str]], list[int],
+                               list[sarg.SearchArgument | None]]:
+    """The entries whose filter reads (with their expressions, weights and SearchArguments); a filter that
+    does not read against the table's columns is left out (its entry's ``error`` says why)."""
+    kept: list[FilterEntry] = []
     exprs: list[tuple[HudiExpression | None, str]] = []
     weights: list[int] = []
     parsed_all: list[sarg.SearchArgument | None] = []
     for e in entries:
-        parsed = sarg.read_filter(e.hiveql, state.types) if e.hiveql else None
-        exprs.append((translate(parsed, state.types) if parsed is not None else None, e.time_zone))
+        try:
+            parsed = sarg.read_filter(e.hiveql, state.types) if e.hiveql else None
+            expression = translate(parsed, state.types) if parsed is not None else None
+        except (sarg.SargError, HiveBridgeError, ValueError) as exc:
+            e.error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            continue
+        kept.append(e)
+        exprs.append((expression, e.time_zone))
         weights.append(e.occurrences)
         parsed_all.append(parsed)
-    return exprs, weights, parsed_all
+    return kept, exprs, weights, parsed_all
 
 
 def candidate_columns(state: TableState, parsed: Sequence[sarg.SearchArgument | None], weights: Sequence[int]
@@ -215,9 +225,15 @@ def advise_table(state: TableState, *, sample_rows_per_sample: int = SAMPLE_ROWS
                           + (f" ({len(state.entries)} could not be read)" if state.entries else ""))
     snap = state.snapshot
     table = snap.table
-    exprs, weights, parsed = _parsed_filters(state, entries)
-    columns = candidate_columns(state, parsed, weights)
+    read, exprs, weights, parsed = _parsed_filters(state, entries)
     notes: list[str] = []
+    if len(read) < len(entries):
+        notes.append(f"{len(entries) - len(read)} filters could not be read against the table's columns and are "
+                     f"left out")
+        entries = read
+    if not entries:
+        raise AdviceError(f"table {uri}: none of its {len(state.entries)} filters could be read")
+    columns = candidate_columns(state, parsed, weights)
     slices = snap.slices
     based = [s for s in slices if s.base_file is not None]
     if not based:
