@@ -124,7 +124,20 @@ def cmd_advise(args: argparse.Namespace, out: Console, err: Console) -> int:
         write_advice_json(out.file, advice, errors)
     else:
         print_advice(out, advice)
-    return 1 if errors or problems or not advice else 0
+    failed = bool(errors or problems or not advice)
+    if args.html is not None:
+        from hive_bridge.workload.htmlreport import write_report
+        from hive_bridge.workload.report import human_bytes
+
+        failures = work.plan() + len(problems)   # the page's other sections show every filter's listing
+        try:
+            size = write_report(args.html, work, failures, problems, advice=[a.as_json() for a in advice])
+        except OSError as exc:
+            err.print(f"error: cannot write the HTML report {args.html}: {exc.strerror or exc}", highlight=False,
+                      markup=False)
+            return 1
+        err.print(f"HTML report written to {args.html} ({human_bytes(size)})", highlight=False, markup=False)
+    return 1 if failed else 0
 
 
 def _no_status() -> Any:
@@ -515,6 +528,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a Hive metastore: a scan's table name resolved to its location")
     p.add_argument("logs", nargs="*", help="log files or folders, as replay reads them")
     p.add_argument("--json", action="store_true", help="one JSON document: {\"advice\": [...], \"errors\": [...]}")
+    p.add_argument("--html", default=None, metavar="PATH",
+                   help="also write the workload report with the advisor's section as one self-contained HTML page "
+                        "(plans every filter with the pruner, as replay --html does)")
     p.add_argument("--sample-rows", type=int, default=200_000, metavar="N",
                    help="rows per sample (default 200000); a table with fewer rows is read whole")
     p.add_argument("--samples", type=int, default=3, metavar="N",

@@ -56,6 +56,18 @@ def test_real_event_log(log_table: Path) -> None:
     assert advice["recommended"] is not None or any("keep today's layout" in n for n in advice["notes"])
 
 
+def test_html_report_with_the_advice(log_table: Path, tmp_path: Path) -> None:
+    """``--html``: the workload report's page, its layout advisor section filled from the advice."""
+    page = tmp_path / "report.html"
+    code, out, err = run("advise", "--html", str(page), "--json", "--table", f"{LOCATION}={log_table}", str(LOG))
+    assert code == 0, err
+    (advice,) = json.loads(out)["advice"]
+    html = page.read_text()
+    assert "Layout advisor" in html and "was not run for this report" not in html
+    assert all(f"<code>{c['layout']}</code>" in html for c in advice["candidates"])
+    assert ("Recommended:" in html) == (advice["recommended"] is not None)
+
+
 def _no_traceback(err: str) -> None:
     assert "Traceback" not in err and 'File "' not in err
 
