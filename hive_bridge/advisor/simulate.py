@@ -9,7 +9,8 @@ column's values, today's order inside each group, each group cut into its own fi
 Cutting: a file of the target size holds ``target / bytes_per_row`` of the table's rows, i.e. ``step`` sampled
 rows; files are cut every ``step`` rows of the ordered sample (each group on its own for a partitioned layout),
 the last one smaller, as a writer fills files. When ``step`` is below ``min_rows`` sampled rows, files of
-``min_rows`` rows are cut instead and each stands for ``min_rows / step`` real files (said in the notes). When
+``min_rows`` rows are cut instead and each stands for ``min_rows / step`` real files (said in the notes), unless
+the sample is the whole table (its files are cut from the rows they would hold). When
 the sample is not the whole table, the boundary between two files lies somewhere between the last sampled row
 of one and the first of the next: each simulated file's statistics include the next one's first row (the
 estimate errs towards reading more).
@@ -141,7 +142,7 @@ def simulate(sample: Sample, layout: Layout, target_file_bytes: int, min_rows: i
     bytes_per_sampled_row = sample.table_bytes / n
     step = target_file_bytes / bytes_per_sampled_row
     stand_in = 1.0
-    if step < min_rows:
+    if step < min_rows and not sample.exact:   # the whole table: its own rows, however few a file holds
         stand_in = min_rows / step
         step = float(min_rows)
     order, segments = layout_order(sample, layout)

@@ -68,6 +68,29 @@ def test_html_report_with_the_advice(log_table: Path, tmp_path: Path) -> None:
     assert ("Recommended:" in html) == (advice["recommended"] is not None)
 
 
+def test_real_log_on_a_real_fixture_table(tmp_path: Path) -> None:
+    """The real Spark 3.5.8 driver log replayed onto a real Hudi table of the shared fixtures (every filter goes
+    to it; the columns it shares with the log's table, ``id`` and ``name``, are typed, the others unknown): the
+    whole small table is read, the advice printed, today's layout kept with the reason, the calibration exact."""
+    import zipfile
+
+    from tests.conftest import SHARED_TABLES
+
+    zpath = SHARED_TABLES / "sample_table.cow.v8_nonpartitioned.zip"
+    if not zpath.is_file():
+        pytest.skip(f"{zpath} is missing")
+    with zipfile.ZipFile(zpath) as zf:
+        zf.extractall(tmp_path, [m for m in zf.namelist() if not m.startswith("__MACOSX/") and "/._" not in m])
+    (root,) = [p.parent.parent for p in tmp_path.glob("*/.hoodie/hoodie.properties")]
+    log = SHARED / "spark-driver-logs" / "spark-3.5.8-driver.log"
+    code, out, err = run("advise", "--table", str(root), str(log))
+    assert code == 0, err
+    assert "Layouts for" in out and "linear(id)" in out
+    assert "recommended: keep today's layout" in out and "note: keep today's layout" in out
+    assert "the whole table was read" in out and "1.00x what the engine keeps" in out
+    _no_traceback(err)
+
+
 def _no_traceback(err: str) -> None:
     assert "Traceback" not in err and 'File "' not in err
 
