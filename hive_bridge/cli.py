@@ -1,5 +1,5 @@
-"""``hive-bridge``: replay the filters of real Hive/Spark logs against a Hudi table, explain a filter, read with
-Spark, build the statistics index, or run the demo.
+"""``hive-bridge``: replay the filters of real Hive/Spark logs against a Hudi table, advise on its layout, explain
+a filter, read with Spark, build the statistics index, or run the demo.
 
 Bad input never ends a run: a filter that does not parse prints where and why and the run goes on; the exit code
 is 1 when anything failed (2 for a usage error such as a table that cannot be opened). No Python traceback is
@@ -81,6 +81,69 @@ def cmd_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
                       stats_source=args.stats_source)
     except ReplayInputError as exc:
         raise UsageError(str(exc)) from None
+
+
+def cmd_advise(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from hive_bridge.advisor import advise_workload, print_advice, write_advice_json
+    from hive_bridge.replay import load_workload
+    from hive_bridge.workload.tables import TableResolver, parse_table_args, redact
+
+    try:
+        named, default = parse_table_args(args.table or [])
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if not args.logs:
+        raise UsageError("give the logs whose filters to advise on (files or folders)")
+    for option, value in (("--samples", args.samples), ("--sample-rows", args.sample_rows),
+                          ("--target-file-bytes", args.target_file_bytes)):
+        if value is not None and value < 1:
+            raise UsageError(f"{option} must be 1 or more, not {value}")
+    for name in args.logs:
+        if name != "-" and not os.path.exists(name):
+            raise UsageError(f"cannot read {name}: no such file or folder")
+    resolver = TableResolver(named, default, metastore=_metastore_lookup(args.metastore))
+    work, problems = load_workload(args.logs, resolver, verbose=args.verbose, query_type=args.query_type,
+                                   stats_source=args.stats_source, listing=args.listing,
+                                   storage_options=_storage_options(args), time_zone=args.time_zone)
+    wanted = [default] if default is not None else (list(dict.fromkeys(named.values())) or None)
+    for uri in wanted or ():
+        state = work.table(uri)       # a table no scan named is opened here, so that a bad one says why
+        if state.error:
+            raise UsageError(f"table {redact(uri)}: {state.error}")
+    for p in problems:
+        err.print(f"error: {p}", highlight=False, markup=False)
+    with err.status("simulating layouts…") if err.is_terminal else _no_status():
+        advice, errors = advise_workload(work, wanted, sample_rows_per_sample=args.sample_rows,
+                                         samples=args.samples, target_file_bytes=args.target_file_bytes,
+                                         seed=args.seed)
+    for message in errors:
+        err.print(f"hive-bridge advise: {message}", highlight=False, markup=False)
+    if not advice and not errors:
+        err.print("hive-bridge advise: the logs hold no filter of any Hudi table", highlight=False)
+    if args.json:
+        write_advice_json(out.file, advice, errors)
+    else:
+        print_advice(out, advice)
+    failed = bool(errors or problems or not advice)
+    if args.html is not None:
+        from hive_bridge.workload.htmlreport import write_report
+        from hive_bridge.workload.report import human_bytes
+
+        failures = work.plan() + len(problems)   # the page's other sections show every filter's listing
+        try:
+            size = write_report(args.html, work, failures, problems, advice=[a.as_json() for a in advice])
+        except OSError as exc:
+            err.print(f"error: cannot write the HTML report {args.html}: {exc.strerror or exc}", highlight=False,
+                      markup=False)
+            return 1
+        err.print(f"HTML report written to {args.html} ({human_bytes(size)})", highlight=False, markup=False)
+    return 1 if failed else 0
+
+
+def _no_status() -> Any:
+    import contextlib
+
+    return contextlib.nullcontext()
 
 
 def _metastore_lookup(uri: str | None) -> Any:
@@ -456,6 +519,29 @@ def build_parser() -> argparse.ArgumentParser:
     _query_type_args(p)
     _source_args(p, stats=True)
     p.set_defaults(func=cmd_replay)
+
+    p = command("advise", "which layout the logs' own filters would read least from, and the Hudi settings for it")
+    p.add_argument("--table", action="append", default=[], metavar="[NAME=]URI",
+                   help="the Hudi table to advise on (every filter of the logs goes to it), or NAME=URI "
+                        "(repeatable) as replay takes it; without --table, every table the logs' scans resolve to")
+    p.add_argument("--metastore", default=None, metavar="thrift://HOST:PORT",
+                   help="a Hive metastore: a scan's table name resolved to its location")
+    p.add_argument("logs", nargs="*", help="log files or folders, as replay reads them")
+    p.add_argument("--json", action="store_true", help="one JSON document: {\"advice\": [...], \"errors\": [...]}")
+    p.add_argument("--html", default=None, metavar="PATH",
+                   help="also write the workload report with the advisor's section as one self-contained HTML page "
+                        "(plans every filter with the pruner, as replay --html does)")
+    p.add_argument("--sample-rows", type=int, default=200_000, metavar="N",
+                   help="rows per sample (default 200000); a table with fewer rows is read whole")
+    p.add_argument("--samples", type=int, default=3, metavar="N",
+                   help="independent samples, for the spread of the estimate (default 3)")
+    p.add_argument("--target-file-bytes", type=int, default=None, metavar="BYTES",
+                   help="the file size layouts are cut at (default: the table's mean base file size)")
+    p.add_argument("--seed", type=int, default=0, help="the first sample's random seed (default 0)")
+    p.add_argument("--time-zone", default="UTC", help="session time zone for timestamp literals of text logs")
+    _query_type_args(p)
+    _source_args(p, stats=True)
+    p.set_defaults(func=cmd_advise)
 
     p = command("explain", "a filter's SearchArgument, HudiExpression, a summary of the files' verdicts by reason, "
                            "and each file's verdict")

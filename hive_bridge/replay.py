@@ -247,22 +247,17 @@ def print_replay(out: Console, table: HudiTable, rows: list[ReplayRow], failures
               f"was unknown; {failures} failed", highlight=False)
 
 
-def replay_workload(inputs: Sequence[str], resolver: Any, *, out: Console, err: Console, verify: bool = False,
-                    verbose: bool = False, as_json: bool = False, query_type: str = SNAPSHOT,
-                    stats_source: str = "auto", listing: str = "folders",
-                    storage_options: dict[str, str] | None = None, time_zone: str = "UTC",
-                    spark_master: str | None = None, html: str | None = None) -> int:
-    """Replay a workload of many tables: the scans of Spark event logs and the filters of text logs (see
-    :mod:`hive_bridge.workload`), each table opened once and each distinct filter planned once through its
-    snapshot; a report per table with Spark's own read figures beside hive-bridge's (or JSON Lines). Problems
-    in the input are reported with file and line and the run goes on. With ``spark_master`` the event logs'
-    applications are read by Spark executors (same result). With ``html`` the report is also written there as one
-    self-contained HTML page (:mod:`hive_bridge.workload.htmlreport`). Returns 1 if anything failed."""
+def load_workload(inputs: Sequence[str], resolver: Any, *, verbose: bool = False, query_type: str = SNAPSHOT,
+                  stats_source: str = "auto", listing: str = "folders",
+                  storage_options: dict[str, str] | None = None, time_zone: str = "UTC",
+                  spark_master: str | None = None) -> tuple[Any, list[Any]]:
+    """The workload of log files and folders (see :mod:`hive_bridge.workload`), not planned yet, and the
+    problems met reading them: every scan and filter occurrence resolved to its table (each opened once) and
+    counted under its distinct filter. With ``spark_master`` the event logs' applications are read by Spark
+    executors (same result)."""
     from hive_bridge.workload.eventlog import Problem
-    from hive_bridge.workload.report import print_report, write_json
     from hive_bridge.workload.runner import Workload
     from hive_bridge.workload.sources import event_log_scans, split_inputs
-    from hive_bridge.workload.tables import redact
     from hive_bridge.workload.textlogs import text_occurrences
 
     work = Workload(resolver, listing=listing, stats_source=stats_source, storage_options=storage_options,
@@ -282,6 +277,26 @@ def replay_workload(inputs: Sequence[str], resolver: Any, *, out: Console, err: 
     for occ in text_occurrences(texts, problems, time_zone=time_zone, scanner=scan_lines):
         work.add(occ)
     problems.extend(work.problems)
+    return work, problems
+
+
+def replay_workload(inputs: Sequence[str], resolver: Any, *, out: Console, err: Console, verify: bool = False,
+                    verbose: bool = False, as_json: bool = False, query_type: str = SNAPSHOT,
+                    stats_source: str = "auto", listing: str = "folders",
+                    storage_options: dict[str, str] | None = None, time_zone: str = "UTC",
+                    spark_master: str | None = None, html: str | None = None) -> int:
+    """Replay a workload of many tables: the scans of Spark event logs and the filters of text logs (see
+    :mod:`hive_bridge.workload`), each table opened once and each distinct filter planned once through its
+    snapshot; a report per table with Spark's own read figures beside hive-bridge's (or JSON Lines). Problems
+    in the input are reported with file and line and the run goes on. With ``spark_master`` the event logs'
+    applications are read by Spark executors (same result). With ``html`` the report is also written there as one
+    self-contained HTML page (:mod:`hive_bridge.workload.htmlreport`). Returns 1 if anything failed."""
+    from hive_bridge.workload.report import print_report, write_json
+    from hive_bridge.workload.tables import redact
+
+    work, problems = load_workload(inputs, resolver, verbose=verbose, query_type=query_type,
+                                   stats_source=stats_source, listing=listing, storage_options=storage_options,
+                                   time_zone=time_zone, spark_master=spark_master)
     failures = work.plan()
     if verify:
         failures += _verify_workload(work, err, verbose)

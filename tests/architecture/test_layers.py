@@ -39,6 +39,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("hive_bridge.hive",),
     ("hive_bridge.spark", "hive_bridge.spark_index", "hive_bridge.spark_start"),
     ("hive_bridge.workload",),
+    ("hive_bridge.advisor",),
     ("hive_bridge.cli", "hive_bridge.replay", "hive_bridge.logscan", "hive_bridge.demo", "hive_bridge.__main__",
      "hive_bridge"),
     ("hive_bridge.testing",),

@@ -1,0 +1,58 @@
+"""The advice printed: per table, each candidate layout's estimate beside today's, the recommendation with the
+Hudi settings to copy, the calibration against the real engine and the notes; or one JSON document."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import IO
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from hive_bridge.advisor.advise import Advice
+from hive_bridge.workload.report import human_bytes
+
+
+def print_advice(out: Console, advice: Sequence[Advice]) -> None:
+    """Rich tables, one per table, as the rest of the CLI prints."""
+    for a in advice:
+        spread = "" if a.samples == 1 else f", {a.samples} samples (low-high over samples)"
+        t = Table(title=f"Layouts for {a.table}: {a.filters} distinct filters, {a.occurrences} occurrences; "
+                        f"sample of {a.sample_rows:,} rows{spread}; files of {human_bytes(a.target_file_bytes)}")
+        t.add_column("layout")
+        t.add_column("files read", justify="right")
+        t.add_column("bytes read", justify="right")
+        t.add_column("low - high", justify="right")
+        t.add_column("saving", justify="right")
+        best = a.recommended["layout"] if a.recommended else None
+        for c in a.candidates:
+            name = c.layout + (" *" if c.layout == best else "")
+            t.add_row(escape(name), f"{c.files_read:,.1f}", human_bytes(int(c.bytes_read)),
+                      f"{human_bytes(int(c.bytes_low))} - {human_bytes(int(c.bytes_high))}",
+                      "-" if c.layout == "today" else f"{c.saving:+.1%}")
+        out.print(t)
+        scope = ("" if a.calibration_filters == a.filters else
+                 f" ({a.calibration_filters} heaviest filters, {a.calibration_share:.1%} of the runs)")
+        out.print(f"today, judged by the engine on the real files{scope}: {a.engine_files_read:,.0f} files, "
+                  f"{human_bytes(int(a.engine_bytes_read))} read (simulated: "
+                  f"{human_bytes(int(a.simulated_bytes_read))})", highlight=False)
+        if a.recommended:
+            out.print(f"[bold]recommended[/bold]: {escape(a.recommended['layout'])}, saving "
+                      f"{a.recommended['saving']:.1%} of the bytes read", highlight=False)
+            for key, value in a.recommended["settings"].items():
+                out.print(f"  {escape(key)}={escape(value)}", highlight=False)
+        else:
+            out.print("[bold]recommended[/bold]: keep today's layout", highlight=False)
+        for note in a.notes:
+            out.print(f"note: {escape(note)}", highlight=False)
+
+
+def write_advice_json(out: IO[str], advice: Sequence[Advice], errors: Sequence[str]) -> None:
+    """One JSON document: ``{"advice": [Advice.as_json(), ...], "errors": [...]}``."""
+    out.write(json.dumps({"advice": [a.as_json() for a in advice], "errors": list(errors)}, ensure_ascii=False,
+                         indent=2) + "\n")
+
+
+__all__ = ["print_advice", "write_advice_json"]
