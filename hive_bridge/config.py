@@ -16,9 +16,10 @@ variable                       default                          meaning
                                                                 for the DataFrames that read them
 ``HIVE_BRIDGE_JAVA_SRC``       ``java/`` of the checkout, else  the Java source the Spark file index's jar is
                                the installed package's copy     built from
-``HIVE_BRIDGE_COUNT_NANS``     ``true``                         when the index reads a footer that gives no NaN
+``HIVE_BRIDGE_COUNT_NANS``     ``false``                        when the index reads a footer that gives no NaN
                                                                 count for a float/double column, count the NaN
-                                                                in that column's values (``false``: unknown)
+                                                                in that column's values (reads those column
+                                                                chunks; ``false``: unknown)
 =============================  ===============================  ==================================================
 
 Caches register themselves with :func:`register_cache` when their module is imported; :func:`clear_caches`
@@ -54,7 +55,7 @@ class Settings:
     scan_reports: Path
     pins: int
     java_src: Path | None
-    count_nans: bool = True
+    count_nans: bool = False
 
 
 def _int(name: str, default: int, minimum: int) -> int:
@@ -98,7 +99,7 @@ def settings() -> Settings:
         scan_reports=Path(reports),
         pins=_int("HIVE_BRIDGE_PINS", 512, 1),
         java_src=Path(os.environ["HIVE_BRIDGE_JAVA_SRC"]) if os.environ.get("HIVE_BRIDGE_JAVA_SRC") else None,
-        count_nans=_bool("HIVE_BRIDGE_COUNT_NANS", True),
+        count_nans=_bool("HIVE_BRIDGE_COUNT_NANS", False),
     )
 
 

@@ -193,7 +193,7 @@ def read_footer_stats(path: str, size: int | None = None, storage: Storage | Non
 
     NaN counts of FLOAT/DOUBLE columns come from the footer's thrift (`Statistics.nan_count`, which pyarrow does
     not expose); with `count_nans`, those the footer does not give are counted in the column's values (only
-    those columns' chunks are read)."""
+    those columns' chunks are read: data, not a footer, hence an option)."""
     footer: Any = None
     remote: Storage | None = None
     try:
@@ -244,19 +244,20 @@ def _nan_counts(path: str, md: pq.FileMetaData, footer: Any, plan: ColumnPlan, f
         out[k] = count
     missing = [k for k in ask if out[k] is None]
     if count_nans and missing:
-        counted = count_column_nans(path, [plan[k][1] for k in missing], remote, stats.size)
+        counted = count_column_nans(path, [plan[k][1] for k in missing], remote, stats.size, md)
         for k, count in zip(missing, counted, strict=True):
             out[k] = count
     return out
 
 
 def count_column_nans(path: str, columns: Sequence[str], storage: Storage | None = None,
-                      size: int | None = None) -> list[int | None]:
+                      size: int | None = None, metadata: pq.FileMetaData | None = None) -> list[int | None]:
     """The NaN count of each of `columns` (leaf names, dotted for struct fields) in a parquet file, read from
-    the values of those columns only; None for all of them when the file cannot be read."""
+    the values of those columns only (a local file with its footer `metadata` when given: not parsed again);
+    None for all of them when the file cannot be read."""
     try:
         if storage is None:
-            table = pq.ParquetFile(path).read(columns=list(columns), use_threads=False)
+            table = pq.ParquetFile(path, metadata=metadata).read(columns=list(columns), use_threads=False)
         else:
             table = storage.parquet_fragment(path, size).to_table(columns=list(columns), use_threads=False)
         flat = table.flatten()

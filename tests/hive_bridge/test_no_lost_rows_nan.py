@@ -20,6 +20,7 @@ import sarg
 from hive_bridge.pruning import Pruner
 from hive_bridge.residual import to_sql
 from hive_bridge.stats.index import ColumnStatsIndex
+from hive_bridge.stats.reader import LocalStatsReader
 from hive_bridge.table.table import HudiTable
 from hive_bridge.testing.parquet_nan import with_nan_counts
 from hive_bridge.testing.writer import HudiWriter
@@ -83,7 +84,8 @@ def test_rows_of_kept_files_equal_rows_of_all_files(spark, data, text: str,  # t
                                                     footer_counts: bool) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         table = _write(Path(tmp) / "t", data, footer_counts)
-        index = ColumnStatsIndex(table)
+        # counts from the footer alone, or counted (footers without them)
+        index = ColumnStatsIndex(table, reader=LocalStatsReader(count_nans=not footer_counts))
         nan_counts = index.table().column("d::nan_count").to_pylist()
         assert None not in nan_counts       # from the footer or counted: every file's is known
         s = sarg.parse(text, SCHEMA)

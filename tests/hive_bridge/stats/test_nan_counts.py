@@ -142,14 +142,15 @@ def test_not_less_equal_keeps_only_the_files_holding_a_match(tmp_path: Path,
     amounts: list[float | None] = [float(i * 1000) for i in range(200)]
     amounts[37] = NAN        # one NaN in the file of rows 30..39
     amounts[12] = None
+    monkeypatch.setenv("HIVE_BRIDGE_COUNT_NANS", "true")
     table = _table_with(tmp_path / "t", amounts, rows_per_file=10)
     text = "NOT amount <= 180000.0"     # matches rows 181..199 (two files) and the NaN (a third)
     assert _files_kept(table, text) == 3
     stats = ColumnStatsIndex(table).table()
     assert sorted(stats.column("amount::nan_count").to_pylist()) == [0] * 19 + [1]
     assert sorted(stats.column("ratio::nan_count").to_pylist()) == [0] * 19 + [1]
-    # without NaN counts (the setting off): every file may hold NaN, none is skipped
-    monkeypatch.setenv("HIVE_BRIDGE_COUNT_NANS", "false")
+    # without NaN counts (the setting off, the default): every file may hold NaN, none is skipped
+    monkeypatch.delenv("HIVE_BRIDGE_COUNT_NANS")
     table2 = _table_with(tmp_path / "t2", amounts, rows_per_file=10)
     assert _files_kept(table2, text) == 20
     assert set(ColumnStatsIndex(table2).table().column("amount::nan_count").to_pylist()) == {None}
@@ -171,13 +172,13 @@ def test_not_less_equal_keeps_only_the_files_holding_a_match(tmp_path: Path,
 def test_nan_literals(tmp_path: Path, text: str, kept_files: int) -> None:
     amounts: list[float | None] = [float(i * 1000) for i in range(100)]
     amounts[85] = NAN
-    table = _table_with(tmp_path / "t", amounts, rows_per_file=10)
+    table = _table_with(tmp_path / "t", amounts, rows_per_file=10, nan_footers=True)
     assert _files_kept(table, text) == kept_files
 
 
 def test_segments_of_format_2_are_read_with_nan_counts_unknown(tmp_path: Path) -> None:
     amounts: list[float | None] = [float(i) for i in range(40)]
-    table = _table_with(tmp_path / "t", amounts, rows_per_file=10)
+    table = _table_with(tmp_path / "t", amounts, rows_per_file=10, nan_footers=True)
     index = ColumnStatsIndex(table)
     assert set(index.table().column("amount::nan_count").to_pylist()) == {0}
     folder = index.directory
@@ -210,7 +211,8 @@ def test_slice_union_is_unknown_when_a_part_is() -> None:
     assert union.column("x::nan_count").to_pylist() == [1, None]
 
 
-def test_merge_on_read_slice_with_a_nan_in_its_log_is_kept(tmp_path: Path) -> None:
+def test_merge_on_read_slice_with_a_nan_in_its_log_is_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HIVE_BRIDGE_COUNT_NANS", "true")   # the base files' counts (their footers have none)
     root = tmp_path / "mor"
     writer = HudiWriter(root, table_type="MERGE_ON_READ", record_key_fields=("id",), precombine_field="ord",
                         rows_per_file=10)
@@ -236,3 +238,22 @@ def test_chunk_counts_helper_counts_nested_and_float32() -> None:
     data = _parquet(pa.table({"s": pa.array([{"x": NAN}, {"x": 1.0}]),
                               "f": pa.array([NAN, NAN], pa.float32())}))
     assert chunk_nan_counts(data) == {(0, 0): 1, (0, 1): 2}
+
+
+def test_spark_filters_with_nan_literals(tmp_path: Path) -> None:
+    pytest.importorskip("pyspark")
+    from pyspark.sql.datasource import EqualTo, GreaterThan, In, Not
+
+    from hive_bridge.spark.filters import spark_filters_to_sarg
+
+    amounts: list[float | None] = [float(i * 1000) for i in range(100)]
+    amounts[85] = NAN
+    table = _table_with(tmp_path / "t", amounts, rows_per_file=10, nan_footers=True)
+    types = {"id": sarg.Type.LONG, "amount": sarg.Type.FLOAT, "ratio": sarg.Type.FLOAT}
+    cases = [([EqualTo(("amount",), NAN)], 1), ([In(("amount",), (NAN, 3000.0))], 2),
+             ([Not(EqualTo(("amount",), NAN))], 10), ([GreaterThan(("amount",), 90500.0)], 2)]
+    for filters, kept in cases:
+        s, rejected = spark_filters_to_sarg(filters, types)
+        assert s is not None and not rejected, filters
+        result = Pruner(table, ColumnStatsIndex(table), table.latest_file_slices()).run(s)
+        assert result.files_kept == kept, (filters, str(s))
