@@ -166,10 +166,12 @@ def concat_footer_rows(parts: Sequence[pa.Table], target: Sequence[StatsLeaf]) -
         columns: dict[str, pa.Array | pa.ChunkedArray] = {k: part.column(k) for k in (*_KEYS, "num_rows")}
         for name, typ in leaves.items():
             if stat_name(name, MIN) not in names:
-                # what footer_rows_to_table gives a file without the column: all null, no NaN
-                columns.update(bound_columns(name, typ, pa.nulls(n, typ), pa.nulls(n, typ),
-                                             part.column("num_rows"), pa.nulls(n, pa.bool_()),
-                                             pa.array(np.zeros(n, dtype=np.int64))))
+                # what footer_rows_to_table gives a file without the column: all null, no NaN (unknown for an
+                # unreadable file, whose row count is unknown)
+                rows = _array(part.column("num_rows"))
+                columns.update(bound_columns(name, typ, pa.nulls(n, typ), pa.nulls(n, typ), rows,
+                                             pa.nulls(n, pa.bool_()),
+                                             pc.if_else(pc.is_valid(rows), 0, pa.scalar(None, pa.int64()))))
                 continue
             lo, hi, nulls, exact = (part.column(stat_name(name, s)) for s in (MIN, MAX, NULL_COUNT, MIN_EXACT))
             if lo.type != typ:

@@ -103,8 +103,8 @@ def normalize(segment: pa.Table, target: Sequence[StatsLeaf]) -> pa.Table:
         else:
             cols += [pa.nulls(n, leaf.type), pa.nulls(n, leaf.type), num_rows,
                      pa.nulls(n, pa.bool_()), pa.nulls(n, pa.bool_())]
-            if has_nan_count(leaf.type):
-                cols.append(pa.array(np.zeros(n, dtype=np.int64)))  # absent from the files: no NaN
+            if has_nan_count(leaf.type):  # absent from the files: no NaN (unknown where the file was unreadable)
+                cols.append(pc.if_else(pc.is_valid(num_rows), 0, pa.scalar(None, pa.int64())))
     return pa.Table.from_arrays(cols, schema=stats_schema(target, with_has_log_files=False))
 
 
