@@ -160,9 +160,12 @@ def _column_stats(cols: list[Any], absent_rows: int, typ: pa.DataType) -> _Stats
     (every value is seen: known)."""
     nulls = absent_rows + sum(c.null_count for c in cols)
     values = [c for c in cols if len(c) > c.null_count]
-    nans = 0
+    nans: int | None = 0
     if pa.types.is_floating(typ):
-        nans = sum(int(pc.sum(pc.is_nan(c)).as_py() or 0) for c in values)
+        try:
+            nans = sum(int(pc.sum(pc.is_nan(c)).as_py() or 0) for c in values)
+        except (pa.ArrowNotImplementedError, pa.ArrowInvalid, pa.ArrowTypeError):  # e.g. half floats: unknown
+            nans = None
     if not values:
         return None, None, nulls, nans
     try:
