@@ -7,6 +7,7 @@ Knows nothing of tables: :mod:`hive_bridge.stats.rows` turns :class:`FooterStats
 
 import math
 import os
+import re
 import struct
 import threading
 from collections.abc import Sequence
@@ -220,6 +221,25 @@ def read_footer_stats(path: str, size: int | None = None, storage: Storage | Non
     return stats
 
 
+_WRITER_VERSION = re.compile(r"^(parquet-mr|parquet-cpp-arrow) version (\d+)\.(\d+)")
+
+
+def writer_may_write_nan_counts(created_by: str | None) -> bool:
+    """Whether a writer, judged by `created_by`, may have put `Statistics.nan_count` in its footer (else the
+    footer's thrift is not decoded for it: a cost on every footer read, for nothing).
+
+    parquet-java writes it from 1.18 (parquet-format's IEEE 754 total order and NaN counts, 2026); earlier
+    parquet-mr versions (what Hudi and Spark write with today) never did. Arrow's C++ writer (pyarrow) does
+    not write it up to 26 (tested). Every other writer may."""
+    m = _WRITER_VERSION.match(created_by or "")
+    if m is None:
+        return True
+    version = (int(m.group(2)), int(m.group(3)))
+    if m.group(1) == "parquet-mr":
+        return version >= (1, 18)
+    return version[0] > 26
+
+
 def _nan_counts(path: str, md: pq.FileMetaData, footer: Any, plan: ColumnPlan, floats: list[int],
                 stats: FooterStats, remote: Storage | None, count_nans: bool) -> list[int | None]:
     """The NaN counts of the FLOAT/DOUBLE columns `floats` (positions in `plan`): from the footer's thrift,
@@ -233,13 +253,10 @@ def _nan_counts(path: str, md: pq.FileMetaData, footer: Any, plan: ColumnPlan, f
     ask = [k for k in floats if out[k] is None]
     if not ask:
         return out
-    try:
-        if footer is None:
-            footer = md.__reduce__()[1][0]  # pyarrow's own serialization keeps Statistics.nan_count
-        group_rows = [md.row_group(g).num_rows for g in range(md.num_row_groups)]
-        found = nan_counts(footer, [plan[k][0] for k in ask], group_rows, path)
-    except (FooterThriftError, IndexError, TypeError, AttributeError):
-        found = [None] * len(ask)
+    if not writer_may_write_nan_counts(md.created_by):
+        found: list[int | None] = [None] * len(ask)
+    else:
+        found = _footer_nan_counts(path, md, footer, [plan[k][0] for k in ask])
     for k, count in zip(ask, found, strict=True):
         out[k] = count
     missing = [k for k in ask if out[k] is None]
@@ -248,6 +265,17 @@ def _nan_counts(path: str, md: pq.FileMetaData, footer: Any, plan: ColumnPlan, f
         for k, count in zip(missing, counted, strict=True):
             out[k] = count
     return out
+
+
+def _footer_nan_counts(path: str, md: pq.FileMetaData, footer: Any, columns: list[int]) -> list[int | None]:
+    """Each of `columns`' NaN count from the footer's thrift (None where it has none, or does not decode)."""
+    try:
+        if footer is None:
+            footer = md.__reduce__()[1][0]  # pyarrow's own serialization keeps Statistics.nan_count
+        group_rows = [md.row_group(g).num_rows for g in range(md.num_row_groups)]
+        return nan_counts(footer, columns, group_rows, path)
+    except (FooterThriftError, IndexError, TypeError, AttributeError):
+        return [None] * len(columns)
 
 
 def count_column_nans(path: str, columns: Sequence[str], storage: Storage | None = None,

@@ -18,12 +18,13 @@ from thrift.protocol.TCompactProtocol import TCompactProtocol
 from thrift.Thrift import TType
 from thrift.transport.TTransport import TMemoryBuffer
 
-__all__ = ["chunk_nan_counts", "footer_bytes", "with_nan_counts"]
+__all__ = ["CREATED_BY", "chunk_nan_counts", "footer_bytes", "with_nan_counts"]
 
 #: field ids on the way from FileMetaData to a column chunk's Statistics: row_groups, columns, meta_data,
 #: statistics
 _ROW_GROUP, _CHUNK, _STATS = (4,), (4, 1), (4, 1, 3, 12)
 NAN_COUNT_FIELD = 9
+CREATED_BY_FIELD = 6        # FileMetaData.created_by
 
 #: (row group, parquet column index) -> the NaN count to write there (None: write none)
 Counts = Callable[[int, int], int | None]
@@ -55,10 +56,14 @@ def chunk_nan_counts(data: bytes) -> dict[tuple[int, int], int]:
     return out
 
 
-def with_nan_counts(data: bytes, counts: Counts | None = None) -> bytes:
+#: the writer named in the footers written here: a parquet-java that writes NaN counts
+CREATED_BY = "parquet-mr version 1.18.0 (build hive-bridge-test)"
+
+
+def with_nan_counts(data: bytes, counts: Counts | None = None, created_by: str = CREATED_BY) -> bytes:
     """``data`` (a whole parquet file) with a footer whose column-chunk statistics carry ``nan_count``:
     ``counts(row group, column)`` where given (None: none written), else the chunk's true NaN count for every
-    FLOAT/DOUBLE chunk."""
+    FLOAT/DOUBLE chunk; the footer's ``created_by`` is `created_by` (a writer that writes NaN counts)."""
     if counts is None:
         true_counts = chunk_nan_counts(data)
 
@@ -70,14 +75,14 @@ def with_nan_counts(data: bytes, counts: Counts | None = None) -> bytes:
     sink = TMemoryBuffer()
     dst = TCompactProtocol(sink)
     where = {"group": -1, "column": -1}
-    _copy_struct(src, dst, (), counts, where)
+    _copy_struct(src, dst, (), counts, where, created_by)
     new = bytes(sink.getvalue())
     head = data[: len(data) - 8 - len(footer)]
     return head + new + struct.pack("<i", len(new)) + b"PAR1"
 
 
 def _copy_struct(src: TCompactProtocol, dst: TCompactProtocol, path: tuple[int, ...], counts: Counts,
-                 where: dict[str, int]) -> None:
+                 where: dict[str, int], created_by: str | None = None) -> None:
     if path == _ROW_GROUP:
         where["group"] += 1
         where["column"] = -1
@@ -89,7 +94,7 @@ def _copy_struct(src: TCompactProtocol, dst: TCompactProtocol, path: tuple[int, 
         _name, ttype, fid = src.readFieldBegin()
         if ttype == TType.STOP:
             break
-        if path == _STATS and fid == NAN_COUNT_FIELD:
+        if (path == _STATS and fid == NAN_COUNT_FIELD) or (path == () and fid == CREATED_BY_FIELD):
             src.skip(ttype)       # replaced below
             src.readFieldEnd()
             continue
@@ -97,6 +102,10 @@ def _copy_struct(src: TCompactProtocol, dst: TCompactProtocol, path: tuple[int, 
         _copy_value(src, dst, ttype, (*path, fid), counts, where)
         dst.writeFieldEnd()
         src.readFieldEnd()
+    if path == () and created_by is not None:
+        dst.writeFieldBegin("created_by", TType.STRING, CREATED_BY_FIELD)
+        dst.writeString(created_by)
+        dst.writeFieldEnd()
     if path == _STATS:
         count = counts(where["group"], where["column"])
         if count is not None:

@@ -16,7 +16,7 @@ from thrift.transport.TTransport import TMemoryBuffer
 
 import sarg
 from hive_bridge.formats import parquet_thrift
-from hive_bridge.formats.parquet_footer import read_footer_stats
+from hive_bridge.formats.parquet_footer import read_footer_stats, writer_may_write_nan_counts
 from hive_bridge.formats.parquet_thrift import FooterThriftError, chunk_statistics, nan_counts
 from hive_bridge.pruning import Pruner
 from hive_bridge.stats import segments
@@ -113,6 +113,20 @@ def test_footer_stats_take_the_footer_count_and_count_the_rest(tmp_path: Path) -
     lying.write_bytes(with_nan_counts(_parquet(table), lambda g, c: 2))
     assert read_footer_stats(str(lying), count_nans=True).nans == [2, 2, 0]
     assert read_footer_stats(str(tmp_path / "absent.parquet")).nans is None
+    # a writer known never to write NaN counts: its footer's thrift is not decoded for them
+    pyarrow_named = tmp_path / "pyarrow.parquet"
+    pyarrow_named.write_bytes(with_nan_counts(_parquet(table), created_by="parquet-cpp-arrow version 26.0.1"))
+    assert read_footer_stats(str(pyarrow_named)).nans == [None, None, 0]
+
+
+@pytest.mark.parametrize("created_by,may", [
+    ("parquet-mr version 1.13.1 (build db41831)", False), ("parquet-mr version 1.12.3", False),
+    ("parquet-mr version 1.18.0 (build 9694db6)", True), ("parquet-mr version 2.0.0", True),
+    ("parquet-cpp-arrow version 26.0.1", False), ("parquet-cpp-arrow version 27.0.0", True),
+    ("DuckDB version v1.5.0", True), ("parquet-rs version 57.0.0", True), (None, True), ("", True),
+])
+def test_which_writers_may_write_nan_counts(created_by: str | None, may: bool) -> None:
+    assert writer_may_write_nan_counts(created_by) is may
 
 
 # --------------------------------------------------------------------------------------------- the index
