@@ -22,10 +22,12 @@ Run: ``.venv/bin/python benchmarks/bench_index_build.py [--table DIR | --files 1
 [--master local[2]] [--runs 2] [--workers N] [--files-per-task 2000]``.
 
 ``--nan-counts [--baseline DIR]``: instead of local against Spark, what NaN counts cost the local build, in
-``--runs`` rounds of interleaved builds (one fresh process each): ``footer`` (``HIVE_BRIDGE_COUNT_NANS=false``:
-NaN counts only from the footer's thrift), ``counted`` (the default: the float/double columns' values read
-where the footer gives no count) and, with ``--baseline``, the same benchmark of another checkout (e.g. the code
-before NaN counts). Reports the median build time of each.
+``--runs`` rounds of interleaved builds (one fresh process each): ``footer`` (NaN counts only from the footer;
+the table's files, written by pyarrow, cannot have them, so their thrift is not decoded), ``footer decoded`` (a
+copy of the table whose footers carry ``Statistics.nan_count`` and name a writer that writes it, so every footer's
+thrift is decoded), ``counted`` (``HIVE_BRIDGE_COUNT_NANS=true``: the float/double columns' values read) and,
+with ``--baseline``, the same benchmark of another checkout (e.g. the code before NaN counts) on the table.
+Reports the median build time of each.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -185,19 +188,32 @@ def _run_child(kind: str, args: argparse.Namespace, table: Path, *, runs: int | 
 
 def nan_counts(args: argparse.Namespace, table: Path) -> None:
     """Interleaved local builds: NaN counts from footers only, counted, and a baseline checkout's build."""
-    variants: list[tuple[str, str, dict[str, str]]] = [
-        ("footer", __file__, {"HIVE_BRIDGE_COUNT_NANS": "false"}),
-        ("counted", __file__, {"HIVE_BRIDGE_COUNT_NANS": "true"}),
+    from hive_bridge.testing.parquet_nan import with_nan_counts
+
+    decoded = table.with_name(table.name + "_nan_footers")
+    if not (decoded / ".hoodie" / "hoodie.properties").is_file():
+        shutil.copytree(table, decoded)
+        for s in HudiTable.open(decoded).latest_file_slices():
+            if s.base_file is not None:
+                path = Path(s.base_file.full_path)
+                path.write_bytes(with_nan_counts(path.read_bytes()))
+    off = {"HIVE_BRIDGE_COUNT_NANS": "false"}
+    variants: list[tuple[str, str, Path, dict[str, str]]] = [
+        ("footer", __file__, table, off),
+        ("footer decoded", __file__, decoded, off),
+        ("counted", __file__, table, {"HIVE_BRIDGE_COUNT_NANS": "true"}),
     ]
     if args.baseline is not None:
-        variants.insert(0, ("baseline", str(args.baseline / "benchmarks" / "bench_index_build.py"), {}))
-    seconds: dict[str, list[float]] = {name: [] for name, _, _ in variants}
+        variants.insert(0, ("baseline", str(args.baseline / "benchmarks" / "bench_index_build.py"), table, {}))
+    seconds: dict[str, list[float]] = {name: [] for name, _, _, _ in variants}
     for round_ in range(args.runs):
-        for name, script, env in variants:
+        for name, script, where, env in variants:
             print(f"[{name}] round {round_ + 1}:", end=" ", flush=True)
-            seconds[name] += [r["seconds"] for r in _run_child("local", args, table, runs=1, script=script, env=env)]
-    nan_cols = [c for seg in _segments(table) for c in seg.column_names if c.endswith("::nan_count")]
-    print(f"[check] nan_count columns in the last build's segments: {sorted(set(nan_cols))}")
+            seconds[name] += [r["seconds"] for r in _run_child("local", args, where, runs=1, script=script, env=env)]
+    for where in (table, decoded):
+        known = sum(pc.count(seg.column(c)).as_py() for seg in _segments(where)
+                    for c in seg.column_names if c.endswith("::nan_count"))
+        print(f"[check] {where.name}: {known:,} known NaN counts in the last build's segments")
     first = statistics.median(seconds[variants[0][0]])
     print("[summary] median build: " + ", ".join(
         f"{name} {statistics.median(v):.2f} s ({statistics.median(v) / first:.2f}x)" for name, v in seconds.items()))
