@@ -20,6 +20,14 @@ there and reuses it).
 
 Run: ``.venv/bin/python benchmarks/bench_index_build.py [--table DIR | --files 100000 --rows 10 --keep DIR]
 [--master local[2]] [--runs 2] [--workers N] [--files-per-task 2000]``.
+
+``--nan-counts [--baseline DIR]``: instead of local against Spark, what NaN counts cost the local build, in
+``--runs`` rounds of interleaved builds (one fresh process each): ``footer`` (NaN counts only from the footer;
+the table's files, written by pyarrow, cannot have them, so their thrift is not decoded), ``footer decoded`` (a
+copy of the table whose footers carry ``Statistics.nan_count`` and name a writer that writes it, so every footer's
+thrift is decoded), ``counted`` (``HIVE_BRIDGE_COUNT_NANS=true``: the float/double columns' values read) and,
+with ``--baseline``, the same benchmark of another checkout (e.g. the code before NaN counts) on the table.
+Reports the median build time of each.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ import json
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -38,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -155,12 +165,13 @@ def _segments(root: Path) -> list[pa.Table]:
             for p in sorted(directory.glob("seg-*.arrow"))]
 
 
-def _run_child(kind: str, args: argparse.Namespace, table: Path) -> list[dict[str, Any]]:
-    cmd = [sys.executable, __file__, "--child", kind, "--table", str(table), "--runs", str(args.runs),
+def _run_child(kind: str, args: argparse.Namespace, table: Path, *, runs: int | None = None,
+               script: str = __file__, env: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    cmd = [sys.executable, script, "--child", kind, "--table", str(table), "--runs", str(runs or args.runs),
            "--master", args.master, "--files-per-task", str(args.files_per_task)]
     if args.workers:
         cmd += ["--workers", str(args.workers)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env={**os.environ, **(env or {})})
     if proc.returncode != 0:
         sys.exit(f"the {kind} build failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
     runs = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
@@ -175,6 +186,39 @@ def _run_child(kind: str, args: argparse.Namespace, table: Path) -> list[dict[st
     return runs
 
 
+def nan_counts(args: argparse.Namespace, table: Path) -> None:
+    """Interleaved local builds: NaN counts from footers only, counted, and a baseline checkout's build."""
+    from hive_bridge.testing.parquet_nan import with_nan_counts
+
+    decoded = table.with_name(table.name + "_nan_footers")
+    if not (decoded / ".hoodie" / "hoodie.properties").is_file():
+        shutil.copytree(table, decoded)
+        for s in HudiTable.open(decoded).latest_file_slices():
+            if s.base_file is not None:
+                path = Path(s.base_file.full_path)
+                path.write_bytes(with_nan_counts(path.read_bytes()))
+    off = {"HIVE_BRIDGE_COUNT_NANS": "false"}
+    variants: list[tuple[str, str, Path, dict[str, str]]] = [
+        ("footer", __file__, table, off),
+        ("footer decoded", __file__, decoded, off),
+        ("counted", __file__, table, {"HIVE_BRIDGE_COUNT_NANS": "true"}),
+    ]
+    if args.baseline is not None:
+        variants.insert(0, ("baseline", str(args.baseline / "benchmarks" / "bench_index_build.py"), table, {}))
+    seconds: dict[str, list[float]] = {name: [] for name, _, _, _ in variants}
+    for round_ in range(args.runs):
+        for name, script, where, env in variants:
+            print(f"[{name}] round {round_ + 1}:", end=" ", flush=True)
+            seconds[name] += [r["seconds"] for r in _run_child("local", args, where, runs=1, script=script, env=env)]
+    for where in (table, decoded):
+        known = sum(pc.count(seg.column(c)).as_py() for seg in _segments(where)
+                    for c in seg.column_names if c.endswith("::nan_count"))
+        print(f"[check] {where.name}: {known:,} known NaN counts in the last build's segments")
+    first = statistics.median(seconds[variants[0][0]])
+    print("[summary] median build: " + ", ".join(
+        f"{name} {statistics.median(v):.2f} s ({statistics.median(v) / first:.2f}x)" for name, v in seconds.items()))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--table", type=Path, default=None,
@@ -187,6 +231,10 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=2, help="builds of each kind (each from no index)")
     ap.add_argument("--workers", type=int, default=None, help="local threads (default: the index's default)")
     ap.add_argument("--files-per-task", type=int, default=2000, help="files per Spark partition")
+    ap.add_argument("--nan-counts", action="store_true",
+                    help="compare local builds with NaN counts from footers only and counted (see above)")
+    ap.add_argument("--baseline", type=Path, default=None,
+                    help="with --nan-counts: another checkout whose build runs as a third variant")
     ap.add_argument("--child", choices=("local", "spark"), default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -204,6 +252,13 @@ def main() -> None:
             print(f"[build] {args.files:,} files x {args.rows} rows written in {time.perf_counter() - t0:.1f} s")
     print(f"python {sys.version.split()[0]}, pyarrow {pa.__version__}, {os.cpu_count()} CPUs, load average "
           f"{os.getloadavg()[0]:.1f}, table {table}")
+    if args.nan_counts:
+        try:
+            nan_counts(args, table)
+        finally:
+            if work is not None and args.keep is None:
+                shutil.rmtree(work, ignore_errors=True)
+        return
     try:
         local = _run_child("local", args, table)
         local_segments = _segments(table)

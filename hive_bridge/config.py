@@ -16,6 +16,10 @@ variable                       default                          meaning
                                                                 for the DataFrames that read them
 ``HIVE_BRIDGE_JAVA_SRC``       ``java/`` of the checkout, else  the Java source the Spark file index's jar is
                                the installed package's copy     built from
+``HIVE_BRIDGE_COUNT_NANS``     ``false``                        when the index reads a footer that gives no NaN
+                                                                count for a float/double column, count the NaN
+                                                                in that column's values (reads those column
+                                                                chunks; ``false``: unknown)
 =============================  ===============================  ==================================================
 
 Caches register themselves with :func:`register_cache` when their module is imported; :func:`clear_caches`
@@ -51,6 +55,7 @@ class Settings:
     scan_reports: Path
     pins: int
     java_src: Path | None
+    count_nans: bool = False
 
 
 def _int(name: str, default: int, minimum: int) -> int:
@@ -64,6 +69,18 @@ def _int(name: str, default: int, minimum: int) -> int:
     if value < minimum:
         raise ConfigError(f"{name}={text!r} is below {minimum}")
     return value
+
+
+def _bool(name: str, default: bool) -> bool:
+    text = os.environ.get(name)
+    if text is None or not text.strip():
+        return default
+    value = text.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise ConfigError(f"{name}={text!r} is not true or false")
 
 
 def settings() -> Settings:
@@ -82,6 +99,7 @@ def settings() -> Settings:
         scan_reports=Path(reports),
         pins=_int("HIVE_BRIDGE_PINS", 512, 1),
         java_src=Path(os.environ["HIVE_BRIDGE_JAVA_SRC"]) if os.environ.get("HIVE_BRIDGE_JAVA_SRC") else None,
+        count_nans=_bool("HIVE_BRIDGE_COUNT_NANS", False),
     )
 
 

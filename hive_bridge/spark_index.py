@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from hive_bridge import config
 from hive_bridge.errors import HiveBridgeError
 from hive_bridge.stats.index import ColumnStatsIndex
 from hive_bridge.stats.reader import (
@@ -95,7 +96,8 @@ class SparkStatsReader:
         """Parquet footers of `files`, read by executors: the rows and errors `footer_rows` gives locally."""
         if not files:
             return footer_rows(files, target)
-        task = functools.partial(_footer_task, list(target), self.threads_per_task)
+        # the driver's setting, not the executors' environment
+        task = functools.partial(_footer_task, list(target), self.threads_per_task, config.settings().count_nans)
         tables, errors = self._run(files, task, f"parquet footers of {len(files)} files")
         return ReadRows(with_keys(concat_footer_rows(tables, target), files), errors)
 
@@ -163,10 +165,10 @@ def _task_files(items: Iterable[tuple[str, int]]) -> list[FileToRead]:
     return [("", "", size, "", path) for path, size in items]
 
 
-def _footer_task(target: list[StatsLeaf], threads: int, index: int,
+def _footer_task(target: list[StatsLeaf], threads: int, count_nans: bool, index: int,
                  items: Iterable[tuple[str, int]]) -> Iterator[_TaskResult]:
     """One Spark partition's footers (runs on an executor)."""
-    read = footer_rows(_task_files(items), target, threads)
+    read = footer_rows(_task_files(items), target, threads, count_nans=count_nans)
     yield index, _ipc(read.rows), read.errors
 
 

@@ -7,6 +7,7 @@ Knows nothing of tables: :mod:`hive_bridge.stats.rows` turns :class:`FooterStats
 
 import math
 import os
+import re
 import struct
 import threading
 from collections.abc import Sequence
@@ -15,9 +16,11 @@ from decimal import Decimal
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hive_bridge import config
+from hive_bridge.formats.parquet_thrift import FooterThriftError, nan_counts
 from hive_bridge.storage.core import Storage, environment_storage
 
 # how a leaf column's statistics are read from pyarrow
@@ -71,6 +74,9 @@ class FooterStats:
     rows: list[FooterValues]
     error: str | None = None
     size: int | None = None
+    #: each column's NaN count over the file, aligned with `plan` (None: unknown; always None for a column
+    #: that is not FLOAT/DOUBLE); None: unknown for every column
+    nans: list[int | None] | None = None
 
     @property
     def values(self) -> dict[str, FooterValues]:
@@ -113,9 +119,15 @@ _TAIL = 16 * 1024
 
 
 def read_metadata(path: str) -> tuple[pq.FileMetaData, int]:
-    """The parquet footer and the file's size at the time it was read: the tail is read with one `pread` and
-    deserialized by pyarrow (several times faster than `pq.read_metadata`, which sets up a whole reader);
-    falls back to `pq.read_metadata`."""
+    """The parquet footer and the file's size at the time it was read (see `read_metadata_bytes`)."""
+    md, size, _footer = read_metadata_bytes(path)
+    return md, size
+
+
+def read_metadata_bytes(path: str) -> tuple[pq.FileMetaData, int, Any]:
+    """The parquet footer, the file's size at the time it was read and the footer's thrift bytes (None when
+    pyarrow read the footer itself): the tail is read with one `pread` and deserialized by pyarrow (several
+    times faster than `pq.read_metadata`, which sets up a whole reader); falls back to `pq.read_metadata`."""
     fd = os.open(path, os.O_RDONLY)
     try:
         size = os.fstat(fd).st_size
@@ -131,12 +143,12 @@ def read_metadata(path: str) -> tuple[pq.FileMetaData, int]:
                         footer = os.pread(fd, length, size - 8 - length)
                     if len(footer) == length:
                         try:
-                            return _reconstruct(pa.py_buffer(footer)), size
+                            return _reconstruct(pa.py_buffer(footer)), size, footer
                         except Exception:
                             pass
     finally:
         os.close(fd)
-    return pq.read_metadata(path), size
+    return pq.read_metadata(path), size, None
 
 
 _LENGTH = struct.Struct("<i")
@@ -174,16 +186,23 @@ def _column_plan(md: pq.FileMetaData) -> ColumnPlan:
     return plan
 
 
-def read_footer_stats(path: str, size: int | None = None, storage: Storage | None = None) -> FooterStats:
+def read_footer_stats(path: str, size: int | None = None, storage: Storage | None = None,
+                      count_nans: bool = False) -> FooterStats:
     """Read one footer; damaged files give unknown statistics and an `error` (never an exception). A file on
     object storage is read through `storage` (the table's; without one, a Storage made from the environment,
-    see `environment_storage`), with one ranged read when `size` (the listed size) is given."""
+    see `environment_storage`), with one ranged read when `size` (the listed size) is given.
+
+    NaN counts of FLOAT/DOUBLE columns come from the footer's thrift (`Statistics.nan_count`, which pyarrow does
+    not expose); with `count_nans`, those the footer does not give are counted in the column's values (only
+    those columns' chunks are read: data, not a footer, hence an option)."""
+    footer: Any = None
+    remote: Storage | None = None
     try:
         if storage is None:
             storage = environment_storage(path)     # None for a local path
         remote = storage if storage is not None and not storage.is_local else None
         if remote is None:
-            md, size = read_metadata(path)
+            md, size, footer = read_metadata_bytes(path)
         else:
             if size is None:
                 size = remote.size(path)
@@ -196,7 +215,92 @@ def read_footer_stats(path: str, size: int | None = None, storage: Storage | Non
     except Exception as exc:
         return FooterStats(None, [], [], f"{path}: unreadable parquet statistics: {exc}")
     stats.size = size
+    floats = [k for k, c in enumerate(plan) if c[2] == MODE_FLOAT]
+    if floats:
+        stats.nans = _nan_counts(path, md, footer, plan, floats, stats, remote, count_nans)
     return stats
+
+
+_WRITER_VERSION = re.compile(r"^(parquet-mr|parquet-cpp-arrow) version (\d+)\.(\d+)")
+
+
+def writer_may_write_nan_counts(created_by: str | None) -> bool:
+    """Whether a writer, judged by `created_by`, may have put `Statistics.nan_count` in its footer (else the
+    footer's thrift is not decoded for it: a cost on every footer read, for nothing).
+
+    parquet-java writes it from 1.18 (parquet-format's IEEE 754 total order and NaN counts, 2026); earlier
+    parquet-mr versions (what Hudi and Spark write with today) never did. Arrow's C++ writer (pyarrow) does
+    not write it up to 26 (tested). Every other writer may."""
+    m = _WRITER_VERSION.match(created_by or "")
+    if m is None:
+        return True
+    version = (int(m.group(2)), int(m.group(3)))
+    if m.group(1) == "parquet-mr":
+        return version >= (1, 18)
+    return version[0] > 26
+
+
+def _nan_counts(path: str, md: pq.FileMetaData, footer: Any, plan: ColumnPlan, floats: list[int],
+                stats: FooterStats, remote: Storage | None, count_nans: bool) -> list[int | None]:
+    """The NaN counts of the FLOAT/DOUBLE columns `floats` (positions in `plan`): from the footer's thrift,
+    else (with `count_nans`) counted in the values; unknown where neither answers."""
+    out: list[int | None] = [None] * len(plan)
+    rows = stats.num_rows
+    for k in floats:  # a column known to hold only nulls holds no NaN
+        nulls = stats.rows[k][2]
+        if rows is not None and nulls is not None and nulls >= rows:
+            out[k] = 0
+    ask = [k for k in floats if out[k] is None]
+    if not ask:
+        return out
+    if not writer_may_write_nan_counts(md.created_by):
+        found: list[int | None] = [None] * len(ask)
+    else:
+        found = _footer_nan_counts(path, md, footer, [plan[k][0] for k in ask])
+    for k, count in zip(ask, found, strict=True):
+        out[k] = count
+    missing = [k for k in ask if out[k] is None]
+    if count_nans and missing:
+        counted = count_column_nans(path, [plan[k][1] for k in missing], remote, stats.size, md)
+        for k, count in zip(missing, counted, strict=True):
+            out[k] = count
+    return out
+
+
+def _footer_nan_counts(path: str, md: pq.FileMetaData, footer: Any, columns: list[int]) -> list[int | None]:
+    """Each of `columns`' NaN count from the footer's thrift (None where it has none, or does not decode)."""
+    try:
+        if footer is None:
+            footer = md.__reduce__()[1][0]  # pyarrow's own serialization keeps Statistics.nan_count
+        group_rows = [md.row_group(g).num_rows for g in range(md.num_row_groups)]
+        return nan_counts(footer, columns, group_rows, path)
+    except (FooterThriftError, IndexError, TypeError, AttributeError):
+        return [None] * len(columns)
+
+
+def count_column_nans(path: str, columns: Sequence[str], storage: Storage | None = None,
+                      size: int | None = None, metadata: pq.FileMetaData | None = None) -> list[int | None]:
+    """The NaN count of each of `columns` (leaf names, dotted for struct fields) in a parquet file, read from
+    the values of those columns only (a local file with its footer `metadata` when given: not parsed again);
+    None for all of them when the file cannot be read."""
+    try:
+        if storage is None:
+            table = pq.ParquetFile(path, metadata=metadata).read(columns=list(columns), use_threads=False)
+        else:
+            table = storage.parquet_fragment(path, size).to_table(columns=list(columns), use_threads=False)
+        flat = table.flatten()
+        while any(pa.types.is_struct(f.type) for f in flat.schema):
+            flat = flat.flatten()
+        out: list[int | None] = []
+        for name in columns:
+            values = flat.column(name)
+            if not pa.types.is_floating(values.type):
+                out.append(None)
+                continue
+            out.append(int(pc.sum(pc.is_nan(values)).as_py() or 0))
+        return out
+    except Exception:  # a file that changed or cannot be read: unknown
+        return [None] * len(columns)
 
 
 def footer_stats_of(md: pq.FileMetaData, plan: ColumnPlan | pa.Schema) -> FooterStats:

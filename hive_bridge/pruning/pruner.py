@@ -29,7 +29,9 @@ from hive_bridge.stats.contract import (
     MAX_EXACT,
     MIN,
     MIN_EXACT,
+    NAN_COUNT,
     NULL_COUNT,
+    has_nan_count,
     resolve_column,
     stat_name,
 )
@@ -117,8 +119,9 @@ def partition_stats(table: HudiTable, slices: list[FileSlice], num_rows: pa.Arra
     for name in table.properties.partition_fields:
         if name in in_files:
             if stats is not None and all(stat_name(name, k) in stats.column_names for k in BOUND_STATS):
-                for k in BOUND_STATS:
-                    columns[stat_name(name, k)] = stats.column(stat_name(name, k))
+                for k in (*BOUND_STATS, NAN_COUNT):
+                    if stat_name(name, k) in stats.column_names:
+                        columns[stat_name(name, k)] = stats.column(stat_name(name, k))
             continue
         idx = schema.get_field_index(name)
         typ = schema.field(idx).type if idx >= 0 else pa.string()
@@ -147,6 +150,8 @@ def partition_stats(table: HudiTable, slices: list[FileSlice], num_rows: pa.Arra
         columns[stat_name(name, NULL_COUNT)] = pa.array(null_counts, pa.int64())
         columns[stat_name(name, MIN_EXACT)] = pa.array([True] * n)
         columns[stat_name(name, MAX_EXACT)] = pa.array([True] * n)
+        if has_nan_count(typ):
+            columns[stat_name(name, NAN_COUNT)] = pa.nulls(n, pa.int64())   # a path value's NaN: unknown
     return pa.table(columns) if columns else pa.table({"_": pa.nulls(n)}).drop(["_"])
 
 

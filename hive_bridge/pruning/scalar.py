@@ -93,6 +93,7 @@ def column_facts(domain: Domain | None, stats: ColumnStats, num_rows: int | None
 
     text = (f"min={show(mn_v, stats.min)}, max={show(mx_v, stats.max)}, "
             f"null_count={'unknown' if nc is None else nc}, num_rows={'unknown' if num_rows is None else num_rows}"
+            + (f", nan_count={stats.nan_count}" if stats.nan_count is not None else "")
             + (", NaN possible" if may_nan else ""))
     return ColumnFacts(may_value, may_null, may_nan, mn_v, mx_v, info_missing, text)
 

@@ -7,8 +7,9 @@ The statistics table (``pyarrow.Table``, one row per file):
 - per data column ``c`` (dotted names for nested fields): ``c::min`` and ``c::max`` in the column's arrow type
   (null = unknown bound), ``c::null_count`` int64 (null = unknown, never read as 0), ``c::min_exact`` and
   ``c::max_exact`` bool (False = truncated bound, never used to conclude anything; null = unknown: not exact for
-  string/binary columns, exact for the others), optionally ``c::nan_count`` int64 (null = unknown; without it a
-  float column may hold NaN that its min/max do not show, since parquet statistics ignore NaN).
+  string/binary columns, exact for the others), and for a float/double column ``c::nan_count`` int64 (null =
+  unknown: the column may hold NaN that its min/max do not show, since parquet statistics ignore NaN; a table
+  without the column is read as unknown too).
 - a column absent from a file's schema has null_count = num_rows and null bounds in that file.
 
 :class:`FileStats` / :class:`ColumnStats` hold the same facts for one file, for the scalar evaluator and the
@@ -32,8 +33,9 @@ SEP = "::"
 MIN, MAX, NULL_COUNT, MIN_EXACT, MAX_EXACT, NAN_COUNT = "min", "max", "null_count", "min_exact", "max_exact", \
     "nan_count"
 STAT_SUFFIXES = (MIN, MAX, NULL_COUNT, MIN_EXACT, MAX_EXACT, NAN_COUNT)
-# what every index row has for a statistics column (nan_count is optional)
+# what every index row has for a statistics column; float columns have NAN_COUNT as well (stat_kinds)
 BOUND_STATS = (MIN, MAX, NULL_COUNT, MIN_EXACT, MAX_EXACT)
+FLOAT_STATS = (*BOUND_STATS, NAN_COUNT)
 #: one row per file: these columns first, then the statistics columns of every data column
 FILE_FIELDS = (
     pa.field("path", pa.string()),
@@ -55,10 +57,21 @@ def stat_name(column: str, stat: str) -> str:
     return f"{column}{SEP}{stat}"
 
 
+def has_nan_count(typ: pa.DataType) -> bool:
+    """Whether a column of this arrow type has a ``nan_count`` statistic (float and double columns)."""
+    return bool(pa.types.is_floating(typ))
+
+
+def stat_kinds(typ: pa.DataType) -> tuple[str, ...]:
+    """The statistics every row has for a column of this arrow type, in order."""
+    return FLOAT_STATS if has_nan_count(typ) else BOUND_STATS
+
+
 def bound_columns(column: str, typ: pa.DataType, lo: pa.Array, hi: pa.Array, null_counts: pa.Array,
-                  exact: pa.Array | None = None) -> dict[str, pa.Array]:
-    """One leaf's BOUND_STATS columns. A bound unknown on one side is unknown on both (with its exactness);
-    ``exact`` None: exact wherever both bounds are known (every value was seen)."""
+                  exact: pa.Array | None = None, nan_counts: pa.Array | None = None) -> dict[str, pa.Array]:
+    """One leaf's statistics columns (:func:`stat_kinds`). A bound unknown on one side is unknown on both (with
+    its exactness); ``exact`` None: exact wherever both bounds are known (every value was seen);
+    ``nan_counts`` None: unknown (a float column's only)."""
     import pyarrow.compute as pc
 
     both = pc.and_(pc.is_valid(lo), pc.is_valid(hi))
@@ -69,8 +82,11 @@ def bound_columns(column: str, typ: pa.DataType, lo: pa.Array, hi: pa.Array, nul
             exact = pc.if_else(both, exact, pa.scalar(None, pa.bool_()))
     if exact is None:
         exact = pc.if_else(both, True, pa.scalar(None, pa.bool_()))
-    return {stat_name(column, MIN): lo, stat_name(column, MAX): hi, stat_name(column, NULL_COUNT): null_counts,
-            stat_name(column, MIN_EXACT): exact, stat_name(column, MAX_EXACT): exact}
+    out = {stat_name(column, MIN): lo, stat_name(column, MAX): hi, stat_name(column, NULL_COUNT): null_counts,
+           stat_name(column, MIN_EXACT): exact, stat_name(column, MAX_EXACT): exact}
+    if has_nan_count(typ):
+        out[stat_name(column, NAN_COUNT)] = pa.nulls(len(lo), pa.int64()) if nan_counts is None else nan_counts
+    return out
 
 
 def split_stat_name(name: str) -> tuple[str, str | None]:
@@ -80,10 +96,13 @@ def split_stat_name(name: str) -> tuple[str, str | None]:
 
 
 def stat_fields(column: str, arrow_type: pa.DataType) -> list[pa.Field]:
-    """The statistics columns every row has for one data column (:data:`BOUND_STATS`, in that order)."""
-    return [pa.field(stat_name(column, MIN), arrow_type), pa.field(stat_name(column, MAX), arrow_type),
-            pa.field(stat_name(column, NULL_COUNT), pa.int64()), pa.field(stat_name(column, MIN_EXACT), pa.bool_()),
-            pa.field(stat_name(column, MAX_EXACT), pa.bool_())]
+    """The statistics columns every row has for one data column (:func:`stat_kinds`, in that order)."""
+    fields = [pa.field(stat_name(column, MIN), arrow_type), pa.field(stat_name(column, MAX), arrow_type),
+              pa.field(stat_name(column, NULL_COUNT), pa.int64()), pa.field(stat_name(column, MIN_EXACT), pa.bool_()),
+              pa.field(stat_name(column, MAX_EXACT), pa.bool_())]
+    if has_nan_count(arrow_type):
+        fields.append(pa.field(stat_name(column, NAN_COUNT), pa.int64()))
+    return fields
 
 
 def data_columns(schema: pa.Schema) -> dict[str, pa.DataType]:
@@ -216,6 +235,7 @@ __all__ = [
     "BOUND_STATS",
     "FILE_COLUMNS",
     "FILE_FIELDS",
+    "FLOAT_STATS",
     "SEP",
     "STAT_SUFFIXES",
     "ColumnStats",
@@ -223,9 +243,11 @@ __all__ = [
     "bound_columns",
     "data_columns",
     "file_stats_from_table",
+    "has_nan_count",
     "resolve_column",
     "split_stat_name",
     "stat_fields",
+    "stat_kinds",
     "stat_name",
     "stats_table",
 ]

@@ -12,7 +12,8 @@ import pyarrow.compute as pc
 
 from hive_bridge.formats.parquet_footer import StatsLeaf
 from hive_bridge.stats.contract import (
-    BOUND_STATS,
+    MIN,
+    stat_kinds,
     stat_name,
 )
 
@@ -90,7 +91,7 @@ def with_leaves(rows: pa.Table, fresh: pa.Table, names: list[str]) -> pa.Table:
     same = pc.equal(pc.take(fresh.column("num_rows"), pos), rows.column("num_rows"))
     ok = pc.fill_null(pc.and_(pc.is_valid(pos), same), False)
     for name in names:
-        for stat in BOUND_STATS:
+        for stat in stat_kinds(rows.schema.field(stat_name(name, MIN)).type):
             column = stat_name(name, stat)
             at = rows.schema.get_field_index(column)
             taken = pc.take(fresh.column(column), pos)

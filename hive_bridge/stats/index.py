@@ -14,7 +14,8 @@ The statistics table (`ColumnStatsIndex.table()`) is the contract with the vecto
   `instant` string, `num_rows` int64 (null = unknown), `has_log_files` bool;
 - per data column `c` (top-level, or dotted struct leaves such as `structField.field1`; lists/maps skipped):
   `c::min`, `c::max` typed as the column's Arrow type (null = unknown), `c::null_count` int64
-  (null = unknown), `c::min_exact`, `c::max_exact` bool (null = unknown).
+  (null = unknown), `c::min_exact`, `c::max_exact` bool (null = unknown), and for a float/double column
+  `c::nan_count` int64 (null = unknown: from the footer's thrift, or counted with ``HIVE_BRIDGE_COUNT_NANS``).
 """
 
 from __future__ import annotations

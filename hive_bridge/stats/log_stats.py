@@ -32,8 +32,10 @@ from hive_bridge.stats.contract import (
     MAX_EXACT,
     MIN,
     MIN_EXACT,
+    NAN_COUNT,
     NULL_COUNT,
     bound_columns,
+    has_nan_count,
     stat_name,
 )
 from hive_bridge.stats.rows import order_preserving_cast
@@ -52,7 +54,8 @@ class LogStats:
     unknown)."""
 
     num_rows: int | None
-    columns: dict[str, tuple[Any, Any, int | None]] = field(default_factory=dict)
+    #: per leaf (min, max, null count, NaN count: None = unknown; 0 for a column that is not float/double)
+    columns: dict[str, tuple[Any, Any, int | None, int | None]] = field(default_factory=dict)
     size: int | None = None
     error: str | None = None
     data_blocks: int = 0
@@ -144,32 +147,40 @@ def read_log_stats(path: str, leaves: Sequence[tuple[str, pa.DataType]],
                     continue
             chunks[name].append(col)
     for name, typ in leaves:
-        out.columns[name] = (None, None, None) if name in bad else _column_stats(chunks[name], absent[name], typ)
+        out.columns[name] = (None, None, None, None) if name in bad else \
+            _column_stats(chunks[name], absent[name], typ)
     return out
 
 
-_Stats = tuple[Any, Any, int | None]
+_Stats = tuple[Any, Any, int | None, int | None]
 
 
 def _column_stats(cols: list[Any], absent_rows: int, typ: pa.DataType) -> _Stats:
-    """(min, max) as Arrow scalars of `typ` (None when there is no bound), and the null count."""
+    """(min, max) as Arrow scalars of `typ` (None when there is no bound), the null count and the NaN count
+    (every value is seen: known)."""
     nulls = absent_rows + sum(c.null_count for c in cols)
     values = [c for c in cols if len(c) > c.null_count]
+    nans: int | None = 0
+    if pa.types.is_floating(typ):
+        try:
+            nans = sum(int(pc.sum(pc.is_nan(c)).as_py() or 0) for c in values)
+        except (pa.ArrowNotImplementedError, pa.ArrowInvalid, pa.ArrowTypeError):  # e.g. half floats: unknown
+            nans = None
     if not values:
-        return None, None, nulls
+        return None, None, nulls, nans
     try:
         mm = pc.min_max(values[0] if len(values) == 1 else
                         pa.chunked_array([ch for c in values for ch in getattr(c, "chunks", [c])], typ))
     except (pa.ArrowNotImplementedError, pa.ArrowInvalid, pa.ArrowTypeError):
-        return None, None, nulls
+        return None, None, nulls, nans
     lo, hi = mm["min"], mm["max"]
     if not lo.is_valid or not hi.is_valid:
-        return None, None, nulls
+        return None, None, nulls, nans
     if pa.types.is_floating(typ):
         a, b = lo.as_py(), hi.as_py()
         if a != a or b != b:
-            return None, None, nulls  # only NaN values: no bound (NaN is kept unknown)
-    return lo, hi, nulls
+            return None, None, nulls, nans  # only NaN values: no bound (NaN is kept unknown)
+    return lo, hi, nulls, nans
 
 
 def log_rows_to_table(keys: Sequence[tuple[str, str, int, str]], stats: Sequence[LogStats],
@@ -187,17 +198,21 @@ def log_rows_to_table(keys: Sequence[tuple[str, str, int, str]], stats: Sequence
         los: list[Any] = []
         his: list[Any] = []
         nulls: list[int | None] = []
+        nans: list[int | None] = []
         for s in stats:
             st = s.columns.get(name) if s.error is None else None
             if st is None:
                 los.append(None)
                 his.append(None)
                 nulls.append(None)
+                nans.append(None)
             else:
                 los.append(st[0])
                 his.append(st[1])
                 nulls.append(st[2])
-        columns.update(bound_columns(name, typ, pa.array(los, typ), pa.array(his, typ), pa.array(nulls, pa.int64())))
+                nans.append(st[3])
+        columns.update(bound_columns(name, typ, pa.array(los, typ), pa.array(his, typ), pa.array(nulls, pa.int64()),
+                                     nan_counts=pa.array(nans, pa.int64())))
     return pa.table(columns)
 
 
@@ -209,11 +224,11 @@ def union_stats(parts: pa.Table, slice_of_part: Sequence[int], n: int,
                 leaves: Sequence[tuple[str, pa.DataType]]) -> pa.Table:
     """One row per slice (0..n-1): the union of its parts' statistics (the rows of `parts`, part i belonging to
     slice `slice_of_part[i]`); every slice must have at least one part. Columns: num_rows and per leaf the
-    BOUND_STATS columns, in the statistics table's types."""
+    statistics columns (`stat_kinds`), in the statistics table's types."""
     groups = pa.array(slice_of_part, pa.int32())
     rows = parts.column("num_rows").combine_chunks()
     table: dict[str, Any] = {"g": groups, "rows": rows, "rows_unknown": pc.is_null(rows)}
-    for k, (name, _typ) in enumerate(leaves):
+    for k, (name, typ) in enumerate(leaves):
         lo = parts.column(stat_name(name, MIN)).combine_chunks()
         hi = parts.column(stat_name(name, MAX)).combine_chunks()
         nc = parts.column(stat_name(name, NULL_COUNT)).combine_chunks()
@@ -231,11 +246,21 @@ def union_stats(parts: pa.Table, slice_of_part: Sequence[int], n: int,
         table[f"hi_ex{k}"] = pc.if_else(contributes, hi_ex, pa.scalar(None, pa.int8()))
         table[f"nc{k}"] = nc
         table[f"nc_unknown{k}"] = pc.is_null(nc)
+        if has_nan_count(typ):
+            # a slice's NaN count: the parts' sum; unknown when any part's is (a part without the column
+            # in the statistics at all is unknown too)
+            nan_name = stat_name(name, NAN_COUNT)
+            nan = parts.column(nan_name).combine_chunks() if nan_name in parts.column_names \
+                else pa.nulls(parts.num_rows, pa.int64())
+            table[f"nan{k}"] = nan
+            table[f"nan_unknown{k}"] = pc.is_null(nan)
     t = pa.table(table)
     aggs: list[tuple[str, str]] = [("rows", "sum"), ("rows_unknown", "any")]
-    for k in range(len(leaves)):
+    for k, (_name, typ) in enumerate(leaves):
         aggs += [(f"lo{k}", "min"), (f"hi{k}", "max"), (f"lo_bad{k}", "any"), (f"hi_bad{k}", "any"),
                  (f"lo_ex{k}", "min"), (f"hi_ex{k}", "min"), (f"nc{k}", "sum"), (f"nc_unknown{k}", "any")]
+        if has_nan_count(typ):
+            aggs += [(f"nan{k}", "sum"), (f"nan_unknown{k}", "any")]
     grouped = t.group_by("g", use_threads=False).aggregate(aggs)
     order = pc.sort_indices(grouped.column("g"))
     grouped = grouped.take(order)
@@ -256,6 +281,9 @@ def union_stats(parts: pa.Table, slice_of_part: Sequence[int], n: int,
         out[stat_name(name, NULL_COUNT)] = unknown_if(grouped.column(f"nc{k}_sum"), grouped.column(f"nc_unknown{k}_any"))
         out[stat_name(name, MIN_EXACT)] = _exact_from_rank(grouped.column(f"lo_ex{k}_min"))
         out[stat_name(name, MAX_EXACT)] = _exact_from_rank(grouped.column(f"hi_ex{k}_min"))
+        if has_nan_count(typ):
+            out[stat_name(name, NAN_COUNT)] = unknown_if(grouped.column(f"nan{k}_sum"),
+                                                         grouped.column(f"nan_unknown{k}_any"))
     return pa.table({k: (v.combine_chunks() if isinstance(v, pa.ChunkedArray) else v) for k, v in out.items()})
 
 

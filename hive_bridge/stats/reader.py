@@ -22,19 +22,22 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hive_bridge import config
 from hive_bridge.errors import HudiTableError
 from hive_bridge.formats.parquet_footer import FooterStats, StatsLeaf, read_footer_stats
 from hive_bridge.stats.contract import (
-    BOUND_STATS,
     MAX,
     MIN,
     MIN_EXACT,
+    NAN_COUNT,
     NULL_COUNT,
     bound_columns,
     split_stat_name,
+    stat_kinds,
     stat_name,
 )
 from hive_bridge.stats.log_stats import LogStats, log_rows_to_table, read_log_stats
@@ -75,12 +78,13 @@ class LocalStatsReader:
     """Reads in this process on `max_workers` threads (1: in the calling thread), through `storage` (the
     table's; None: local files, or a Storage made from the environment for a URI)."""
 
-    def __init__(self, max_workers: int = 1, storage: Storage | None = None) -> None:
+    def __init__(self, max_workers: int = 1, storage: Storage | None = None, count_nans: bool | None = None) -> None:
         self.max_workers = max_workers
         self.storage = storage
+        self.count_nans = count_nans
 
     def read_footers(self, files: Sequence[FileToRead], target: Sequence[StatsLeaf]) -> ReadRows:
-        return footer_rows(files, target, self.max_workers, self.storage)
+        return footer_rows(files, target, self.max_workers, self.storage, self.count_nans)
 
     def read_logs(self, files: Sequence[FileToRead], leaves: Sequence[LogLeaf]) -> ReadRows:
         return log_rows(files, leaves, self.max_workers, self.storage)
@@ -94,11 +98,14 @@ def _map(fn: Callable[[_T], _R], items: list[_T], max_workers: int, chunksize: i
 
 
 def footer_rows(files: Sequence[FileToRead], target: Sequence[StatsLeaf], max_workers: int = 1,
-                storage: Storage | None = None) -> ReadRows:
-    """Read the footers of `files` (parquet base files) and build their index rows (`footer_rows_to_table`)."""
+                storage: Storage | None = None, count_nans: bool | None = None) -> ReadRows:
+    """Read the footers of `files` (parquet base files) and build their index rows (`footer_rows_to_table`).
+    `count_nans`: count NaN in the values of float/double columns whose footer gives no NaN count (None: the
+    ``HIVE_BRIDGE_COUNT_NANS`` setting)."""
     paths = [f[4] for f in files]
+    nans = config.settings().count_nans if count_nans is None else count_nans
     # the listed size spares object storage a HEAD request per footer (a local read checks the size itself)
-    stats = _map(lambda f: read_footer_stats(f[4], f[2], storage), list(files), max_workers, chunksize=16)
+    stats = _map(lambda f: read_footer_stats(f[4], f[2], storage, nans), list(files), max_workers, chunksize=16)
     for i, st in enumerate(stats):
         if st.error is None and st.size != files[i][2]:
             # the file is not the one listed (rewritten since): its statistics would be stored under the
@@ -159,20 +166,29 @@ def concat_footer_rows(parts: Sequence[pa.Table], target: Sequence[StatsLeaf]) -
         columns: dict[str, pa.Array | pa.ChunkedArray] = {k: part.column(k) for k in (*_KEYS, "num_rows")}
         for name, typ in leaves.items():
             if stat_name(name, MIN) not in names:
-                columns.update(bound_columns(name, typ, pa.nulls(n, typ), pa.nulls(n, typ),
-                                             part.column("num_rows"), pa.nulls(n, pa.bool_())))
+                # what footer_rows_to_table gives a file without the column: all null, no NaN (unknown for an
+                # unreadable file, whose row count is unknown)
+                rows = _array(part.column("num_rows"))
+                columns.update(bound_columns(name, typ, pa.nulls(n, typ), pa.nulls(n, typ), rows,
+                                             pa.nulls(n, pa.bool_()),
+                                             pc.if_else(pc.is_valid(rows), 0, pa.scalar(None, pa.int64()))))
                 continue
             lo, hi, nulls, exact = (part.column(stat_name(name, s)) for s in (MIN, MAX, NULL_COUNT, MIN_EXACT))
             if lo.type != typ:
+                own = lo.type
                 try:
                     if not order_preserving_cast(lo.type, typ):
                         raise TypeError(f"{lo.type} bounds are not {typ} bounds")
                     lo, hi = pc.cast(lo, typ, safe=True), pc.cast(hi, typ, safe=True)
                 except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, TypeError):
                     lo, hi = pa.nulls(n, typ), pa.nulls(n, typ)
-                columns.update(bound_columns(name, typ, _array(lo), _array(hi), _array(nulls), _array(exact)))
+                nan = stat_name(name, NAN_COUNT)
+                nans = _array(part.column(nan)) if nan in names else \
+                    pa.array(np.zeros(n, dtype=np.int64)) if pa.types.is_integer(own) or pa.types.is_decimal(own) \
+                    else None
+                columns.update(bound_columns(name, typ, _array(lo), _array(hi), _array(nulls), _array(exact), nans))
             else:
-                for s in BOUND_STATS:
+                for s in stat_kinds(typ):
                     columns[stat_name(name, s)] = part.column(stat_name(name, s))
         tables.append(pa.table(columns))
     return pa.concat_tables(tables).replace_schema_metadata({FORMAT_KEY: FORMAT_VERSION})

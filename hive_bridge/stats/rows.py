@@ -15,7 +15,9 @@ from hive_bridge.stats.contract import (
 )
 
 FORMAT_KEY = b"hive_bridge.column_stats.format"
-FORMAT_VERSION = b"2"  # 2: byte-array exactness judged by the writer
+FORMAT_VERSION = b"3"  # 2: byte-array exactness judged by the writer; 3: float columns' nan_count
+#: older formats still read: their rows hold no nan_count, which is then unknown
+READABLE_FORMATS = (b"2", FORMAT_VERSION)
 # the statistics table's layout is defined once, in hive_bridge.stats.contract; the index's segments hold its
 # file columns except has_log_files (a property of the listing, not of the file) and every statistics column
 KEY_FIELDS = FILE_FIELDS[:5]
@@ -59,7 +61,8 @@ def order_preserving_cast(src: pa.DataType, dst: pa.DataType) -> bool:
     binary_dst = t.is_binary(dst) or t.is_large_binary(dst)
     return bool((stringy[0] or t.is_binary(src) or t.is_large_binary(src)) and binary_dst)
 
-_BoundsChunk = tuple[list[int], pa.Array, pa.Array, Sequence[int | None], Sequence[bool | None]]
+_BoundsChunk = tuple[list[int], pa.Array, pa.Array, Sequence[int | None], Sequence[bool | None],
+                     Sequence[int | None]]
 
 
 def footer_rows_to_table(
@@ -93,44 +96,61 @@ def footer_rows_to_table(
     chunks: dict[str, list[_BoundsChunk]] = {}
     for plan, rows in groups.values():
         per_column = zip(*[stats[r].rows for r in rows], strict=True)
-        for (_i, name, mode, own, _exact), values in zip(plan, per_column, strict=True):
+        for k, ((_i, name, mode, own, _exact), values) in enumerate(zip(plan, per_column, strict=True)):
             lo_v, hi_v, nulls_v, exact_v, _ = zip(*values, strict=True)
             lo, hi = _typed_bounds(lo_v, hi_v, mode, own, leaves[name])
-            chunks.setdefault(name, []).append((rows, lo, hi, nulls_v, exact_v))
+            chunks.setdefault(name, []).append((rows, lo, hi, nulls_v, exact_v, _nans(stats, rows, k, own)))
     for name, typ in leaves.items():
         parts = chunks.get(name, [])
         if len(parts) == 1 and len(parts[0][0]) == n:  # one schema, every file readable: rows already in order
-            _rows, lo_all, hi_all, part_nulls, part_exact = parts[0]
+            _rows, lo_all, hi_all, part_nulls, part_exact, part_nans = parts[0]
             null_counts, exact = pa.array(part_nulls, pa.int64()), pa.array(part_exact, pa.bool_())
+            nans = pa.array(part_nans, pa.int64())
         else:
-            lo_all, hi_all, null_counts, exact = _assemble(parts, n, typ, stats, num_rows)
-        columns.update(bound_columns(name, typ, lo_all, hi_all, null_counts, exact))
+            lo_all, hi_all, null_counts, exact, nans = _assemble(parts, n, typ, stats, num_rows)
+        columns.update(bound_columns(name, typ, lo_all, hi_all, null_counts, exact, nans))
     table = pa.table(columns)
     return table.replace_schema_metadata({FORMAT_KEY: FORMAT_VERSION})
 
 
+def _nans(stats: Sequence[FooterStats], rows: list[int], k: int, own: pa.DataType) -> list[int | None]:
+    """The NaN counts of plan column `k` of the files `rows`: the footer's (or counted) for a float column; 0
+    for an integer or decimal column (its values, cast to a float leaf, are never NaN); unknown otherwise."""
+    if not pa.types.is_floating(own):
+        known = pa.types.is_integer(own) or pa.types.is_decimal(own)
+        return [0 if known else None] * len(rows)
+    out: list[int | None] = []
+    for r in rows:
+        nans = stats[r].nans
+        out.append(None if nans is None else nans[k])
+    return out
+
+
 def _assemble(
     parts: list[_BoundsChunk], n: int, typ: pa.DataType, stats: Sequence[FooterStats], num_rows: list[int | None]
-) -> tuple[pa.Array, pa.Array, pa.Array, pa.Array]:
+) -> tuple[pa.Array, pa.Array, pa.Array, pa.Array, pa.Array]:
     """One leaf's columns in file order from the chunks of several schemas; files without the column have
-    no bounds and are all null (null count = row count), unreadable files are unknown."""
+    no bounds and are all null (null count = row count, no NaN), unreadable files are unknown."""
     order: list[int] = []
     lo_chunks: list[pa.Array] = []
     hi_chunks: list[pa.Array] = []
     nulls: list[int | None] = []
     exact: list[bool | None] = []
+    nans: list[int | None] = []
     covered = bytearray(n)
-    for rows, lo, hi, nulls_v, exact_v in parts:
+    for rows, lo, hi, nulls_v, exact_v, nans_v in parts:
         order += rows
         lo_chunks.append(lo)
         hi_chunks.append(hi)
         nulls += nulls_v
         exact += exact_v
+        nans += nans_v
         for r in rows:
             covered[r] = 1
     absent = [r for r in range(n) if not covered[r]]
     order += absent
     nulls += [num_rows[r] if stats[r].error is None else None for r in absent]
+    nans += [0 if stats[r].error is None else None for r in absent]
     exact += [None] * len(absent)
     lo_chunks.append(pa.nulls(len(absent), typ))
     hi_chunks.append(pa.nulls(len(absent), typ))
@@ -139,7 +159,8 @@ def _assemble(
         inverse[r] = pos
     idx = pa.array(inverse, pa.int64())
     return (pa.concat_arrays(lo_chunks).take(idx), pa.concat_arrays(hi_chunks).take(idx),
-            pa.array(nulls, pa.int64()).take(idx), pa.array(exact, pa.bool_()).take(idx))
+            pa.array(nulls, pa.int64()).take(idx), pa.array(exact, pa.bool_()).take(idx),
+            pa.array(nans, pa.int64()).take(idx))
 
 
 def _typed_bounds(

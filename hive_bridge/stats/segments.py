@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -27,12 +28,23 @@ from hive_bridge.stats.contract import (
     MAX_EXACT,
     MIN,
     MIN_EXACT,
+    NAN_COUNT,
     NULL_COUNT,
     SEP,
+    STAT_SUFFIXES,
+    has_nan_count,
     split_stat_name,
+    stat_kinds,
     stat_name,
 )
-from hive_bridge.stats.rows import FORMAT_KEY, FORMAT_VERSION, KEY_FIELDS, order_preserving_cast, stats_schema
+from hive_bridge.stats.rows import (
+    FORMAT_KEY,
+    FORMAT_VERSION,
+    KEY_FIELDS,
+    READABLE_FORMATS,
+    order_preserving_cast,
+    stats_schema,
+)
 from hive_bridge.storage.core import Storage, cache_root
 
 #: rewrite all segments into one when there are more than this many
@@ -79,9 +91,20 @@ def normalize(segment: pa.Table, target: Sequence[StatsLeaf]) -> pa.Table:
                     lo = hi = pa.nulls(n, leaf.type)
                     lo_exact = hi_exact = pa.nulls(n, pa.bool_())
             cols += [lo, hi, segment.column(stat_name(leaf.name, NULL_COUNT)), lo_exact, hi_exact]
+            if has_nan_count(leaf.type):
+                own = segment.schema.field(mn).type
+                nan = stat_name(leaf.name, NAN_COUNT)
+                if nan in names:
+                    cols.append(segment.column(nan))
+                elif pa.types.is_integer(own) or pa.types.is_decimal(own):
+                    cols.append(pa.array(np.zeros(n, dtype=np.int64)))  # values of such a type are never NaN
+                else:
+                    cols.append(pa.nulls(n, pa.int64()))   # a segment of format 2: unknown
         else:
             cols += [pa.nulls(n, leaf.type), pa.nulls(n, leaf.type), num_rows,
                      pa.nulls(n, pa.bool_()), pa.nulls(n, pa.bool_())]
+            if has_nan_count(leaf.type):  # absent from the files: no NaN (unknown where the file was unreadable)
+                cols.append(pc.if_else(pc.is_valid(num_rows), 0, pa.scalar(None, pa.int64())))
     return pa.Table.from_arrays(cols, schema=stats_schema(target, with_has_log_files=False))
 
 
@@ -102,8 +125,10 @@ def union_leaves(segments: Sequence[pa.Table], target: Sequence[StatsLeaf]) -> l
 def validate_segment(segment: pa.Table, where: str) -> None:
     """Raise HudiTableError unless `segment` looks like an index segment this code wrote."""
     meta = segment.schema.metadata or {}
-    if meta.get(FORMAT_KEY) != FORMAT_VERSION:
-        raise HudiTableError(f"{where}: not a column-statistics segment of format {FORMAT_VERSION.decode()}")
+    version = meta.get(FORMAT_KEY)
+    if version not in READABLE_FORMATS:
+        raise HudiTableError(f"{where}: not a column-statistics segment of format "
+                             f"{' or '.join(v.decode() for v in READABLE_FORMATS)}")
     for f in KEY_FIELDS:
         idx = segment.schema.get_field_index(f.name)
         if idx < 0 or segment.schema.field(idx).type != f.type:
@@ -115,20 +140,28 @@ def validate_segment(segment: pa.Table, where: str) -> None:
     for name in segment.column_names:
         if SEP in name:  # any statistics-looking name: an unknown kind is refused, not ignored
             leaf, _, kind = name.rpartition(SEP)
-            if kind not in BOUND_STATS:
+            if kind not in STAT_SUFFIXES:
                 raise HudiTableError(f"{where}: unknown statistics column {name}")
             by_leaf.setdefault(leaf, set()).add(kind)
+    rows = segment.column("num_rows")
     for leaf, kinds in by_leaf.items():
-        if kinds != set(BOUND_STATS):
+        if MIN not in kinds:
             raise HudiTableError(f"{where}: statistics of {leaf} are incomplete")
-        for kind, typ in ((NULL_COUNT, pa.int64()), (MIN_EXACT, pa.bool_()), (MAX_EXACT, pa.bool_())):
-            if segment.schema.field(stat_name(leaf, kind)).type != typ:
+        own = segment.schema.field(stat_name(leaf, MIN)).type
+        expected = BOUND_STATS if version != FORMAT_VERSION else stat_kinds(own)
+        if kinds != set(expected):
+            raise HudiTableError(f"{where}: statistics of {leaf} are incomplete")
+        for kind, typ in ((NULL_COUNT, pa.int64()), (MIN_EXACT, pa.bool_()), (MAX_EXACT, pa.bool_()),
+                          (NAN_COUNT, pa.int64())):
+            if kind in kinds and segment.schema.field(stat_name(leaf, kind)).type != typ:
                 raise HudiTableError(f"{where}: {leaf}::{kind} has the wrong type")
-        nulls = segment.column(stat_name(leaf, NULL_COUNT))
-        rows = segment.column("num_rows")
-        bad = pc.any(pc.or_(pc.less(nulls, 0), pc.greater(nulls, rows))).as_py()
-        if bad:
-            raise HudiTableError(f"{where}: {leaf}::null_count outside [0, num_rows]")
+        for kind in (NULL_COUNT, NAN_COUNT):
+            if kind not in kinds:
+                continue
+            counts = segment.column(stat_name(leaf, kind))
+            bad = pc.any(pc.or_(pc.less(counts, 0), pc.greater(counts, rows))).as_py()
+            if bad:
+                raise HudiTableError(f"{where}: {leaf}::{kind} outside [0, num_rows]")
 
 
 def local_cache_folder(storage: Storage) -> Path:
