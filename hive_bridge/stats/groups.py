@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hive_bridge.stats.contract import NAN_COUNT, bound_columns, stat_name
+from hive_bridge.stats.contract import bound_columns
 
 _GROUP = "__group"
 
@@ -70,9 +70,8 @@ def group_stats(rows: pa.Table, groups: np.ndarray, num_groups: int) -> pa.Table
     }
     for k, name, typ, is_float in kept:
         lo, hi = col_of(f"v{k}_min").cast(typ), col_of(f"v{k}_max").cast(typ)
-        out.update(bound_columns(name, typ, lo, hi, col_of(f"z{k}_sum").cast(pa.int64())))
-        if is_float:
-            out[stat_name(name, NAN_COUNT)] = col_of(f"n{k}_sum").cast(pa.int64())
+        nans = col_of(f"n{k}_sum").cast(pa.int64()) if is_float else None
+        out.update(bound_columns(name, typ, lo, hi, col_of(f"z{k}_sum").cast(pa.int64()), nan_counts=nans))
     return pa.table(out)
 
 
