@@ -1,0 +1,139 @@
+"""Whole partitions judged by the metadata table's ``partition_stats``, before any file of them is looked at.
+
+Hudi 1.x can keep, per data partition and column, the min / max / null count aggregated over the partition's
+files (the metadata table's ``partition_stats`` partition). Those rows make a statistics table whose rows are
+partitions (:func:`hive_bridge.stats.mdt_rows.partition_rows`, the one statistics contract), judged by the same
+vectorized evaluator as files, together with the partition values (:func:`hive_bridge.pruning.pruner.
+partition_stats`); a partition whose root cannot be TRUE holds no matching row, so its slices are dropped
+without their files' statistics being read.
+
+What is trusted, and why (Hudi's ``HoodieTableMetadataUtil`` / ``PartitionStatsIndexer``: a commit's partition
+stats are the merge of its new files' statistics with the partition's earlier record, or, with tight bounds,
+recomputed from the column statistics of the partition's latest merged slices):
+
+- only a metadata table in step with the data timeline: ``partition_stats`` ready and usable, no lagging data
+  instant (the same rule as the record index), and no judged slice newer than the instant it is synced up to;
+- only partitions whose judged slices have no log file: whether a partition's record covers its log files
+  depends on the Hudi version, and a log file's own entry may say it holds no value when it does (seen on
+  ``v8_trips_8i3u1d``); a read-optimized query, which reads base files only, is judged by them;
+- the bounds as :func:`~hive_bridge.stats.mdt_rows.partition_rows` maps them (null counts unknown; string
+  bounds only with a null count of 0); a partition or column without an entry is unknown.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from hive_bridge.errors import MetadataTableError
+from hive_bridge.expression import HudiExpression
+from hive_bridge.formats.parquet_footer import stat_leaves
+from hive_bridge.layout.fsview import FileSlice
+from hive_bridge.mdt.keys import PARTITION_STATS
+from hive_bridge.pruning.vectorized import StatsTable, prune
+from hive_bridge.stats.mdt_rows import partition_rows
+from hive_bridge.table.table import HudiTable
+
+__all__ = ["PartitionVerdicts", "drop_reason", "judge_partitions", "partition_stats_problem"]
+
+_get_partition = operator.attrgetter("partition_path")
+_get_log_files = operator.attrgetter("log_files")
+_get_base_instant = operator.attrgetter("base_instant")
+
+
+@dataclass
+class PartitionVerdicts:
+    """Which slices the partition statistics drop (``dropped``, a mask over the slices judged), the partitions
+    they dropped with the reason of each, and why a partition or the whole stage was not used."""
+
+    dropped: np.ndarray
+    partitions_dropped: dict[str, str] = field(default_factory=dict)
+    partitions_judged: int = 0
+    not_used: str = ""
+
+    @property
+    def slices_dropped(self) -> int:
+        return int(np.count_nonzero(self.dropped))
+
+
+def partition_stats_problem(table: HudiTable) -> str | None:
+    """Why the table's partition statistics cannot be trusted (None: they can)."""
+    if PARTITION_STATS not in table.properties.metadata_partitions:
+        return "the metadata table has no ready partition_stats partition"
+    mdt = table.metadata_table()
+    if PARTITION_STATS not in mdt.status.partitions:
+        return "partition_stats not usable: " + ("; ".join(mdt.status.problems) or "not readable")
+    if mdt.status.lagging_instants:
+        return (f"the metadata table lags the data timeline ({len(mdt.status.lagging_instants)} instants): its "
+                "partition statistics may not cover their files")
+    return None
+
+
+def judge_partitions(table: HudiTable, slices: Sequence[FileSlice], expression: HudiExpression,
+                     columns: set[str] | None, session_time_zone: str = "UTC",
+                     value_stats: Callable[[HudiTable, list[FileSlice], Any], pa.Table] | None = None,
+                     ) -> PartitionVerdicts:
+    """The slices whose partition's statistics prove that no row matches ``expression`` (``columns``: the
+    columns it reads, :func:`hive_bridge.pruning.pruner.filter_columns`; ``value_stats``: the partition values
+    as statistics columns, :func:`hive_bridge.pruning.pruner.partition_stats`, judged with them)."""
+    n = len(slices)
+    out = PartitionVerdicts(np.zeros(n, dtype=bool))
+    why = partition_stats_problem(table)
+    if why is not None or not n:
+        out.not_used = why or ""
+        return out
+    mdt = table.metadata_table()
+    synced = mdt.status.synced_up_to
+    parts = np.asarray(list(map(_get_partition, slices)), dtype=object)
+    names, first, inverse = np.unique(parts, return_index=True, return_inverse=True)
+    # a partition with a log file among its slices, or a slice the metadata table is not synced up to, is unknown
+    unusable = np.zeros(len(names), dtype=bool)
+    has_logs = np.fromiter(map(bool, map(_get_log_files, slices)), dtype=bool, count=n)
+    if has_logs.any():
+        unusable[np.unique(inverse[has_logs])] = True
+    instants = np.asarray(list(map(_get_base_instant, slices)), dtype=object)
+    newer = instants > synced if synced is not None else np.ones(n, dtype=bool)
+    if newer.any():
+        unusable[np.unique(inverse[newer])] = True
+    usable = np.flatnonzero(~unusable)
+    if not len(usable):
+        out.not_used = "every partition judged has log files or files newer than the metadata table"
+        return out
+    leaves = [(leaf.name, leaf.type) for leaf in stat_leaves(table.arrow_schema())
+              if columns is None or leaf.name in columns]
+    try:
+        entries = mdt.partition_stats([name for name, _ in leaves]) if leaves else []
+    except MetadataTableError as exc:
+        out.not_used = str(exc)
+        return out
+    chosen = [str(names[i]) for i in usable]
+    rows = partition_rows(entries, chosen, leaves)
+    # the partition values too (path-only columns), judged with the statistics as files are
+    values = value_stats(table, [slices[int(first[i])] for i in usable], None) if value_stats is not None \
+        else pa.table({})
+    for name in values.column_names:
+        if name not in rows.column_names:
+            rows = rows.append_column(name, values.column(name))
+    verdict = prune(expression, StatsTable(rows), session_tz=session_time_zone)
+    keep = verdict.keep.to_numpy(zero_copy_only=False)
+    if values.num_columns:
+        # partitions their values alone drop are left to the partition-value stage (and counted there)
+        keep |= ~prune(expression, StatsTable(values), session_tz=session_time_zone).keep.to_numpy(
+            zero_copy_only=False)
+    out.partitions_judged = len(usable)
+    dropped_parts = np.zeros(len(names), dtype=bool)
+    dropped_parts[usable[~keep]] = True
+    out.dropped = dropped_parts[inverse]
+    for j in np.flatnonzero(~keep).tolist():
+        out.partitions_dropped[chosen[j]] = verdict.reason(j)
+    return out
+
+
+def drop_reason(partition: str, reason: str) -> str:
+    """The explain line of a slice its partition's statistics dropped."""
+    return f"partition {partition or '(non-partitioned)'}: partition statistics: {reason}"
