@@ -46,7 +46,13 @@ Records:
   columns of a supported type (no record, array or map; decimals that fit decimal(30,15)), or
   ``column_stats_columns``.
 
-Not written: partition stats, bloom filters, record and secondary indexes, the HFiles' ``bloomFilter`` meta
+- ``partition_stats`` (with ``column_stats``): per (partition, column) the files' statistics merged as Hudi's
+  ``HoodieColumnRangeMetadata.merge`` does (least min, greatest max, counts summed), over every file the
+  listing records (the latest slices' and older ones: a true bound, wider than Hudi's where older slices remain);
+  key = column id + partition id, ``fileName`` the partition (``.`` for a non-partitioned table),
+  ``isTightBound`` true, as the fixtures' records; one file group ``partition-stats-0000-0``.
+
+Not written: bloom filters, record and secondary indexes, the HFiles' ``bloomFilter`` meta
 block (no reader of this project uses it), and mirrored deltacommits with log files (what an MDT enabled from
 the table's first commit holds).
 
@@ -78,9 +84,11 @@ from hive_bridge.mdt.keys import (
     COLUMN_STATS,
     FILES,
     NON_PARTITIONED_NAME,
+    PARTITION_STATS,
     SOLO_COMMIT_TIMESTAMP,
     TYPE_ALL_PARTITIONS,
     TYPE_FILES,
+    TYPE_PARTITION_STATS,
     column_index_id,
     file_index_id,
     partition_index_id,
@@ -95,6 +103,7 @@ from hive_bridge.testing.mdt_records import (
     encode_record,
     group_of_hash,
     java_hash,
+    merge_stats,
     metadata_record,
     metadata_record_schema,
     prefix_hash,
@@ -112,11 +121,11 @@ __all__ = [
 ]
 
 #: MDT partitions this writer writes, in the order Hudi initialises them (files first)
-SUPPORTED_PARTITIONS = (FILES, COLUMN_STATS)
+SUPPORTED_PARTITIONS = (FILES, COLUMN_STATS, PARTITION_STATS)
 #: file id prefix of each MDT partition (``MetadataPartitionType.getFileIdPrefix``)
-FILE_ID_PREFIXES = {FILES: "files-", COLUMN_STATS: "col-stats-"}
+FILE_ID_PREFIXES = {FILES: "files-", COLUMN_STATS: "col-stats-", PARTITION_STATS: "partition-stats-"}
 #: Hudi 1.0's default file group counts
-DEFAULT_FILE_GROUPS = {FILES: 1, COLUMN_STATS: 2}
+DEFAULT_FILE_GROUPS = {FILES: 1, COLUMN_STATS: 2, PARTITION_STATS: 1}
 #: ``HoodieLogFormat.DEFAULT_WRITE_TOKEN``
 DEFAULT_WRITE_TOKEN = "0-0-0"
 #: HBase's writer (Hudi 1.0's MDT files: version 3.3, 16 KiB checksum chunks); Hudi's HFile block size
@@ -261,6 +270,8 @@ def write_metadata_table(
     last_completion = max((i.completion_time or i.timestamp for i in timeline.completed), default="0")
     listing = _list_data_files(root, completed)
     data_files = sum(len(v) for v in listing.values())
+    if PARTITION_STATS in wanted and COLUMN_STATS not in wanted:
+        raise HudiTableError("partition stats are aggregated from column stats: write column_stats too")
     columns = columns_to_index(props, timeline.latest_schema_json(), column_stats_columns) \
         if COLUMN_STATS in wanted else []
 
@@ -327,6 +338,24 @@ def write_metadata_table(
                 files={_identifier(p): {"size": 0, "isDeleted": False} for p in listing})
             for p, fs in listing.items():
                 add(_identifier(p), TYPE_FILES, files={f.name: {"size": f.size, "isDeleted": False} for f in fs})
+        elif partition == PARTITION_STATS:
+            # key = column id (12) + partition id (12); the record's fileName is the partition
+            by_partition: dict[str, list[dict[str, dict[str, Any]]]] = {}
+            for (p, _name), per_column in stats_of.items():
+                if per_column is not None:
+                    by_partition.setdefault(p, []).append(per_column)
+            names_bytes = [avro_bytes_of(nm.encode("utf-8")) for nm in names]
+            for p, files_stats in sorted(by_partition.items()):
+                for column in columns:
+                    found = [fs[column] for fs in files_stats if fs.get(column) is not None]
+                    if not found:
+                        continue
+                    key = column_index_id(column) + partition_index_id(p)
+                    g = file_group_index(key, n) if n > 1 else 0
+                    record = {"fileName": _identifier(p), "columnName": column, **merge_stats(found),
+                              "isDeleted": False, "isTightBound": True}
+                    entries[g].append((key.encode("utf-8"), stats_value(names_bytes[g], record,
+                                                                        TYPE_PARTITION_STATS)))
         else:
             # key = column id (12) + partition id (12) + file id (24): hashed part by part (the Java hash of a
             # concatenation continues from its prefix's), the ids computed once each

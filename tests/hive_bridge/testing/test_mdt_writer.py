@@ -23,7 +23,7 @@ import sarg
 from hive_bridge.errors import HudiTableError
 from hive_bridge.formats.hfile.reader import HFileReader
 from hive_bridge.formats.logfile import BlockType, data_block_table, read_log_file
-from hive_bridge.mdt.keys import COLUMN_STATS, FILES
+from hive_bridge.mdt.keys import COLUMN_STATS, FILES, PARTITION_STATS
 from hive_bridge.mdt.table import MetadataTable
 from hive_bridge.pruning import Pruner
 from hive_bridge.stats.index import ColumnStatsIndex
@@ -445,3 +445,38 @@ def test_hudi_rs_decodes_every_record_as_we_do(tables: dict[str, Built], tmp_pat
                                              zip(entries, records, strict=True)], rel
         compared += len(rows)
     assert compared == tables["mor"].mdt.column_stats_records + 1 + len(tables["mor"].mdt.data_partitions)
+
+
+@pytest.mark.parametrize("name", ["cow", "mor"])
+def test_partition_stats_bound_each_partition_and_prune_as_the_footers_do(tables: dict[str, Built], name: str,
+                                                                         tmp_path: Path) -> None:
+    """The partition_stats partition (merged from the files' statistics) read back: each record bounds every
+    file's statistics of its partition; planning with it keeps what the footers keep, and drops whole
+    partitions for a filter only one partition can match."""
+    import shutil
+
+    from hive_bridge.pruning.pruner import prune_slices
+
+    root = tmp_path / name
+    shutil.copytree(tables[name].root, root)
+    write_metadata_table(root, partitions=[FILES, COLUMN_STATS, PARTITION_STATS], overwrite=True)
+    table = HudiTable.open(root)
+    mdt = table.metadata_table()
+    assert PARTITION_STATS in mdt.status.partitions, mdt.status.problems
+    by_file = mdt.column_stats(["id", "name"])
+    for e in mdt.partition_stats(["id", "name"]):
+        files = [f for f in by_file if f.partition == e.partition and f.column == e.column and f.min is not None]
+        assert files and e.min == min(f.min for f in files) and e.max == max(f.max for f in files), e
+    dropped = 0
+    for text in [*FILTERS, "part = 'p1' AND id > 0", "name = 'u00011'"]:
+        s = sarg.parse(text, SCHEMA) if text in FILTERS else sarg.read_filter(text, SCHEMA)
+        slices = table.latest_file_slices()
+        # the merge-on-read table's partitions have log files: a read-optimized query is judged by them
+        qt = "read_optimized" if name == "mor" else "snapshot"
+        with_ps = prune_slices(table, ColumnStatsIndex(table, persist=False, source="mdt"), slices, s, None,
+                               query_type=qt)
+        footers = prune_slices(table, ColumnStatsIndex(table, persist=False, source="footers"), slices, s, None,
+                               partition_stats=False, query_type=qt)
+        assert sorted(x.file_id for x in with_ps.slices) == sorted(x.file_id for x in footers.slices), text
+        dropped += with_ps.dropped_by_partition_stats
+    assert dropped > 0
