@@ -242,10 +242,11 @@ def group_of_hash(h: int, num_file_groups: int) -> int:
 
 
 def metadata_record(hfile_name: str, rtype: int, files: dict[str, dict[str, Any]] | None = None,
-            stats: dict[str, Any] | None = None) -> dict[str, Any]:
+                    stats: dict[str, Any] | None = None, *, record_index: dict[str, Any] | None = None,
+                    secondary: dict[str, Any] | None = None) -> dict[str, Any]:
     return {"_hoodie_commit_time": None, "_hoodie_commit_seqno": None, "_hoodie_record_key": None,
             "_hoodie_partition_path": None, "_hoodie_file_name": hfile_name, "key": "", "type": rtype,
             "filesystemMetadata": files, "BloomFilterMetadata": None, "ColumnStatsMetadata": stats,
-            "recordIndexMetadata": None, "SecondaryIndexMetadata": None}
+            "recordIndexMetadata": record_index, "SecondaryIndexMetadata": secondary}
 
 
