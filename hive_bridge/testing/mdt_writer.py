@@ -52,9 +52,15 @@ Records:
   key = column id + partition id, ``fileName`` the partition (``.`` for a non-partitioned table),
   ``isTightBound`` true, as the fixtures' records; one file group ``partition-stats-0000-0``.
 
-Not written: bloom filters, record and secondary indexes, the HFiles' ``bloomFilter`` meta
-block (no reader of this project uses it), and mirrored deltacommits with log files (what an MDT enabled from
-the table's first commit holds).
+- ``record_index`` and ``secondary_index_<name>`` (``secondary_indexes={name: column}``): every record of the
+  latest slices (base files only; a table whose latest slices have log files is refused) with its file group,
+  and its secondary value with its record key (:mod:`~hive_bridge.testing.mdt_keys`); two file groups each, a key
+  placed by ``mapRecordKeyToFileGroupIndex``; the secondary index's ``identity`` definition in
+  ``.hoodie/.index_defs/index.json``.
+
+Not written: the ``bloom_filters`` partition (the base files carry their own, with ``HudiWriter(...,
+bloom_filters=True)``), the HFiles' ``bloomFilter`` meta block (no reader of this project uses it), and mirrored
+deltacommits with log files (what an MDT enabled from the table's first commit holds).
 
 The records and their Avro encoding are in :mod:`~hive_bridge.testing.mdt_records`, the indexed columns and the
 statistics of data files in :mod:`~hive_bridge.testing.mdt_stats`; this module lists the data table and writes

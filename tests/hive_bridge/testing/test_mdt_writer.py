@@ -295,8 +295,10 @@ def test_options_and_refusals(tmp_path: Path) -> None:
     HudiWriter(tmp_path / "v6", version=6).insert(_data([1]))
     with pytest.raises(HudiTableError, match="version 8"):
         write_metadata_table(tmp_path / "v6")
-    with pytest.raises(HudiTableError, match="record_index"):
-        write_metadata_table(built.root, partitions=["record_index"], overwrite=True)
+    with pytest.raises(HudiTableError, match="bloom_filters"):
+        write_metadata_table(built.root, partitions=["bloom_filters"], overwrite=True)
+    with pytest.raises(HudiTableError, match="column_stats too"):
+        write_metadata_table(built.root, partitions=[FILES, PARTITION_STATS], overwrite=True)
 
 
 def test_file_group_index_is_java_string_hash() -> None:
@@ -480,3 +482,28 @@ def test_partition_stats_bound_each_partition_and_prune_as_the_footers_do(tables
         assert sorted(x.file_id for x in with_ps.slices) == sorted(x.file_id for x in footers.slices), text
         dropped += with_ps.dropped_by_partition_stats
     assert dropped > 0
+
+
+def test_record_and_secondary_indexes_name_every_record_of_the_latest_slices(tmp_path: Path) -> None:
+    """The record index maps every key of the latest slices to its file group and partition; the secondary
+    index every value to the keys holding it; a merge-on-read table with log files is refused."""
+    from hive_bridge.mdt.keys import RECORD_INDEX
+
+    built = _cow(tmp_path / "t", partitioned=True)
+    write_metadata_table(built.root, secondary_indexes={"name_idx": "name"}, overwrite=True)
+    table = HudiTable.open(built.root)
+    mdt = MetadataTable.open(table)
+    assert {RECORD_INDEX, "secondary_index_name_idx"} <= set(mdt.status.partitions), mdt.status.problems
+    homes: dict[str, tuple[str, str]] = {}
+    names: dict[str, set[str]] = {}
+    for s in table.latest_file_slices():
+        assert s.base_file is not None
+        for r in pq.read_table(s.base_file.full_path, columns=["_hoodie_record_key", "name"]).to_pylist():
+            homes[r["_hoodie_record_key"]] = (s.partition_path, s.file_id)
+            names.setdefault(r["name"], set()).add(r["_hoodie_record_key"])
+    located = mdt.record_index(list(homes))
+    assert {k: (loc.partition, loc.file_id) for k, loc in located.items()} == homes
+    assert {loc.instant for loc in located.values()} <= {s.base_instant for s in table.latest_file_slices()}
+    assert mdt.secondary_index("name_idx", list(names)) == names
+    with pytest.raises(HudiTableError, match="log files"):
+        write_metadata_table(_mor(tmp_path / "mor").root, secondary_indexes={"name_idx": "name"}, overwrite=True)
