@@ -88,8 +88,8 @@ def _or(x: Any, y: Any) -> Any:
 
 
 def _filters() -> st.SearchStrategy[tuple[str, Any]]:
-    leaves = st.one_of(_leaf("a", A_VALUES + ["no such"]), _leaf("b", [0, 1, 2, 3, 4, 99]),
-                       _leaf("c", [v for v in C_VALUES if v is not None] + ["no such"]))
+    leaves = st.one_of(_leaf("a", [*A_VALUES, "no such"]), _leaf("b", [0, 1, 2, 3, 4, 99]),
+                       _leaf("c", [*(v for v in C_VALUES if v is not None), "no such"]))
     conj = st.tuples(_leaf("a", A_VALUES), _leaf("b", [0, 1, 2, 3, 4])).map(
         lambda p: (f"({p[0][0]} AND {p[1][0]})", lambda r, p=p: _and(p[0][1](r), p[1][1](r))))
     base = st.one_of(leaves, conj)
