@@ -39,7 +39,7 @@ from hive_bridge.pruning.vectorized import StatsTable, prune
 from hive_bridge.stats.mdt_rows import partition_rows
 from hive_bridge.table.table import HudiTable
 
-__all__ = ["PartitionVerdicts", "drop_reason", "judge_partitions", "partition_stats_problem"]
+__all__ = ["PartitionStatsStage", "PartitionVerdicts", "drop_reason", "partition_stats_problem"]
 
 _get_partition = operator.attrgetter("partition_path")
 _get_log_files = operator.attrgetter("log_files")
@@ -74,64 +74,100 @@ def partition_stats_problem(table: HudiTable) -> str | None:
     return None
 
 
-def judge_partitions(table: HudiTable, slices: Sequence[FileSlice], expression: HudiExpression,
-                     columns: set[str] | None, session_time_zone: str = "UTC",
-                     value_stats: Callable[[HudiTable, list[FileSlice], Any], pa.Table] | None = None,
-                     ) -> PartitionVerdicts:
-    """The slices whose partition's statistics prove that no row matches ``expression`` (``columns``: the
-    columns it reads, :func:`hive_bridge.pruning.pruner.filter_columns`; ``value_stats``: the partition values
-    as statistics columns, :func:`hive_bridge.pruning.pruner.partition_stats`, judged with them)."""
-    n = len(slices)
-    out = PartitionVerdicts(np.zeros(n, dtype=bool))
-    why = partition_stats_problem(table)
-    if why is not None or not n:
-        out.not_used = why or ""
+ValueStats = Callable[[HudiTable, list[FileSlice], Any], pa.Table]
+
+
+class PartitionStatsStage:
+    """The partition statistics stage for one set of slices: which partitions can be judged (worked out once),
+    the partition rows of each set of columns (read once), judged against any number of filters.
+    ``value_stats``: the partition values as statistics columns (:func:`hive_bridge.pruning.pruner.
+    partition_stats`), judged with the statistics."""
+
+    def __init__(self, table: HudiTable, slices: Sequence[FileSlice], value_stats: ValueStats | None = None) -> None:
+        self.table = table
+        self.slices = slices
+        self.value_stats = value_stats
+        self.problem = partition_stats_problem(table) if slices else ""
+        self._layout: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._rows: dict[tuple[str, ...], tuple[pa.Table, pa.Table] | str] = {}
+        if self.problem is None:
+            self._prepare()
+
+    def _prepare(self) -> None:
+        slices = self.slices
+        n = len(slices)
+        synced = self.table.metadata_table().status.synced_up_to
+        parts = np.asarray(list(map(_get_partition, slices)), dtype=object)
+        names, first, inverse = np.unique(parts, return_index=True, return_inverse=True)
+        # a partition with a log file among its slices, or a slice the metadata table is not synced up to: unknown
+        unusable = np.zeros(len(names), dtype=bool)
+        has_logs = np.fromiter(map(bool, map(_get_log_files, slices)), dtype=bool, count=n)
+        if has_logs.any():
+            unusable[np.unique(inverse[has_logs])] = True
+        instants = np.asarray(list(map(_get_base_instant, slices)), dtype=object)
+        newer = instants > synced if synced is not None else np.ones(n, dtype=bool)
+        if newer.any():
+            unusable[np.unique(inverse[newer])] = True
+        usable = np.flatnonzero(~unusable)
+        if not len(usable):
+            self.problem = "every partition judged has log files or files newer than the metadata table"
+        self._layout = (names, first, inverse, usable)
+
+    def _partition_rows(self, columns: set[str] | None) -> tuple[pa.Table, pa.Table] | str:
+        """(statistics and partition values, partition values alone) of the usable partitions, or why not."""
+        assert self._layout is not None
+        names, first, _inverse, usable = self._layout
+        leaves = [(leaf.name, leaf.type) for leaf in stat_leaves(self.table.arrow_schema())
+                  if columns is None or leaf.name in columns]
+        key = tuple(name for name, _ in leaves)
+        found = self._rows.get(key)
+        if found is not None:
+            return found
+        try:
+            entries = self.table.metadata_table().partition_stats(list(key)) if key else []
+        except MetadataTableError as exc:
+            self._rows[key] = str(exc)
+            return str(exc)
+        rows = partition_rows(entries, [str(names[i]) for i in usable], leaves)
+        # the partition values too (path-only columns), judged with the statistics as files are
+        values = self.value_stats(self.table, [self.slices[int(first[i])] for i in usable], None) \
+            if self.value_stats is not None else pa.table({})
+        for name in values.column_names:
+            if name not in rows.column_names:
+                rows = rows.append_column(name, values.column(name))
+        self._rows[key] = (rows, values)
+        return rows, values
+
+    def judge(self, expression: HudiExpression, columns: set[str] | None,
+              session_time_zone: str = "UTC") -> PartitionVerdicts:
+        """The slices whose partition's statistics prove that no row matches ``expression`` (``columns``: the
+        columns it reads, :func:`hive_bridge.pruning.pruner.filter_columns`)."""
+        out = PartitionVerdicts(np.zeros(len(self.slices), dtype=bool))
+        if self.problem is not None:
+            out.not_used = self.problem
+            return out
+        assert self._layout is not None
+        names, _first, inverse, usable = self._layout
+        found = self._partition_rows(columns)
+        if isinstance(found, str):
+            out.not_used = found
+            return out
+        rows, values = found
+        verdict = prune(expression, StatsTable(rows), session_tz=session_time_zone)
+        keep = verdict.keep.to_numpy(zero_copy_only=False)
+        if values.num_columns:
+            # partitions their values alone drop are left to the partition-value stage (and counted there)
+            keep |= ~prune(expression, StatsTable(values), session_tz=session_time_zone).keep.to_numpy(
+                zero_copy_only=False)
+        out.partitions_judged = len(usable)
+        if keep.all():
+            return out
+        dropped_parts = np.zeros(len(names), dtype=bool)
+        dropped_parts[usable[~keep]] = True
+        out.dropped = dropped_parts[inverse]
+        for j in np.flatnonzero(~keep).tolist():
+            out.partitions_dropped[str(names[usable[j]])] = verdict.reason(j)
         return out
-    mdt = table.metadata_table()
-    synced = mdt.status.synced_up_to
-    parts = np.asarray(list(map(_get_partition, slices)), dtype=object)
-    names, first, inverse = np.unique(parts, return_index=True, return_inverse=True)
-    # a partition with a log file among its slices, or a slice the metadata table is not synced up to, is unknown
-    unusable = np.zeros(len(names), dtype=bool)
-    has_logs = np.fromiter(map(bool, map(_get_log_files, slices)), dtype=bool, count=n)
-    if has_logs.any():
-        unusable[np.unique(inverse[has_logs])] = True
-    instants = np.asarray(list(map(_get_base_instant, slices)), dtype=object)
-    newer = instants > synced if synced is not None else np.ones(n, dtype=bool)
-    if newer.any():
-        unusable[np.unique(inverse[newer])] = True
-    usable = np.flatnonzero(~unusable)
-    if not len(usable):
-        out.not_used = "every partition judged has log files or files newer than the metadata table"
-        return out
-    leaves = [(leaf.name, leaf.type) for leaf in stat_leaves(table.arrow_schema())
-              if columns is None or leaf.name in columns]
-    try:
-        entries = mdt.partition_stats([name for name, _ in leaves]) if leaves else []
-    except MetadataTableError as exc:
-        out.not_used = str(exc)
-        return out
-    chosen = [str(names[i]) for i in usable]
-    rows = partition_rows(entries, chosen, leaves)
-    # the partition values too (path-only columns), judged with the statistics as files are
-    values = value_stats(table, [slices[int(first[i])] for i in usable], None) if value_stats is not None \
-        else pa.table({})
-    for name in values.column_names:
-        if name not in rows.column_names:
-            rows = rows.append_column(name, values.column(name))
-    verdict = prune(expression, StatsTable(rows), session_tz=session_time_zone)
-    keep = verdict.keep.to_numpy(zero_copy_only=False)
-    if values.num_columns:
-        # partitions their values alone drop are left to the partition-value stage (and counted there)
-        keep |= ~prune(expression, StatsTable(values), session_tz=session_time_zone).keep.to_numpy(
-            zero_copy_only=False)
-    out.partitions_judged = len(usable)
-    dropped_parts = np.zeros(len(names), dtype=bool)
-    dropped_parts[usable[~keep]] = True
-    out.dropped = dropped_parts[inverse]
-    for j in np.flatnonzero(~keep).tolist():
-        out.partitions_dropped[chosen[j]] = verdict.reason(j)
-    return out
 
 
 def drop_reason(partition: str, reason: str) -> str:

@@ -22,7 +22,7 @@ import sarg
 from hive_bridge.expression import translate
 from hive_bridge.layout.fsview import HIVE_DEFAULT_PARTITION, FileSlice
 from hive_bridge.pruning.key_index import KeyIndexes
-from hive_bridge.pruning.partition_pruning import PartitionVerdicts, drop_reason, judge_partitions
+from hive_bridge.pruning.partition_pruning import PartitionStatsStage, PartitionVerdicts, drop_reason
 from hive_bridge.pruning.vectorized import StatsTable, TruthColumn, prune
 from hive_bridge.stats.contract import (
     BOUND_STATS,
@@ -219,7 +219,8 @@ def prune_slices(table: HudiTable, index: ColumnStatsIndex, slices: list[FileSli
     verdicts = None
     if filt is not None and partition_stats and slices:
         expression = translate(filt, dict(schema) if schema else table_sarg_schema(table))
-        verdicts = judge_partitions(table, slices, expression, columns, session_time_zone, partition_value_stats)
+        verdicts = PartitionStatsStage(table, slices, partition_value_stats).judge(expression, columns,
+                                                                                 session_time_zone)
     if verdicts is None or not verdicts.slices_dropped:
         result = Pruner(table, index, slices, query_type, partition_stats=False).run(
             filt, schema, session_time_zone, explain)
@@ -317,6 +318,7 @@ class Pruner:
         self.table = table
         self.use_key_indexes = key_indexes
         self.use_partition_stats = partition_stats
+        self._partition_stage: PartitionStatsStage | None = None
         self._key_indexes: KeyIndexes | None = None
         self.query_type = check_query_type(query_type)
         if self.query_type == READ_OPTIMIZED:
@@ -455,8 +457,9 @@ class Pruner:
             groups = self._current_groups(filt)
             pstats = None
             if self.use_partition_stats:
-                pstats = judge_partitions(self.table, slices, expression, filter_columns(self.table, filt),
-                                          session_time_zone, partition_stats)
+                if self._partition_stage is None:
+                    self._partition_stage = PartitionStatsStage(self.table, slices, partition_stats)
+                pstats = self._partition_stage.judge(expression, filter_columns(self.table, filt), session_time_zone)
                 result.partition_stats_note = pstats.not_used
                 result.partitions_dropped_by_stats = len(pstats.partitions_dropped)
             ps_keep = ~pstats.dropped if pstats is not None else np.ones(n, dtype=bool)
