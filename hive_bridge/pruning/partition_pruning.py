@@ -39,7 +39,7 @@ from hive_bridge.pruning.vectorized import StatsTable, prune
 from hive_bridge.stats.mdt_rows import partition_rows
 from hive_bridge.table.table import HudiTable
 
-__all__ = ["PartitionStatsStage", "PartitionVerdicts", "drop_reason", "partition_stats_problem"]
+__all__ = ["PartitionStatsStage", "PartitionVerdicts", "partition_stats_problem"]
 
 _get_partition = operator.attrgetter("partition_path")
 _get_log_files = operator.attrgetter("log_files")
@@ -49,16 +49,29 @@ _get_base_instant = operator.attrgetter("base_instant")
 @dataclass
 class PartitionVerdicts:
     """Which slices the partition statistics drop (``dropped``, a mask over the slices judged), the partitions
-    they dropped with the reason of each, and why a partition or the whole stage was not used."""
+    they dropped (``partitions_dropped``: partition -> its row in the verdict, :meth:`reason` says why), and why
+    a partition or the whole stage was not used."""
 
     dropped: np.ndarray
-    partitions_dropped: dict[str, str] = field(default_factory=dict)
+    partitions_dropped: dict[str, int] = field(default_factory=dict)
     partitions_judged: int = 0
     not_used: str = ""
+    verdict: Any = None
+    _reasons: dict[str, str] = field(default_factory=dict)
 
     @property
     def slices_dropped(self) -> int:
         return int(np.count_nonzero(self.dropped))
+
+    def reason(self, partition: str) -> str:
+        """Why the partition statistics dropped ``partition`` (explain)."""
+        found = self._reasons.get(partition)
+        if found is None:
+            row = self.partitions_dropped.get(partition)
+            reason = "" if row is None or self.verdict is None else self.verdict.reason(row)
+            found = self._reasons[partition] = f"partition {partition or '(non-partitioned)'}: partition " \
+                                               f"statistics: {reason}"
+        return found
 
 
 def partition_stats_problem(table: HudiTable) -> str | None:
@@ -165,11 +178,7 @@ class PartitionStatsStage:
         dropped_parts = np.zeros(len(names), dtype=bool)
         dropped_parts[usable[~keep]] = True
         out.dropped = dropped_parts[inverse]
+        out.verdict = verdict
         for j in np.flatnonzero(~keep).tolist():
-            out.partitions_dropped[str(names[usable[j]])] = verdict.reason(j)
+            out.partitions_dropped[str(names[usable[j]])] = j
         return out
-
-
-def drop_reason(partition: str, reason: str) -> str:
-    """The explain line of a slice its partition's statistics dropped."""
-    return f"partition {partition or '(non-partitioned)'}: partition statistics: {reason}"

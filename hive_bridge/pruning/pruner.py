@@ -22,7 +22,7 @@ import sarg
 from hive_bridge.expression import translate
 from hive_bridge.layout.fsview import HIVE_DEFAULT_PARTITION, FileSlice
 from hive_bridge.pruning.key_index import KeyIndexes
-from hive_bridge.pruning.partition_pruning import PartitionStatsStage, PartitionVerdicts, drop_reason
+from hive_bridge.pruning.partition_pruning import PartitionStatsStage, PartitionVerdicts
 from hive_bridge.pruning.vectorized import StatsTable, TruthColumn, prune
 from hive_bridge.stats.contract import (
     BOUND_STATS,
@@ -251,7 +251,7 @@ def _with_partition_drops(result: ListStatusResult, slices: list[FileSlice], ver
                 merged.append(next(by_slice))
                 continue
             path = s.base_file.path if s.base_file is not None else f"{s.partition_path}/{s.file_id} (log only)"
-            reason = drop_reason(s.partition_path, verdicts.partitions_dropped.get(s.partition_path, ""))
+            reason = verdicts.reason(s.partition_path)
             merged.append(FileVerdict(path, s.partition_path, False, "partition statistics", None, False, reason,
                                       (), ("metadata table partition_stats",)))
         result.verdicts = merged
@@ -497,7 +497,7 @@ class Pruner:
                         elif not keep_ps[j] and pstats is not None:
                             part = slices[i].partition_path
                             stages[i] = "partition statistics"
-                            reasons[i] = drop_reason(part, pstats.partitions_dropped.get(part, ""))
+                            reasons[i] = pstats.reason(part)
                         else:
                             stages[i], truths[i] = "statistics", truth2[j]
                             reasons[i] = second.reason(j)
