@@ -17,7 +17,8 @@ recomputed from the column statistics of the partition's latest merged slices):
   depends on the Hudi version, and a log file's own entry may say it holds no value when it does (seen on
   ``v8_trips_8i3u1d``); a read-optimized query, which reads base files only, is judged by them;
 - the bounds as :func:`~hive_bridge.stats.mdt_rows.partition_rows` maps them (null counts unknown; string
-  bounds only with a null count of 0); a partition or column without an entry is unknown.
+  bounds only with a null count of 0; a column counting fewer values than the partition's other columns left
+  files out); a partition or column without an entry is unknown.
 """
 
 from __future__ import annotations
@@ -103,6 +104,7 @@ class PartitionStatsStage:
         self.problem = partition_stats_problem(table) if slices else ""
         self._layout: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
         self._rows: dict[tuple[str, ...], tuple[pa.Table, pa.Table] | str] = {}
+        self._entries: list[Any] | None = None
         if self.problem is None:
             self._prepare()
 
@@ -137,7 +139,10 @@ class PartitionStatsStage:
         if found is not None:
             return found
         try:
-            entries = self.table.metadata_table().partition_stats(list(key)) if key else []
+            # every column's entries: a column counting fewer values than the others left files out
+            if self._entries is None:
+                self._entries = self.table.metadata_table().partition_stats()
+            entries = self._entries
         except MetadataTableError as exc:
             self._rows[key] = str(exc)
             return str(exc)

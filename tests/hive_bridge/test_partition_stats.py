@@ -221,3 +221,7 @@ def test_partition_rows_keep_unknown_what_an_aggregate_cannot_prove() -> None:
     # float bounds are never used; a partition or column without an entry is unknown
     assert rows[stat_name("f", "min")] == [None] * 3
     assert rows[stat_name("d", "min")] == [None, Decimal("1.5"), None]
+    # a column counting fewer values than the partition's others left files out (indexed or added later)
+    late = partition_rows([*entries, _entry("p=1", "late", 3, 4, 0, values=4)], ["p=1"],
+                          [("n", pa.int64()), ("late", pa.int64())]).to_pydict()
+    assert late[stat_name("n", "min")] == [1] and late[stat_name("late", "min")] == [None]
