@@ -171,13 +171,16 @@ def partition_stats_section(root: Path, key_range: sarg.SearchArgument, runs: in
             assert p.kept == with_ps[0].kept, "partition statistics changed what is kept"
         a = statistics.median(p.total for p in with_ps)
         b = statistics.median(p.total for p in without)
+        stage = "statistics + prune"
+        a_stage = statistics.median(p.stages[stage] for p in with_ps)
+        b_stage = statistics.median(p.stages[stage] for p in without)
         counters, dropped, parts = with_ps[0].counters
         plain = without[0].counters[0]
-        print(f"[partition stats] {label}: with {a:.3f} s (median of {runs}; {_fmt(with_ps[0])}), without "
-              f"{b:.3f} s ({_fmt(without[0])}): {b / a:.2f}x; {dropped:,} slices of {parts} partitions dropped by "
-              f"partition statistics, column_stats entries looked up for {counters.files_from_mdt:,} files "
-              f"(without: {plain.files_from_mdt:,}); {len(with_ps[0].kept):,} slices kept; load average "
-              f"{os.getloadavg()[0]:.1f}")
+        print(f"[partition stats] {label}: total with {a:.3f} s, without {b:.3f} s ({b / a:.2f}x); {stage} with "
+              f"{a_stage:.3f} s, without {b_stage:.3f} s ({b_stage / a_stage:.2f}x) (medians of {runs}); "
+              f"{dropped:,} slices of {parts} partitions dropped by partition statistics, column_stats entries "
+              f"looked up for {counters.files_from_mdt:,} files (without: {plain.files_from_mdt:,}); "
+              f"{len(with_ps[0].kept):,} slices kept; load average {os.getloadavg()[0]:.1f}")
 
 
 class MdtOnlyIndex(ColumnStatsIndex):
