@@ -38,7 +38,7 @@ from hive_bridge.layout.fsview import FileSlice
 from hive_bridge.mdt.keys import PARTITION_STATS
 from hive_bridge.pruning.vectorized import StatsTable, prune
 from hive_bridge.stats.mdt_rows import partition_rows
-from hive_bridge.table.table import HudiTable
+from hive_bridge.table.table import META_FIELDS, HudiTable
 
 __all__ = ["PartitionStatsStage", "PartitionVerdicts", "partition_stats_problem"]
 
@@ -104,7 +104,6 @@ class PartitionStatsStage:
         self.problem = partition_stats_problem(table) if slices else ""
         self._layout: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
         self._rows: dict[tuple[str, ...], tuple[pa.Table, pa.Table] | str] = {}
-        self._entries: list[Any] | None = None
         if self.problem is None:
             self._prepare()
 
@@ -139,10 +138,11 @@ class PartitionStatsStage:
         if found is not None:
             return found
         try:
-            # every column's entries: a column counting fewer values than the others left files out
-            if self._entries is None:
-                self._entries = self.table.metadata_table().partition_stats()
-            entries = self._entries
+            # with the meta columns' entries (indexed from the first commit on, whatever the column list): a
+            # column counting fewer values than they do left files out; without meta fields, every column's
+            reference = list(META_FIELDS) if self.table.properties.populate_meta_fields else None
+            entries = self.table.metadata_table().partition_stats(
+                None if reference is None else list(dict.fromkeys([*key, *reference])))
         except MetadataTableError as exc:
             self._rows[key] = str(exc)
             return str(exc)

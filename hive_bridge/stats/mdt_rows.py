@@ -189,9 +189,9 @@ def partition_rows(entries: Iterable[ColumnStatsEntry], partitions: Sequence[str
     - string and binary bounds are used only when the partition's null count is 0: a file of long strings
       without parquet statistics is recorded as all null (apache/hudi#18755) and adds no bound to the
       aggregate, but adds its values to the null count, so a null count of 0 proves there was none;
-    - a column whose value count is below the partition's greatest (``entries`` should hold every column's)
-      left out files (every file counts each top-level column's values, nulls included, once per row): a file
-      written before the column was indexed or added; it is unknown;
+    - a column whose value count is below the partition's greatest (``entries`` should hold the meta columns'
+      entries too, or every column's) left out files (every file counts each top-level column's values, nulls
+      included, once per row): a file written before the column was indexed or added; it is unknown;
     - a partition without an entry for a column, or without entries at all, has that column unknown."""
     by_partition: dict[str, dict[str, ColumnStatsEntry]] = {}
     for e in entries:
