@@ -2,8 +2,8 @@
 
 A large synthetic copy-on-write table (table version 8, written by HudiWriter: ``--files`` base files of
 ``--rows`` rows in ``--partitions`` partitions, keys clustered so a key range lives in a few files) gets the
-metadata table Hudi 1.0 initialises on an existing table (``hive_bridge.testing.mdt_writer``: ``files`` and
-``column_stats`` for every column Hudi indexes by default, HFiles with CRC32C checksums as Hudi writes them).
+metadata table Hudi 1.0 initialises on an existing table (``hive_bridge.testing.mdt_writer``: ``files``,
+``partition_stats`` and ``column_stats`` for every column Hudi indexes by default, HFiles with CRC32C checksums as Hudi writes them).
 Then, in one process, for one selective filter (a key range):
 
 1. **First query on a never-indexed table**, as the product runs it (a table snapshot: what ``read_hudi``,
@@ -19,6 +19,9 @@ Then, in one process, for one selective filter (a key range):
 4. Every path keeps the same slices (asserted).
 5. Where the MDT path's time goes: per stage, and cProfile's top functions (``--profile``, or whenever the MDT
    path misses its target).
+6. The partition statistics stage (the MDT also holds ``partition_stats``): one-shot planning (``prune_slices``)
+   with and without it, caches emptied before each run, for ``part = 42`` (the partition column, stored in the
+   files) and the key range; ``--only partition-stats`` runs this section alone.
 
 Run: ``.venv/bin/python benchmarks/bench_mdt.py [--files 100000] [--rows 10] [--partitions 100] [--runs 5]
 [--keep DIR] [--profile] [--hudi-rs] [--first-runs 5]``. ``--keep DIR`` keeps the table in DIR and reuses it when it is there.
