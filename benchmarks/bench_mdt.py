@@ -3,7 +3,8 @@
 A large synthetic copy-on-write table (table version 8, written by HudiWriter: ``--files`` base files of
 ``--rows`` rows in ``--partitions`` partitions, keys clustered so a key range lives in a few files) gets the
 metadata table Hudi 1.0 initialises on an existing table (``hive_bridge.testing.mdt_writer``: ``files``,
-``partition_stats`` and ``column_stats`` for every column Hudi indexes by default, HFiles with CRC32C checksums as Hudi writes them).
+``column_stats`` for every column Hudi indexes by default and ``partition_stats``, HFiles with CRC32C checksums as
+Hudi writes them).
 Then, in one process, for one selective filter (a key range):
 
 1. **First query on a never-indexed table**, as the product runs it (a table snapshot: what ``read_hudi``,
