@@ -64,6 +64,11 @@ class PartitionVerdicts:
     def slices_dropped(self) -> int:
         return int(np.count_nonzero(self.dropped))
 
+    def truth(self, partition: str) -> Any:
+        """The TruthValue a dropped partition's statistics give the filter (None for another partition)."""
+        row = self.partitions_dropped.get(partition)
+        return None if row is None or self.verdict is None else self.verdict.truth[row]
+
     def reason(self, partition: str) -> str:
         """Why the partition statistics dropped ``partition`` (explain)."""
         found = self._reasons.get(partition)

@@ -252,8 +252,9 @@ def _with_partition_drops(result: ListStatusResult, slices: list[FileSlice], ver
                 continue
             path = s.base_file.path if s.base_file is not None else f"{s.partition_path}/{s.file_id} (log only)"
             reason = verdicts.reason(s.partition_path)
-            merged.append(FileVerdict(path, s.partition_path, False, "partition statistics", None, False, reason,
-                                      (), ("metadata table partition_stats",)))
+            merged.append(FileVerdict(path, s.partition_path, False, "partition statistics",
+                                      verdicts.truth(s.partition_path), False, reason, (),
+                                      ("metadata table partition_stats",)))
         result.verdicts = merged
     return result
 
@@ -496,7 +497,7 @@ class Pruner:
                             reasons[i] = first.reason(j)
                         elif not keep_ps[j] and pstats is not None:
                             part = slices[i].partition_path
-                            stages[i] = "partition statistics"
+                            stages[i], truths[i] = "partition statistics", pstats.truth(part)
                             reasons[i] = pstats.reason(part)
                         else:
                             stages[i], truths[i] = "statistics", truth2[j]
