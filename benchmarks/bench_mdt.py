@@ -2,8 +2,9 @@
 
 A large synthetic copy-on-write table (table version 8, written by HudiWriter: ``--files`` base files of
 ``--rows`` rows in ``--partitions`` partitions, keys clustered so a key range lives in a few files) gets the
-metadata table Hudi 1.0 initialises on an existing table (``hive_bridge.testing.mdt_writer``: ``files`` and
-``column_stats`` for every column Hudi indexes by default, HFiles with CRC32C checksums as Hudi writes them).
+metadata table Hudi 1.0 initialises on an existing table (``hive_bridge.testing.mdt_writer``: ``files``,
+``column_stats`` for every column Hudi indexes by default and ``partition_stats``, HFiles with CRC32C checksums as
+Hudi writes them).
 Then, in one process, for one selective filter (a key range):
 
 1. **First query on a never-indexed table**, as the product runs it (a table snapshot: what ``read_hudi``,
@@ -19,6 +20,9 @@ Then, in one process, for one selective filter (a key range):
 4. Every path keeps the same slices (asserted).
 5. Where the MDT path's time goes: per stage, and cProfile's top functions (``--profile``, or whenever the MDT
    path misses its target).
+6. The partition statistics stage (the MDT also holds ``partition_stats``): one-shot planning (``prune_slices``)
+   with and without it, caches emptied before each run, for ``part = 42`` (the partition column, stored in the
+   files) and the key range; ``--only partition-stats`` runs this section alone.
 
 Run: ``.venv/bin/python benchmarks/bench_mdt.py [--files 100000] [--rows 10] [--partitions 100] [--runs 5]
 [--keep DIR] [--profile] [--hudi-rs] [--first-runs 5]``. ``--keep DIR`` keeps the table in DIR and reuses it when it is there.
@@ -50,8 +54,10 @@ import pyarrow as pa
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import sarg
+from hive_bridge import config
+from hive_bridge.mdt.keys import COLUMN_STATS, FILES, PARTITION_STATS
 from hive_bridge.pruning import Pruner
-from hive_bridge.pruning.pruner import filter_columns
+from hive_bridge.pruning.pruner import filter_columns, prune_slices
 from hive_bridge.stats.index import ColumnStatsIndex
 from hive_bridge.table.table import HudiTable
 from hive_bridge.testing.mdt_writer import write_metadata_table
@@ -64,6 +70,8 @@ WARM_IMPORTS = ("numpy.ma", "hive_bridge.formats.avro_columns", "hive_bridge.mdt
 SCHEMA = {"id": "bigint", "name": "string", "value": "double", "amount": "decimal(14,2)", "day": "date",
           "ts": "timestamp", "part": "int"}
 MDT_TARGET_S = 0.5
+#: what the metadata table of the benchmark's table holds
+MDT_PARTITIONS = (FILES, COLUMN_STATS, PARTITION_STATS)
 
 
 def _rss_mb() -> float:
@@ -126,6 +134,57 @@ def _plan(open_table: Callable[[], HudiTable], make_index: Callable[[HudiTable],
     out.counters = index.last
     out.listing_source = table.listing_source
     return out
+
+
+def plan_with_partition_stats(root: Path, filt: sarg.SearchArgument, partition_stats: bool) -> Plan:
+    """The MDT path as ``prune_slices`` runs it (a one-shot query: CLI, handler, catalog), with or without the
+    partition statistics stage; caches of earlier runs in the process are emptied first."""
+    config.clear_caches()
+    out = Plan()
+    t0 = time.perf_counter()
+    table = HudiTable.open(root, listing="mdt")
+    slices = table.latest_file_slices()
+    t1 = time.perf_counter()
+    index = MdtOnlyIndex(table, persist=False, source="mdt", mdt_columns=filter_columns(table, filt))
+    result = prune_slices(table, index, slices, filt, None, partition_stats=partition_stats)
+    t2 = time.perf_counter()
+    out.stages = {"open + latest slices": t1 - t0, "statistics + prune": t2 - t1}
+    out.total = t2 - t0
+    out.kept = sorted((s.partition_path, s.file_id) for s in result.slices)
+    out.counters = (index.last, result.dropped_by_partition_stats, result.partitions_dropped_by_stats)
+    out.listing_source = table.listing_source
+    return out
+
+
+def partition_stats_section(root: Path, key_range: sarg.SearchArgument, runs: int) -> None:
+    """5. The partition statistics stage: planning from the MDT with and without it, caches emptied before each
+    run (what a process's first query on the table pays), alternating, for a filter on the partition column
+    (stored in the files, so without partition statistics every file's entry of it is read) and for the key
+    range (no partition can be dropped: what the stage costs when it cannot help)."""
+    filters = {"part = 42 (partition column stored in the files)": sarg.parse("leaf-(EQUALS part 42)", SCHEMA),
+               "the key range (every partition may hold it)": key_range}
+    for label, filt in filters.items():
+        with_ps: list[Plan] = []
+        without: list[Plan] = []
+        for _ in range(runs):
+            gc.collect()
+            with_ps.append(plan_with_partition_stats(root, filt, True))
+            gc.collect()
+            without.append(plan_with_partition_stats(root, filt, False))
+        for p in with_ps + without:
+            assert p.kept == with_ps[0].kept, "partition statistics changed what is kept"
+        a = statistics.median(p.total for p in with_ps)
+        b = statistics.median(p.total for p in without)
+        stage = "statistics + prune"
+        a_stage = statistics.median(p.stages[stage] for p in with_ps)
+        b_stage = statistics.median(p.stages[stage] for p in without)
+        counters, dropped, parts = with_ps[0].counters
+        plain = without[0].counters[0]
+        print(f"[partition stats] {label}: total with {a:.3f} s, without {b:.3f} s ({b / a:.2f}x); {stage} with "
+              f"{a_stage:.3f} s, without {b_stage:.3f} s ({b_stage / a_stage:.2f}x) (medians of {runs}); "
+              f"{dropped:,} slices of {parts} partitions dropped by partition statistics, column_stats entries "
+              f"looked up for {counters.files_from_mdt:,} files (without: {plain.files_from_mdt:,}); "
+              f"{len(with_ps[0].kept):,} slices kept; load average {os.getloadavg()[0]:.1f}")
 
 
 class MdtOnlyIndex(ColumnStatsIndex):
@@ -271,6 +330,7 @@ def main() -> None:
     ap.add_argument("--profile", action="store_true", help="profile the MDT path even when it meets its target")
     ap.add_argument("--hudi-rs", action="store_true", help="also time hudi-rs listing the table through the MDT")
     ap.add_argument("--first-runs", type=int, default=5, help="fresh processes timing the MDT first query")
+    ap.add_argument("--only", choices=("partition-stats",), help="run only this section")
     ap.add_argument("--first-query", choices=("mdt", "footers"), help=argparse.SUPPRESS)   # the child process
     ap.add_argument("--table", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--filter", help=argparse.SUPPRESS)
@@ -295,6 +355,10 @@ def main() -> None:
 
 def run(root: Path, args: argparse.Namespace) -> None:
     mdt_dir = root / ".hoodie" / "metadata"
+    if (mdt_dir / ".hoodie" / "hoodie.properties").is_file() and not (mdt_dir / PARTITION_STATS).is_dir():
+        t0 = time.perf_counter()
+        write_metadata_table(root, partitions=MDT_PARTITIONS, overwrite=True)
+        print(f"[build] metadata table rewritten with partition_stats in {time.perf_counter() - t0:.1f} s")
     if not (mdt_dir / ".hoodie" / "hoodie.properties").is_file():
         shutil.rmtree(root, ignore_errors=True)
         t0 = time.perf_counter()
@@ -302,8 +366,8 @@ def run(root: Path, args: argparse.Namespace) -> None:
         print(f"[build] {args.files:,} base files x {args.rows} rows in {args.partitions} partitions written by "
               f"HudiWriter in {time.perf_counter() - t0:.1f} s")
         t0 = time.perf_counter()
-        w = write_metadata_table(root)
-        print(f"[build] metadata table (files + column_stats, {len(w.columns)} columns, "
+        w = write_metadata_table(root, partitions=MDT_PARTITIONS)
+        print(f"[build] metadata table (files + column_stats + partition_stats, {len(w.columns)} columns, "
               f"{w.column_stats_records:,} column stats records, {w.data_files:,} files listed) written in "
               f"{time.perf_counter() - t0:.1f} s: {_dir_size(mdt_dir) / 2**20:.1f} MiB on disk")
     else:
@@ -312,6 +376,9 @@ def run(root: Path, args: argparse.Namespace) -> None:
 
     lo = (args.files // 2) * args.rows + 3
     filt = sarg.parse(f"leaf-(BETWEEN id {lo} {lo + 2 * args.rows})", SCHEMA)
+    if args.only == "partition-stats":
+        partition_stats_section(root, filt, args.runs)
+        return
     print(f"[filter] {filt}  (a key range: the ids of 3 files)")
 
     # 1. first query on a never-indexed table, in fresh processes, the way a user's first query goes --------
@@ -389,6 +456,7 @@ def run(root: Path, args: argparse.Namespace) -> None:
         count = len(HudiTableBuilder.from_base_uri(str(root)).build().get_file_slices())
         print(f"[peer] hudi-rs get_file_slices() through the MDT files partition: {count:,} slices in "
               f"{time.perf_counter() - t0:.3f} s (listing only, no statistics)")
+    partition_stats_section(root, filt, args.runs)
     if args.profile or mdt_med > MDT_TARGET_S or ratio_first < 20:
         print("[profile] one MDT planning under cProfile (slower than the timed runs):")
         print(_profile(lambda: mdt_path(root, filt), 25))

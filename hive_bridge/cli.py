@@ -272,6 +272,8 @@ def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
             "bytes_total": listing.bytes_total,
             "bytes_kept": listing.bytes_kept,
             "dropped_by_partition": listing.dropped_by_partition,
+            "dropped_by_partition_stats": listing.dropped_by_partition_stats,
+            "partitions_dropped_by_stats": listing.partitions_dropped_by_stats,
             "dropped_by_statistics": listing.dropped_by_statistics,
             "kept_unknown": listing.kept_unknown,
             "kept_log_files": listing.kept_log_files,
@@ -329,7 +331,8 @@ def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
               + f"; storage requests: {_requests_text(table.storage.requests.snapshot())}",
               highlight=False)
     out.print(f"files kept {listing.files_kept} / {listing.files_total}: dropped {listing.dropped_by_partition} by "
-              f"partition values, {listing.dropped_by_statistics} by statistics; {listing.kept_unknown} kept "
+              f"partition values, {listing.dropped_by_partition_stats} by partition statistics "
+              f"({listing.partitions_dropped_by_stats} partitions), {listing.dropped_by_statistics} by statistics; {listing.kept_unknown} kept "
               f"because something was unknown; {listing.kept_log_files} with log files ({listing.query_type} query; "
               f"{listing.log_files_total} log files, {listing.log_files_unknown} with unknown statistics)",
               highlight=False)

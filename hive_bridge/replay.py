@@ -55,6 +55,8 @@ class ReplayRow:
             "bytes_total": self.listing.bytes_total,
             "bytes_kept": self.listing.bytes_kept,
             "dropped_by_partition": self.listing.dropped_by_partition,
+            "dropped_by_partition_stats": self.listing.dropped_by_partition_stats,
+            "partitions_dropped_by_stats": self.listing.partitions_dropped_by_stats,
             "dropped_by_statistics": self.listing.dropped_by_statistics,
             "kept_unknown": self.listing.kept_unknown,
             "kept_log_files": self.listing.kept_log_files,

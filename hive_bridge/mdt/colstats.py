@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from typing import Any
 
@@ -39,7 +39,7 @@ from hive_bridge.errors import HudiTableError
 from hive_bridge.formats.avro_columns import AvroColumnsError, Decoded, decode_buffer, gather_binary
 from hive_bridge.formats.hfile import Cells, HFileError, HFileReader
 from hive_bridge.formats.logfile import BlockType, HeaderKey, LogFormatError
-from hive_bridge.mdt.keys import COLUMN_STATS, column_index_id
+from hive_bridge.mdt.keys import COLUMN_STATS, column_index_id, partition_index_id
 from hive_bridge.mdt.records import VALUE_TYPES, WRAPPER_TYPES, Unreadable, decimal_of, deleted_keys
 from hive_bridge.mdt.table import MdtSlice, MetadataTable
 
@@ -398,11 +398,18 @@ def _source_entries(mdt: MetadataTable, sl: MdtSlice, prefixes: list[str]) -> li
     return sources
 
 
-def read_column_stats(mdt: MetadataTable, columns: Sequence[str]) -> pa.Table:
+def read_column_stats(mdt: MetadataTable, columns: Sequence[str],
+                      partitions: Iterable[str] | None = None) -> pa.Table:
     """The merged latest column statistics entries of ``columns`` (:data:`ENTRY_SCHEMA`, ``partition`` resolved,
-    None when the partition id is unknown; deleted entries dropped). Raises :class:`Unsupported` when this
-    path cannot decide, ``MetadataTableError`` when the partition is not usable or unreadable."""
+    None when the partition id is unknown; deleted entries dropped). ``partitions``: only the entries of files
+    of these data partitions (``""`` for a non-partitioned table) are looked up (a key is column id +
+    partition id + file id, so each (column, partition) is one key prefix); None: every partition's. Raises
+    :class:`Unsupported` when this path cannot decide, ``MetadataTableError`` when the partition is not usable
+    or unreadable."""
     prefixes = sorted({column_index_id(c) for c in columns})
+    if partitions is not None:
+        parts_ids = sorted({partition_index_id(p) for p in partitions})
+        prefixes = [c + p for c in prefixes for p in parts_ids]
     if not prefixes:
         return ENTRY_SCHEMA.empty_table()
     slices = mdt.slices_of(COLUMN_STATS)

@@ -8,6 +8,8 @@ The modules, in the order data flows through them:
 - :mod:`~hive_bridge.pruning.vectorized`: the same plan answered for every file of a statistics table at once;
 - :mod:`~hive_bridge.pruning.pruner`: latest file slices judged as listStatus does (partition values, then
   statistics; slices with log files only by partition paths).
+- :mod:`~hive_bridge.pruning.partition_pruning`: whole partitions judged by the metadata table's partition
+  statistics (a statistics table whose rows are partitions), before their files are looked at;
 - :mod:`~hive_bridge.pruning.partition_values`: partitions known only by their values (a metastore's) as a
   statistics table, judged by the same evaluator as files.
 

@@ -240,26 +240,39 @@ def _duplicate_keys_possible(table: HudiTable) -> str | None:
     return None
 
 
+def _footer(table: HudiTable, base: BaseFile) -> Any:
+    storage = table.storage
+    return pq.read_metadata(base.full_path) if storage.is_local else \
+        storage.parquet_metadata(base.full_path, base.size)
+
+
 def _footer_entries(table: HudiTable, base: BaseFile) -> dict[bytes, bytes]:
     """The key-value entries of a parquet base file's footer (Hudi's bloom filter and key range among them), read
     through the table's storage. Raises what the read raises."""
-    storage = table.storage
-    md = pq.read_metadata(base.full_path) if storage.is_local else storage.parquet_metadata(base.full_path, base.size)
-    return dict(md.metadata or {})
+    return dict(_footer(table, base).metadata or {})
 
 
 def _sample_key(table: HudiTable, slices: Sequence[FileSlice]) -> str | None:
     """A record key the table holds: the first parquet base file's ``hoodie_min_record_key`` footer entry
-    (Hudi writes it beside the bloom filter); None when no base file has one or none can be read."""
+    (Hudi writes it beside the bloom filter), or else the least ``_hoodie_record_key`` of its first row group's
+    statistics; None when neither is there or the footer cannot be read."""
     for s in slices:
         base = s.base_file
         if base is None or not base.path.endswith(".parquet"):
             continue
         try:
-            raw = _footer_entries(table, base).get(b"hoodie_min_record_key")
+            md = _footer(table, base)
+            raw = (md.metadata or {}).get(b"hoodie_min_record_key")
+            if raw:
+                return str(raw.decode("utf-8", "replace"))
+            names = md.schema.names
+            if RECORD_KEY_COLUMN not in names or not md.num_row_groups:
+                return None
+            stats = md.row_group(0).column(names.index(RECORD_KEY_COLUMN)).statistics
+            low = stats.min if stats is not None and stats.has_min_max else None
         except Exception:  # an unreadable footer: try no other file, the keys stay unformed
             return None
-        return raw.decode("utf-8", "replace") if raw else None
+        return low if isinstance(low, str) else None
     return None
 
 

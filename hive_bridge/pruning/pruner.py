@@ -22,6 +22,7 @@ import sarg
 from hive_bridge.expression import translate
 from hive_bridge.layout.fsview import HIVE_DEFAULT_PARTITION, FileSlice
 from hive_bridge.pruning.key_index import KeyIndexes
+from hive_bridge.pruning.partition_pruning import PartitionStatsStage, PartitionVerdicts
 from hive_bridge.pruning.vectorized import StatsTable, TruthColumn, prune
 from hive_bridge.stats.contract import (
     BOUND_STATS,
@@ -58,7 +59,7 @@ class FileVerdict:
     path: str
     partition: str
     kept: bool
-    stage: str  # "partition", "statistics", "no-filter"
+    stage: str  # "partition", "partition statistics", "statistics", "no-filter"
     truth: sarg.TruthValue | None
     unknown: bool
     reason: str = ""
@@ -77,6 +78,11 @@ class ListStatusResult:
     files_total: int = 0
     bytes_total: int = 0
     dropped_by_partition: int = 0
+    #: slices of partitions the metadata table's partition statistics prove hold no match (their files'
+    #: statistics never looked at), how many partitions those are, and why partition statistics were not used
+    dropped_by_partition_stats: int = 0
+    partitions_dropped_by_stats: int = 0
+    partition_stats_note: str = ""
     dropped_by_statistics: int = 0
     kept_unknown: int = 0
     #: kept slices with log files (read merged)
@@ -155,6 +161,10 @@ def partition_stats(table: HudiTable, slices: list[FileSlice], num_rows: pa.Arra
     return pa.table(columns) if columns else pa.table({"_": pa.nulls(n)}).drop(["_"])
 
 
+#: :func:`partition_stats` under a name the ``partition_stats`` flags of :func:`prune_slices` do not hide
+partition_value_stats = partition_stats
+
+
 def _cast_each(values: list[Any], typ: pa.DataType) -> pa.Array:
     out = []
     for v in values:
@@ -202,10 +212,56 @@ def filter_columns(table: HudiTable, filt: sarg.SearchArgument | None) -> set[st
 def prune_slices(table: HudiTable, index: ColumnStatsIndex, slices: list[FileSlice],
                  filt: sarg.SearchArgument | None, schema: Mapping[str, str] | None,
                  session_time_zone: str = "UTC", explain: bool = False,
-                 query_type: str = SNAPSHOT) -> ListStatusResult:
-    """Keep the slices a filter may match: partition values first, then column statistics (vectorized)."""
-    index.want(filter_columns(table, filt))
-    return Pruner(table, index, slices, query_type).run(filt, schema, session_time_zone, explain)
+                 query_type: str = SNAPSHOT, partition_stats: bool = True) -> ListStatusResult:
+    """Keep the slices a filter may match: partition values first, then the metadata table's partition
+    statistics (``partition_stats``: the slices of a partition they drop are never looked up in ``index``),
+    then column statistics (vectorized)."""
+    columns = filter_columns(table, filt)
+    index.want(columns)
+    query_type = check_query_type(query_type)
+    if query_type == READ_OPTIMIZED:
+        slices = read_optimized_view(slices)
+    verdicts = None
+    if filt is not None and partition_stats and slices:
+        expression = translate(filt, dict(schema) if schema else table_sarg_schema(table))
+        verdicts = PartitionStatsStage(table, slices, partition_value_stats).judge(expression, columns,
+                                                                                 session_time_zone)
+    if verdicts is None or not verdicts.slices_dropped:
+        result = Pruner(table, index, slices, query_type, partition_stats=False).run(
+            filt, schema, session_time_zone, explain)
+        if verdicts is not None:
+            result.partition_stats_note = verdicts.not_used
+        return result
+    survivors = [s for s, d in zip(slices, verdicts.dropped.tolist(), strict=True) if not d]
+    result = Pruner(table, index, survivors, query_type, partition_stats=False).run(
+        filt, schema, session_time_zone, explain)
+    return _with_partition_drops(result, slices, verdicts, explain)
+
+
+def _with_partition_drops(result: ListStatusResult, slices: list[FileSlice], verdicts: PartitionVerdicts,
+                          explain: bool) -> ListStatusResult:
+    """``result`` (of the slices partition statistics kept) with the slices they dropped counted in."""
+    dropped = [s for s, d in zip(slices, verdicts.dropped.tolist(), strict=True) if d]
+    result.files_total += len(dropped)
+    result.bytes_total += sum(s.base_file.size for s in dropped if s.base_file is not None)
+    result.log_files_total += sum(len(s.log_files) for s in dropped)
+    result.dropped_by_partition_stats += len(dropped)
+    result.partitions_dropped_by_stats = len(verdicts.partitions_dropped)
+    result.partition_stats_note = verdicts.not_used
+    if explain:
+        by_slice = iter(result.verdicts)
+        merged: list[FileVerdict] = []
+        for s, d in zip(slices, verdicts.dropped.tolist(), strict=True):
+            if not d:
+                merged.append(next(by_slice))
+                continue
+            path = s.base_file.path if s.base_file is not None else f"{s.partition_path}/{s.file_id} (log only)"
+            reason = verdicts.reason(s.partition_path)
+            merged.append(FileVerdict(path, s.partition_path, False, "partition statistics",
+                                      verdicts.truth(s.partition_path), False, reason, (),
+                                      ("metadata table partition_stats",)))
+        result.verdicts = merged
+    return result
 
 
 _get_log_files = operator.attrgetter("log_files")
@@ -255,15 +311,20 @@ class Pruner:
 
     def __init__(self, table: HudiTable, index: ColumnStatsIndex, slices: list[FileSlice],
                  query_type: str = SNAPSHOT, key_indexes: bool = True, stats: pa.Table | None = None,
-                 counters: IndexCounters | None = None, no_log_files: bool = False) -> None:
+                 counters: IndexCounters | None = None, no_log_files: bool = False,
+                 partition_stats: bool = True) -> None:
         """``key_indexes``: let Hudi's record index, secondary indexes and bloom filters answer equality on
         keys and indexed columns (:mod:`hive_bridge.pruning.key_index`). ``stats``: the statistics of the
         slices with a base file, in order, when they are already known (``index.table(...)`` of them: a
         snapshot that followed new instants reuses the rows of the partitions they did not touch), with the
         ``counters`` that describe them; ``no_log_files``: the caller knows that every slice is a base file
-        alone (the slices are then not looked at one by one)."""
+        alone (the slices are then not looked at one by one); ``partition_stats``: let the metadata table's
+        partition statistics drop whole partitions (:mod:`hive_bridge.pruning.partition_pruning`; their
+        slices' statistics are read here all the same: :func:`prune_slices` does not read them)."""
         self.table = table
         self.use_key_indexes = key_indexes
+        self.use_partition_stats = partition_stats
+        self._partition_stage: PartitionStatsStage | None = None
         self._key_indexes: KeyIndexes | None = None
         self.query_type = check_query_type(query_type)
         if self.query_type == READ_OPTIMIZED:
@@ -400,7 +461,15 @@ class Pruner:
                 # the record keys the filter fixes on a complex-key table, for the key indexes to answer
                 expression = self._key_index().with_derived_keys(expression)
             groups = self._current_groups(filt)
-            answers = self._index_answers(expression, session_time_zone)
+            pstats = None
+            if self.use_partition_stats:
+                if self._partition_stage is None:
+                    self._partition_stage = PartitionStatsStage(self.table, slices, partition_stats)
+                pstats = self._partition_stage.judge(expression, filter_columns(self.table, filt), session_time_zone)
+                result.partition_stats_note = pstats.not_used
+                result.partitions_dropped_by_stats = len(pstats.partitions_dropped)
+            ps_keep = ~pstats.dropped if pstats is not None else np.ones(n, dtype=bool)
+            answers = self._index_answers(expression, session_time_zone, ps_keep)
             result.index_sources = sorted({a.source for a in answers.values()})
             for g in groups:
                 positions = g.position_array
@@ -418,17 +487,23 @@ class Pruner:
                     alone = prune(expression, g.parts_stats, session_tz=session_time_zone, value_masks=part_masks)
                     if g.whole_record:
                         keep2, unknown2, truth2 = _any_part(alone, g.part_slice, len(g.slices))
-                kept = keep1 & keep2
+                keep_ps = ps_keep[positions]
+                kept = keep1 & keep_ps & keep2
                 keep[positions] = kept
                 unknown[positions] = kept & unknown2
                 result.dropped_by_partition += int(np.count_nonzero(~keep1))
-                result.dropped_by_statistics += int(np.count_nonzero(keep1 & ~keep2))
+                result.dropped_by_partition_stats += int(np.count_nonzero(keep1 & ~keep_ps))
+                result.dropped_by_statistics += int(np.count_nonzero(keep1 & keep_ps & ~keep2))
                 result.kept_unknown += int(np.count_nonzero(kept & unknown2))
                 if explain:
                     for j, i in enumerate(g.positions):
                         if not keep1[j]:
                             stages[i], truths[i] = "partition", first.truth[j]
                             reasons[i] = first.reason(j)
+                        elif not keep_ps[j] and pstats is not None:
+                            part = slices[i].partition_path
+                            stages[i], truths[i] = "partition statistics", pstats.truth(part)
+                            reasons[i] = pstats.reason(part)
                         else:
                             stages[i], truths[i] = "statistics", truth2[j]
                             reasons[i] = second.reason(j)
@@ -477,9 +552,11 @@ class Pruner:
             self._key_indexes = KeyIndexes.open(self.table, self.slices)
         return self._key_indexes
 
-    def _index_answers(self, expression: Any, session_time_zone: str = "UTC") -> dict[Any, Any]:
+    def _index_answers(self, expression: Any, session_time_zone: str = "UTC",
+                       partition_keep: np.ndarray | None = None) -> dict[Any, Any]:
         """Masks from Hudi's key indexes for the expression's equality leaves (opened on first use). Bloom
-        filters are read only for the slices the statistics alone keep: the others are dropped anyway."""
+        filters are read only for the slices the statistics alone (and the partition statistics,
+        ``partition_keep``) keep: the others are dropped anyway."""
         if not self.use_key_indexes:
             return {}
         if not self._key_index().may_answer(expression):
@@ -492,6 +569,8 @@ class Pruner:
             if g.parts_stats is not None:
                 kept[:] = True                  # merged slices: judged by their parts later, keep them all in
             candidates[g.position_array[kept]] = True
+        if partition_keep is not None:
+            candidates &= partition_keep
         answers: dict[Any, Any] = self._key_index().masks(expression, candidates)
         return answers
 
@@ -544,3 +623,4 @@ def _concat(left: pa.Table, right: pa.Table) -> pa.Table:
             out = out.drop([name])
         out = out.append_column(name, right.column(name))
     return out
+

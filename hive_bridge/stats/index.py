@@ -472,25 +472,29 @@ class ColumnStatsIndex:
             if p not in self.mdt_problems:
                 self.mdt_problems.append(p)
 
-    def metadata_entry_table(self, columns: Sequence[str] | None = None) -> pa.Table | None:
+    def metadata_entry_table(self, columns: Sequence[str] | None = None,
+                             partitions: Iterable[str] | None = None) -> pa.Table | None:
         """The metadata table's column statistics of ``columns`` (default: those the next read takes) decoded
         column by column (``hive_bridge.mdt.colstats.ENTRY_SCHEMA``), read once; None when that path cannot decide (then
-        :meth:`metadata_entries` reads them record by record)."""
+        :meth:`metadata_entries` reads them record by record). ``partitions``: only the entries of these data
+        partitions' files are looked up (None: every partition's)."""
         names = tuple(self._mdt_first_leaves() if columns is None else columns)
-        if names not in self._mdt_tables:
+        parts = None if partitions is None else tuple(sorted(set(partitions)))
+        key = names if parts is None else (*names, "\0", *parts)
+        if key not in self._mdt_tables:
             table: pa.Table | None = ENTRY_SCHEMA.empty_table()
             if COLUMN_STATS in self.hudi_table.properties.metadata_partitions:
                 mdt = self.hudi_table.metadata_table()
                 self._note_mdt_problems(mdt.status.problems)
                 if COLUMN_STATS in mdt.status.partitions:
                     try:
-                        table = read_column_stats(mdt, list(names)) if names else table
+                        table = read_column_stats(mdt, list(names), parts) if names else table
                     except Unsupported:
                         table = None
                     except MetadataTableError:
                         table = None            # the record path reports it (and the partition is dropped)
-            self._mdt_tables[names] = table
-        return self._mdt_tables[names]
+            self._mdt_tables[key] = table
+        return self._mdt_tables[key]
 
     def _mdt_first_leaves(self) -> list[str]:
         """The columns a read of the metadata table takes: those the rows made from it hold; before any, every
@@ -502,13 +506,26 @@ class ColumnStatsIndex:
             return names
         return [n for n in names if n in self._wanted] or names[:1]
 
+    def _partitions_to_read(self, key_table: pa.Table) -> list[str] | None:
+        """The data partitions whose metadata-table entries the files of ``key_table`` need: None (every
+        partition's, one key prefix per column) when they lie in every partition the metadata table lists,
+        else those partitions (one key prefix per column and partition: the entries of the other partitions'
+        files are never looked up, e.g. of partitions that partition statistics pruned)."""
+        parts = pc.unique(key_table.column("partition")).to_pylist()
+        try:
+            known = len(self.hudi_table.metadata_table().partition_ids()) - 1   # minus the non-partitioned id
+        except Exception:  # no metadata table to ask: read every partition's entries
+            return None
+        return None if len(parts) >= known else [p.strip("/") for p in parts if p is not None]
+
     def _mdt_rows_of(self, key_table: pa.Table, names: list[str]) -> tuple[pa.Table | None, list[bool]]:
         """Rows (every column of the index; those not in ``names`` unknown) for the files of ``key_table`` the
         metadata table's entries of ``names`` describe, and which those are; (None, all False) when it has no
         entry at all."""
         leaves = leaf_pairs(self.target_leaves())
         appendable = self.hudi_table.properties.version < 8
-        columnar = self.metadata_entry_table(names) if self.mdt_decoder == "columns" else None
+        columnar = self.metadata_entry_table(names, self._partitions_to_read(key_table)) \
+            if self.mdt_decoder == "columns" else None
         if columnar is not None:
             if not columnar.num_rows:
                 self.metadata_entries(names)    # only to report why there is nothing (no partition, damage)

@@ -175,7 +175,52 @@ def mdt_rows(keys: Sequence[FileKey], by_file: dict[tuple[str, str], dict[str, C
     return pa.table(columns), found
 
 
-__all__ = ["FileKey", "index_entries", "mdt_rows"]
+def partition_rows(entries: Iterable[ColumnStatsEntry], partitions: Sequence[str],
+                   leaves: Sequence[tuple[str, pa.DataType]]) -> pa.Table:
+    """The metadata table's partition statistics as a statistics table whose rows are partitions (``partition``,
+    then each leaf's bound columns; ``num_rows`` unknown), one row per entry of ``partitions``, in order.
+
+    What a partition's entry proves is less than a file's: it aggregates the entries of the partition's files,
+    so whatever a file's entry may get wrong the aggregate hides. The bounds are mapped as a file's are
+    (floats never used, timestamps by their value type); besides:
+
+    - the null count is unknown: a sum over the files' entries overcounts after updates (never tight) and leaves
+      out files that have no entry for the column (written before the column was added, holding nulls);
+    - string and binary bounds are used only when the partition's null count is 0: a file of long strings
+      without parquet statistics is recorded as all null (apache/hudi#18755) and adds no bound to the
+      aggregate, but adds its values to the null count, so a null count of 0 proves there was none;
+    - a column whose value count is below the partition's greatest (``entries`` should hold the meta columns'
+      entries too, or every column's) left out files (every file counts each top-level column's values, nulls
+      included, once per row): a file written before the column was indexed or added; it is unknown;
+    - a partition without an entry for a column, or without entries at all, has that column unknown."""
+    by_partition: dict[str, dict[str, ColumnStatsEntry]] = {}
+    for e in entries:
+        if e.is_deleted or e.partition is None:
+            continue
+        by_partition.setdefault(e.partition.strip("/"), {})[e.column] = e
+    most = {p: max((e.value_count or 0 for e in cols.values()), default=0) for p, cols in by_partition.items()}
+    chosen = [by_partition.get(p.strip("/"), {}) for p in partitions]
+    counts = [most.get(p.strip("/"), 0) for p in partitions]
+    columns: dict[str, Any] = {"partition": pa.array(list(partitions), pa.string()),
+                               "num_rows": pa.nulls(len(partitions), pa.int64())}
+    for name, typ in leaves:
+        lo: list[Any] = []
+        hi: list[Any] = []
+        stringy = pa.types.is_string(typ) or pa.types.is_large_string(typ) or pa.types.is_binary(typ) \
+            or pa.types.is_large_binary(typ)
+        for c, count in zip(chosen, counts, strict=True):
+            got = c.get(name)
+            a = b = None
+            if got is not None and got.value_count == count and not (stringy and got.null_count != 0):
+                a, b = _bound(got.min, typ, False, got.value_type), _bound(got.max, typ, True, got.value_type)
+            lo.append(a)
+            hi.append(b)
+        columns.update(bound_columns(name, typ, _typed(lo, typ), _typed(hi, typ),
+                                     pa.nulls(len(partitions), pa.int64())))
+    return pa.table(columns)
+
+
+__all__ = ["FileKey", "index_entries", "mdt_rows", "partition_rows"]
 
 
 # ================================================================================================ into rows

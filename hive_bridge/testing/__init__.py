@@ -4,8 +4,10 @@ builds its sample table with it). The Hudi table writer is :class:`HudiWriter` (
 copy-on-write and merge-on-read tables of versions 6 and 8, that hudi-rs reads; its parts are
 :mod:`~hive_bridge.testing.table_files`, :mod:`~hive_bridge.testing.instants` and
 :mod:`~hive_bridge.testing.merge_model`); :func:`write_metadata_table` (:mod:`~hive_bridge.testing.mdt_writer`,
-with :mod:`~hive_bridge.testing.mdt_records` and :mod:`~hive_bridge.testing.mdt_stats`) writes Hudi 1.0's metadata
-table for such a table; :mod:`~hive_bridge.testing.logfile_writer` and :mod:`~hive_bridge.testing.hfile_writer`
+with :mod:`~hive_bridge.testing.mdt_records`, :mod:`~hive_bridge.testing.mdt_stats` and
+:mod:`~hive_bridge.testing.mdt_keys`) writes Hudi 1.0's metadata table for such a table (files, column and partition
+statistics, record and secondary indexes); :mod:`~hive_bridge.testing.bloom_writer` writes Hudi's bloom filters
+into base file footers; :mod:`~hive_bridge.testing.logfile_writer` and :mod:`~hive_bridge.testing.hfile_writer`
 encode log blocks and HFiles; :mod:`~hive_bridge.testing.sample_table` is the demo's sample table and
 :mod:`~hive_bridge.testing.servers` starts a Hive metastore and the Spark Thrift Server (HiveServer2) locally from
 pyspark's jars, for integration tests; :mod:`~hive_bridge.testing.workloads` makes up large replayed workloads

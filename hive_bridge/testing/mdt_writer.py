@@ -46,9 +46,21 @@ Records:
   columns of a supported type (no record, array or map; decimals that fit decimal(30,15)), or
   ``column_stats_columns``.
 
-Not written: partition stats, bloom filters, record and secondary indexes, the HFiles' ``bloomFilter`` meta
-block (no reader of this project uses it), and mirrored deltacommits with log files (what an MDT enabled from
-the table's first commit holds).
+- ``partition_stats`` (with ``column_stats``): per (partition, column) the files' statistics merged as Hudi's
+  ``HoodieColumnRangeMetadata.merge`` does (least min, greatest max, counts summed), over every file the
+  listing records (the latest slices' and older ones: a true bound, wider than Hudi's where older slices remain);
+  key = column id + partition id, ``fileName`` the partition (``.`` for a non-partitioned table),
+  ``isTightBound`` true, as the fixtures' records; one file group ``partition-stats-0000-0``.
+
+- ``record_index`` and ``secondary_index_<name>`` (``secondary_indexes={name: column}``): every record of the
+  latest slices (base files only; a table whose latest slices have log files is refused) with its file group,
+  and its secondary value with its record key (:mod:`~hive_bridge.testing.mdt_keys`); two file groups each, a key
+  placed by ``mapRecordKeyToFileGroupIndex``; the secondary index's ``identity`` definition in
+  ``.hoodie/.index_defs/index.json``.
+
+Not written: the ``bloom_filters`` partition (the base files carry their own, with ``HudiWriter(...,
+bloom_filters=True)``), the HFiles' ``bloomFilter`` meta block (no reader of this project uses it), and mirrored
+deltacommits with log files (what an MDT enabled from the table's first commit holds).
 
 The records and their Avro encoding are in :mod:`~hive_bridge.testing.mdt_records`, the indexed columns and the
 statistics of data files in :mod:`~hive_bridge.testing.mdt_stats`; this module lists the data table and writes
@@ -78,16 +90,26 @@ from hive_bridge.mdt.keys import (
     COLUMN_STATS,
     FILES,
     NON_PARTITIONED_NAME,
+    PARTITION_STATS,
+    RECORD_INDEX,
+    SECONDARY_INDEX_PREFIX,
     SOLO_COMMIT_TIMESTAMP,
     TYPE_ALL_PARTITIONS,
     TYPE_FILES,
+    TYPE_PARTITION_STATS,
+    TYPE_RECORD_INDEX,
+    TYPE_SECONDARY_INDEX,
     column_index_id,
+    escape_secondary_value,
     file_index_id,
     partition_index_id,
+    secondary_index_key,
+    secondary_value_text,
 )
 from hive_bridge.testing.hfile_writer import write_hfile
 from hive_bridge.testing.instants import atomic_write, avro_record, commit_avro_schema, plus_one_ms
 from hive_bridge.testing.logfile_writer import delete_block_content, encode_block
+from hive_bridge.testing.mdt_keys import key_index_rows, record_index_info
 from hive_bridge.testing.mdt_records import (
     COMMIT_SCHEMA_JSON,
     RECORD_SCHEMA_JSON,
@@ -95,6 +117,7 @@ from hive_bridge.testing.mdt_records import (
     encode_record,
     group_of_hash,
     java_hash,
+    merge_stats,
     metadata_record,
     metadata_record_schema,
     prefix_hash,
@@ -112,11 +135,12 @@ __all__ = [
 ]
 
 #: MDT partitions this writer writes, in the order Hudi initialises them (files first)
-SUPPORTED_PARTITIONS = (FILES, COLUMN_STATS)
+SUPPORTED_PARTITIONS = (FILES, COLUMN_STATS, PARTITION_STATS, RECORD_INDEX)
 #: file id prefix of each MDT partition (``MetadataPartitionType.getFileIdPrefix``)
-FILE_ID_PREFIXES = {FILES: "files-", COLUMN_STATS: "col-stats-"}
-#: Hudi 1.0's default file group counts
-DEFAULT_FILE_GROUPS = {FILES: 1, COLUMN_STATS: 2}
+FILE_ID_PREFIXES = {FILES: "files-", COLUMN_STATS: "col-stats-", PARTITION_STATS: "partition-stats-",
+                    RECORD_INDEX: "record-index-"}
+#: Hudi 1.0's default file group counts (the record index's is computed by Hudi from the record count)
+DEFAULT_FILE_GROUPS = {FILES: 1, COLUMN_STATS: 2, PARTITION_STATS: 1, RECORD_INDEX: 2}
 #: ``HoodieLogFormat.DEFAULT_WRITE_TOKEN``
 DEFAULT_WRITE_TOKEN = "0-0-0"
 #: HBase's writer (Hudi 1.0's MDT files: version 3.3, 16 KiB checksum chunks); Hudi's HFile block size
@@ -134,7 +158,9 @@ def file_group_index(record_key: str, num_file_groups: int) -> int:
 
 
 def _file_id(partition: str, index: int) -> str:
-    return f"{FILE_ID_PREFIXES[partition]}{index:04d}-0"
+    # a secondary index's groups: secondary-index-<name, "_" as "-">-000N-0, as the fixtures' are named
+    prefix = FILE_ID_PREFIXES.get(partition) or partition.replace("_", "-") + "-"
+    return f"{prefix}{index:04d}-0"
 
 
 def _identifier(partition: str) -> str:
@@ -221,6 +247,7 @@ def write_metadata_table(
     *,
     partitions: Iterable[str] = (FILES, COLUMN_STATS),
     column_stats_columns: Sequence[str] | None = None,
+    secondary_indexes: Mapping[str, str] | None = None,
     file_groups: Mapping[str, int] | None = None,
     log_files: bool = True,
     codec: Codec = Codec.GZ,
@@ -232,8 +259,10 @@ def write_metadata_table(
     """Write the metadata table Hudi 1.0 initialises on the (version 8) table at ``data_table_root`` (see the
     module docstring). ``partitions``: MDT partitions to write (``files`` is always written); ``file_groups``:
     MDT partition -> number of file groups (default files 1, column_stats 2); ``log_files``: column stats for
-    log files too; ``codec`` / ``checksum`` / ``block_size``: the HFiles' layout; ``overwrite``: replace an
-    existing metadata table (else it is an error)."""
+    log files too; ``secondary_indexes``: index name (``rider_idx``) -> the column it indexes, each written as
+    partition ``secondary_index_<name>`` (with ``record_index``, whether or not ``partitions`` names it);
+    ``codec`` / ``checksum`` / ``block_size``: the HFiles' layout; ``overwrite``: replace an existing metadata
+    table (else it is an error)."""
     root = Path(data_table_root).absolute()
     props = TableProperties.load(root)
     if props.version < 8 or props.timeline_layout_version < 2:
@@ -241,11 +270,12 @@ def write_metadata_table(
                              f"(this table is version {props.version})")
     if not props.base_files_are_parquet:
         raise HudiTableError(f"{root}: the MDT writer indexes parquet base files only")
-    wanted = list(dict.fromkeys([FILES, *partitions]))
-    unknown = [p for p in wanted if p not in SUPPORTED_PARTITIONS]
+    secondary = {f"{SECONDARY_INDEX_PREFIX}{name}": column for name, column in (secondary_indexes or {}).items()}
+    wanted = list(dict.fromkeys([FILES, *partitions, *([RECORD_INDEX] if secondary else []), *secondary]))
+    unknown = [p for p in wanted if p not in SUPPORTED_PARTITIONS and p not in secondary]
     if unknown:
         raise HudiTableError(f"the MDT writer writes {', '.join(SUPPORTED_PARTITIONS)}, not {', '.join(unknown)}")
-    groups = {**DEFAULT_FILE_GROUPS, **(file_groups or {})}
+    groups = {**DEFAULT_FILE_GROUPS, **dict.fromkeys(secondary, 2), **(file_groups or {})}
     if any(groups[p] < 1 for p in wanted):
         raise HudiTableError(f"file group counts must be positive: {groups}")
     if FILES in (file_groups or {}) and groups[FILES] != 1:
@@ -261,6 +291,8 @@ def write_metadata_table(
     last_completion = max((i.completion_time or i.timestamp for i in timeline.completed), default="0")
     listing = _list_data_files(root, completed)
     data_files = sum(len(v) for v in listing.values())
+    if PARTITION_STATS in wanted and COLUMN_STATS not in wanted:
+        raise HudiTableError("partition stats are aggregated from column stats: write column_stats too")
     columns = columns_to_index(props, timeline.latest_schema_json(), column_stats_columns) \
         if COLUMN_STATS in wanted else []
 
@@ -283,6 +315,9 @@ def write_metadata_table(
         "hoodie.table.version": "8",
     }
     atomic_write(hoodie / PROPERTIES_FILE, _properties_text(mprops, _saved_on()))
+
+    keyed = key_index_rows(root, props, list(dict.fromkeys(secondary.values()))) \
+        if RECORD_INDEX in wanted or secondary else []
 
     # ---------------------------------------------------------------- records per MDT partition
     stats_of: dict[tuple[str, str], dict[str, dict[str, Any]] | None] = {}
@@ -313,20 +348,50 @@ def write_metadata_table(
                        f"commitTime={instant}\npartitionDepth=1\n").encode("latin-1"))
         n = groups[partition]
         names = [f"{_file_id(partition, g)}_{g}-0-{g}_{instant}.hfile" for g in range(n)]
+        fids = [_file_id(partition, g) for g in range(n)]
         # (key, value) per file group
         entries: list[list[tuple[bytes, bytes]]] = [[] for _ in range(n)]
 
         def add(key: str, rtype: int, files: dict[str, dict[str, Any]] | None = None,
                 stats: dict[str, Any] | None = None, _n: int = n, _names: list[str] = names,
-                _entries: list[list[tuple[bytes, bytes]]] = entries) -> None:
+                _entries: list[list[tuple[bytes, bytes]]] = entries, index: dict[str, Any] | None = None) -> None:
             g = file_group_index(key, _n) if _n > 1 else 0
-            _entries[g].append((key.encode("utf-8"), encode_record(metadata_record(_names[g], rtype, files, stats))))
+            _entries[g].append((key.encode("utf-8"), encode_record(metadata_record(
+                _names[g], rtype, files, stats, record_index=index))))
 
         if partition == FILES:
             add(ALL_PARTITIONS_KEY, TYPE_ALL_PARTITIONS,
                 files={_identifier(p): {"size": 0, "isDeleted": False} for p in listing})
             for p, fs in listing.items():
                 add(_identifier(p), TYPE_FILES, files={f.name: {"size": f.size, "isDeleted": False} for f in fs})
+        elif partition == RECORD_INDEX:
+            for row in keyed:
+                add(row.key, TYPE_RECORD_INDEX, index=record_index_info(row.partition, row.file_id, row.instant))
+        elif partition in secondary:
+            column = secondary[partition]
+            for row in keyed:
+                value = secondary_value_text(row.values[column])
+                g = file_group_index(escape_secondary_value(value), n) if n > 1 else 0
+                entries[g].append((secondary_index_key(value, row.key).encode("utf-8"), encode_record(
+                    metadata_record(names[g], TYPE_SECONDARY_INDEX, secondary={"isDeleted": False}))))
+        elif partition == PARTITION_STATS:
+            # key = column id (12) + partition id (12); the record's fileName is the partition
+            by_partition: dict[str, list[dict[str, dict[str, Any]]]] = {}
+            for (p, _name), per_column in stats_of.items():
+                if per_column is not None:
+                    by_partition.setdefault(p, []).append(per_column)
+            names_bytes = [avro_bytes_of(nm.encode("utf-8")) for nm in names]
+            for p, files_stats in sorted(by_partition.items()):
+                for column in columns:
+                    found = [fs[column] for fs in files_stats if fs.get(column) is not None]
+                    if not found:
+                        continue
+                    key = column_index_id(column) + partition_index_id(p)
+                    g = file_group_index(key, n) if n > 1 else 0
+                    record = {"fileName": _identifier(p), "columnName": column, **merge_stats(found),
+                              "isDeleted": False, "isTightBound": True}
+                    entries[g].append((key.encode("utf-8"), stats_value(names_bytes[g], record,
+                                                                        TYPE_PARTITION_STATS)))
         else:
             # key = column id (12) + partition id (12) + file id (24): hashed part by part (the Java hash of a
             # concatenation continues from its prefix's), the ids computed once each
@@ -353,7 +418,7 @@ def write_metadata_table(
                     stats_records += 1
         write_stats: list[dict[str, Any]] = []
         for g in range(n):
-            fid = _file_id(partition, g)
+            fid = fids[g]
             log = encode_block(BlockType.DELETE, {HeaderKey.INSTANT_TIME: instant}, delete_block_content([]))
             with open(folder / f".{fid}_{instant}.log.1_{DEFAULT_WRITE_TOKEN}", "wb") as fh:
                 fh.write(log)
@@ -373,7 +438,7 @@ def write_metadata_table(
                 "extraMetadata": {"schema": COMMIT_SCHEMA_JSON}, "version": None, "operationType": "BULK_INSERT"}
         atomic_write(tl / f"{instant}_{completion}.deltacommit", avro_record(commit_avro_schema(False), meta))
 
-    _update_data_properties(root, wanted, columns)
+    _update_data_properties(root, wanted, columns, secondary)
     missing = tuple(sorted(f"{p}/{n}" if p else n for (p, n), s in stats_of.items() if s is None))
     return MetadataTableWrite(mdt, tuple(wanted), instants, tuple(hfiles), tuple(sorted(listing)), data_files,
                               tuple(columns), stats_records, missing)
@@ -391,14 +456,16 @@ def _write_stat(partition: str, file_id: str, name: str, records: int, size: int
     }
 
 
-def _update_data_properties(root: Path, partitions: Sequence[str], columns: Sequence[str]) -> None:
-    """The data table's hoodie.properties: ready MDT partitions (none inflight) and, with column stats, the
-    index definition Hudi 1.0 writes (``updateColumnsToIndexWithColStats``)."""
+def _update_data_properties(root: Path, partitions: Sequence[str], columns: Sequence[str],
+                            secondary: Mapping[str, str]) -> None:
+    """The data table's hoodie.properties: ready MDT partitions (none inflight) and, with column stats or
+    secondary indexes, the index definitions Hudi writes (``updateColumnsToIndexWithColStats``, the secondary
+    index's ``identity`` definition over its one column)."""
     path = root / HOODIE_DIR / PROPERTIES_FILE
     raw = dict(TableProperties.load(root).raw)
     raw["hoodie.table.metadata.partitions"] = ",".join(sorted(partitions))
     raw["hoodie.table.metadata.partitions.inflight"] = ""
-    if COLUMN_STATS in partitions:
+    if COLUMN_STATS in partitions or secondary:
         defs_path = root / _INDEX_DEFS
         defs: dict[str, Any] = {}
         if defs_path.is_file():
@@ -406,9 +473,13 @@ def _update_data_properties(root: Path, partitions: Sequence[str], columns: Sequ
                 defs = json.loads(defs_path.read_text())
             except ValueError:
                 defs = {}
-        defs.setdefault("indexDefinitions", {})[COLUMN_STATS] = {
-            "indexName": COLUMN_STATS, "indexType": COLUMN_STATS, "indexFunction": COLUMN_STATS,
-            "sourceFields": list(columns), "indexOptions": {}}
+        found = defs.setdefault("indexDefinitions", {})
+        if COLUMN_STATS in partitions:
+            found[COLUMN_STATS] = {"indexName": COLUMN_STATS, "indexType": COLUMN_STATS,
+                                   "indexFunction": COLUMN_STATS, "sourceFields": list(columns), "indexOptions": {}}
+        for name, column in secondary.items():
+            found[name] = {"indexName": name, "indexType": "secondary_index", "indexFunction": "identity",
+                           "sourceFields": [column], "indexOptions": {}, "version": "V2"}
         defs_path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(defs_path, json.dumps(defs, indent=2).encode("utf-8"))
         raw["hoodie.table.index.defs.path"] = _INDEX_DEFS

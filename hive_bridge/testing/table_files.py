@@ -24,7 +24,9 @@ from hive_bridge.formats.avro_schema import arrow_to_avro_schema, avro_to_arrow_
 from hive_bridge.formats.logfile import BlockType, HeaderKey
 from hive_bridge.layout.fsview import HIVE_DEFAULT_PARTITION, FileSlice, parse_log_file_name
 from hive_bridge.layout.properties import HOODIE_DIR, PROPERTIES_FILE, TableProperties
+from hive_bridge.pruning.record_keys import EMPTY_PLACEHOLDER, NULL_PLACEHOLDER, complex_key
 from hive_bridge.table.table import META_FIELDS, HudiTable
+from hive_bridge.testing.bloom_writer import footer_entries
 from hive_bridge.testing.instants import (
     NewFile,
     WriteResult,
@@ -81,9 +83,12 @@ class TableFiles:
         precombine_field: str | None = None,
         populate_meta_fields: bool = True,
         rows_per_file: int | None = None,
+        bloom_filters: bool = False,
     ) -> None:
         self.base_path = Path(base_path).absolute()
         self.rows_per_file = rows_per_file
+        #: write Hudi's bloom filter over the record keys (and the key range) into each base file's footer
+        self.bloom_filters = bloom_filters
         self._last_instant = "0"
         self._task = 0
         self._partitions_done: set[str] = set()
@@ -257,11 +262,17 @@ class TableFiles:
             raise HudiTableError(f"{self.base_path}: data lacks record key field(s) {', '.join(missing)}")
         cols = [_as_strings(data.column(f)) for f in fields]
         if len(fields) == 1:
-            return ["__null__" if v is None else v for v in cols[0]]
-        return [
-            ",".join(f"{f}:{'__null__' if v is None else v}" for f, v in zip(fields, row, strict=True))
-            for row in zip(*cols, strict=True)
-        ]
+            return [NULL_PLACEHOLDER if v is None else v for v in cols[0]]
+        # KeyGenUtils.getRecordKey: field:value joined by ",", null as __null__, "" as __empty__; a key whose
+        # every field is null or empty is refused
+        out = []
+        for row in zip(*cols, strict=True):
+            if all(v is None or v == "" for v in row):
+                raise HudiTableError(f"{self.base_path}: record key fields {', '.join(fields)} are all null or "
+                                     f"empty in a row")
+            out.append(complex_key(fields, [NULL_PLACEHOLDER if v is None else v or EMPTY_PLACEHOLDER
+                                            for v in row]))
+        return out
 
     def _partition_paths(self, data: pa.Table) -> list[str]:
         fields = self.properties.partition_fields
@@ -379,6 +390,12 @@ class TableFiles:
             updates, inserts = n, 0
         # serialize in memory, then one plain write: file creation dominates on small files, and a
         # partly written file is harmless (its instant is not committed yet)
+        if self.bloom_filters:
+            keys = data.column("_hoodie_record_key").to_pylist() if self.properties.populate_meta_fields \
+                else self._record_keys(data)
+            meta = dict(data.schema.metadata or {})
+            meta.update({k.encode("utf-8"): v.encode("utf-8") for k, v in footer_entries(keys).items()})
+            data = data.replace_schema_metadata(meta)
         buf = pa.BufferOutputStream()
         pq.write_table(data, buf)
         payload = buf.getvalue()

@@ -101,7 +101,9 @@ class FilterEntry:
             out.update({
                 "files_total": lst.files_total, "files_kept": lst.files_kept, "bytes_total": lst.bytes_total,
                 "bytes_kept": lst.bytes_kept, "kept_unknown": lst.kept_unknown,
-                "dropped_by_partition": lst.dropped_by_partition, "dropped_by_statistics": lst.dropped_by_statistics,
+                "dropped_by_partition": lst.dropped_by_partition,
+                "dropped_by_partition_stats": lst.dropped_by_partition_stats,
+                "dropped_by_statistics": lst.dropped_by_statistics,
                 "query_type": lst.query_type, "seconds": round(self.seconds, 6),
             })
         if self.spark_scans:

@@ -351,16 +351,20 @@ def test_explain_names_the_sources_of_listing_statistics_and_indexes(shared_tabl
     code, out, _ = run("explain", "--table", root, "rider = 'rider-I'", "--json")
     doc = json.loads(out)
     assert code == 0 and doc["listing_source"] == "mdt" and doc["listing_problems"] == []
-    assert doc["stats_sources"] == {"metadata table": 4}  # 3 base files, 1 log file
+    # one partition (no log file) is dropped by its partition statistics: its base file is never looked up
+    assert doc["dropped_by_partition_stats"] == 1 and doc["partitions_dropped_by_stats"] == 1
+    assert doc["stats_sources"] == {"metadata table": 3}  # 2 base files, 1 log file
     assert doc["index_sources"] == ["secondary index secondary_index_rider_idx + record index"]
-    assert all(f["sources"] == ["metadata table"] for f in doc["files"])
+    assert sorted(f["sources"] for f in doc["files"]) == [["metadata table"]] * 2 + [["metadata table "
+                                                                                       "partition_stats"]]
     code, out, _ = run("explain", "--table", root, "rider = 'rider-I'")
-    assert "listing: mdt; statistics: 4 from metadata table; answered by secondary index" in " ".join(out.split())
+    assert "listing: mdt; statistics: 3 from metadata table; answered by secondary index" in " ".join(out.split())
+    assert "1 by partition statistics (1 partitions)" in " ".join(out.split())
     code, out, _ = run("explain", "--table", root, "rider = 'rider-I'", "--json", "--listing", "folders",
                        "--stats-source", "footers")
     doc2 = json.loads(out)
     assert doc2["listing_source"] == "folders"
-    assert doc2["stats_sources"] in ({"parquet footers": 3, "log blocks": 1}, {"hive-bridge index": 4})
+    assert doc2["stats_sources"] in ({"parquet footers": 2, "log blocks": 1}, {"hive-bridge index": 3})
     assert doc2["files_kept"] == doc["files_kept"] == 1
 
 
@@ -439,7 +443,12 @@ def test_explain_prints_bounds_in_the_columns_own_type_and_which_index_answered(
     assert re.search(r"min=\d+\.\d\d, max=\d+\.\d\d", reasons)
     assert not re.search(r"max > 10000\b|<= 19738\b|\[19738\]", reasons)
     source = doc["index_sources"][0]
+    # region=eu holds no 2024-01-16 (its partition statistics say so): dropped before its files are judged
+    assert {f["partition"] for f in doc["files"] if f["stage"] == "partition statistics"} == {"region=eu"}
     for f in doc["files"]:
+        if f["stage"] == "partition statistics":
+            assert "txn_date" in f["reason"] and "2024-01-16" in f["reason"]
+            continue
         assert f["stage"] == f"statistics + {source}"
         assert f["reason"].startswith(f"root is {f['truth']} with the indexes' answers: txn_id = 'TXN-007': ")
     # a file the index excluded says so, and the statistics alone would have kept it

@@ -23,7 +23,7 @@ import sarg
 from hive_bridge.errors import HudiTableError
 from hive_bridge.formats.hfile.reader import HFileReader
 from hive_bridge.formats.logfile import BlockType, data_block_table, read_log_file
-from hive_bridge.mdt.keys import COLUMN_STATS, FILES
+from hive_bridge.mdt.keys import COLUMN_STATS, FILES, PARTITION_STATS
 from hive_bridge.mdt.table import MetadataTable
 from hive_bridge.pruning import Pruner
 from hive_bridge.stats.index import ColumnStatsIndex
@@ -295,8 +295,10 @@ def test_options_and_refusals(tmp_path: Path) -> None:
     HudiWriter(tmp_path / "v6", version=6).insert(_data([1]))
     with pytest.raises(HudiTableError, match="version 8"):
         write_metadata_table(tmp_path / "v6")
-    with pytest.raises(HudiTableError, match="record_index"):
-        write_metadata_table(built.root, partitions=["record_index"], overwrite=True)
+    with pytest.raises(HudiTableError, match="bloom_filters"):
+        write_metadata_table(built.root, partitions=["bloom_filters"], overwrite=True)
+    with pytest.raises(HudiTableError, match="column_stats too"):
+        write_metadata_table(built.root, partitions=[FILES, PARTITION_STATS], overwrite=True)
 
 
 def test_file_group_index_is_java_string_hash() -> None:
@@ -445,3 +447,63 @@ def test_hudi_rs_decodes_every_record_as_we_do(tables: dict[str, Built], tmp_pat
                                              zip(entries, records, strict=True)], rel
         compared += len(rows)
     assert compared == tables["mor"].mdt.column_stats_records + 1 + len(tables["mor"].mdt.data_partitions)
+
+
+@pytest.mark.parametrize("name", ["cow", "mor"])
+def test_partition_stats_bound_each_partition_and_prune_as_the_footers_do(tables: dict[str, Built], name: str,
+                                                                         tmp_path: Path) -> None:
+    """The partition_stats partition (merged from the files' statistics) read back: each record bounds every
+    file's statistics of its partition; planning with it keeps what the footers keep, and drops whole
+    partitions for a filter only one partition can match."""
+    import shutil
+
+    from hive_bridge.pruning.pruner import prune_slices
+
+    root = tmp_path / name
+    shutil.copytree(tables[name].root, root)
+    write_metadata_table(root, partitions=[FILES, COLUMN_STATS, PARTITION_STATS], overwrite=True)
+    table = HudiTable.open(root)
+    mdt = table.metadata_table()
+    assert PARTITION_STATS in mdt.status.partitions, mdt.status.problems
+    by_file = mdt.column_stats(["id", "name"])
+    for e in mdt.partition_stats(["id", "name"]):
+        files = [f for f in by_file if f.partition == e.partition and f.column == e.column and f.min is not None]
+        assert files and e.min == min(f.min for f in files) and e.max == max(f.max for f in files), e
+    dropped = 0
+    for text in [*FILTERS, "part = 'p1' AND id > 0", "name = 'u00011'"]:
+        s = sarg.parse(text, SCHEMA) if text in FILTERS else sarg.read_filter(text, SCHEMA)
+        slices = table.latest_file_slices()
+        # the merge-on-read table's partitions have log files: a read-optimized query is judged by them
+        qt = "read_optimized" if name == "mor" else "snapshot"
+        with_ps = prune_slices(table, ColumnStatsIndex(table, persist=False, source="mdt"), slices, s, None,
+                               query_type=qt)
+        footers = prune_slices(table, ColumnStatsIndex(table, persist=False, source="footers"), slices, s, None,
+                               partition_stats=False, query_type=qt)
+        assert sorted(x.file_id for x in with_ps.slices) == sorted(x.file_id for x in footers.slices), text
+        dropped += with_ps.dropped_by_partition_stats
+    assert dropped > 0
+
+
+def test_record_and_secondary_indexes_name_every_record_of_the_latest_slices(tmp_path: Path) -> None:
+    """The record index maps every key of the latest slices to its file group and partition; the secondary
+    index every value to the keys holding it; a merge-on-read table with log files is refused."""
+    from hive_bridge.mdt.keys import RECORD_INDEX
+
+    built = _cow(tmp_path / "t", partitioned=True)
+    write_metadata_table(built.root, secondary_indexes={"name_idx": "name"}, overwrite=True)
+    table = HudiTable.open(built.root)
+    mdt = MetadataTable.open(table)
+    assert {RECORD_INDEX, "secondary_index_name_idx"} <= set(mdt.status.partitions), mdt.status.problems
+    homes: dict[str, tuple[str, str]] = {}
+    names: dict[str, set[str]] = {}
+    for s in table.latest_file_slices():
+        assert s.base_file is not None
+        for r in pq.read_table(s.base_file.full_path, columns=["_hoodie_record_key", "name"]).to_pylist():
+            homes[r["_hoodie_record_key"]] = (s.partition_path, s.file_id)
+            names.setdefault(r["name"], set()).add(r["_hoodie_record_key"])
+    located = mdt.record_index(list(homes))
+    assert {k: (loc.partition, loc.file_id) for k, loc in located.items()} == homes
+    assert {loc.instant for loc in located.values()} <= {s.base_instant for s in table.latest_file_slices()}
+    assert mdt.secondary_index("name_idx", list(names)) == names
+    with pytest.raises(HudiTableError, match="log files"):
+        write_metadata_table(_mor(tmp_path / "mor").root, secondary_indexes={"name_idx": "name"}, overwrite=True)
