@@ -78,6 +78,18 @@ def spark_scopes_read_plans(version: str | None = None) -> bool:
     return (major, minor) >= SCOPED_SINCE
 
 
+def utc_arrow_schema(schema: Any) -> pa.Schema:
+    """A Spark schema as Arrow, TimestampType as UTC-adjusted timestamps (what Spark's TimestampType is): pyspark
+    4.2+ take ``timezone="UTC"``, 4.0 and 4.1 ``timestamp_utc=True``."""
+    import inspect
+
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    if "timezone" in inspect.signature(to_arrow_schema).parameters:
+        return to_arrow_schema(schema, timezone="UTC")
+    return to_arrow_schema(schema, timestamp_utc=True)
+
+
 class HudiHiveReader(DataSourceReader):
     """Reads every latest file slice of the table (merged merge-on-read slices included); Spark applies every
     filter to rows. Used where Spark shares one read plan among scans (see :func:`spark_scopes_read_plans`)."""
@@ -141,9 +153,7 @@ class HudiHiveReader(DataSourceReader):
         return parts or [_FilesPartition([])]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        from pyspark.sql.pandas.types import to_arrow_schema
-
-        target = to_arrow_schema(self.schema, timezone="UTC")  # Spark's TimestampType is UTC-adjusted
+        target = utc_arrow_schema(self.schema)
         assert isinstance(partition, _FilesPartition)
         for base, logs, values in partition.files:
             if read_by_hudi_rs(base, bool(logs)):
@@ -234,5 +244,11 @@ def register_python_source(spark: SparkSession, check: bool = True) -> None:
         check_workers(spark)
     guard_parquet_pushdown(spark)  # a cached DataFrame of the data source must keep its NaN rows too
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
-    spark.dataSource.register(HudiHiveDataSource)
-    spark.dataSource.register(HudiHivePythonDataSource)
+    for source in (HudiHiveDataSource, HudiHivePythonDataSource):
+        try:
+            spark.dataSource.register(source)
+        except Exception as exc:
+            # pyspark 4.0 refuses to register a name again that it registered itself at start (pyspark_hudi_hive.py
+            # gives HudiHiveDataSource as "hudi-hive"): that is this very data source; 4.1+ replace it
+            if "DATA_SOURCE_ALREADY_EXISTS" not in str(exc):
+                raise

@@ -2,6 +2,7 @@ package io.hivebridge.spark;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Supplier;
 
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.Path;
@@ -65,12 +66,7 @@ public final class HudiHiveFileIndex implements FileIndex {
     List<Expression> all = new ArrayList<>(CollectionConverters.asJava(partitionFilters));
     all.addAll(CollectionConverters.asJava(dataFilters));
     StringBuilder json = new StringBuilder("[");
-    StringBuilder shown = new StringBuilder();
     for (Expression e : all) {
-      if (shown.length() > 0) {
-        shown.append(" AND ");
-      }
-      shown.append(e.sql());
       Option<Filter> f = Option.empty();
       try {
         f = DataSourceStrategy$.MODULE$.translateFilter(e, true);
@@ -85,7 +81,9 @@ public final class HudiHiveFileIndex implements FileIndex {
       }
     }
     json.append(']');
-    String what = "table " + root + ", filters [" + shown + "]";
+    // what a message names (the filters' SQL text is made only for a message)
+    Supplier<String> what = () -> "table " + root + ", filters [" + String.join(" AND ",
+        all.stream().map(Expression::sql).toList()) + "]";
     String[] lines = Planner.call(what, "plan\t" + id + "\n" + json);
     List<PartitionDirectory> out = parse(lines, what);
     List<Expression> pf = CollectionConverters.asJava(partitionFilters);
@@ -132,7 +130,7 @@ public final class HudiHiveFileIndex implements FileIndex {
   }
 
   /** The planner's answer: "P" lines (a partition's values) each followed by its "F" lines (files). */
-  private List<PartitionDirectory> parse(String[] lines, String what) {
+  private List<PartitionDirectory> parse(String[] lines, Supplier<String> what) {
     List<PartitionDirectory> out = new ArrayList<>();
     InternalRow values = null;
     List<FileStatus> files = new ArrayList<>();
@@ -164,7 +162,7 @@ public final class HudiHiveFileIndex implements FileIndex {
         files.add(new FileStatus(Long.parseLong(cols[2]), false, 1, 128L * 1024 * 1024, Long.parseLong(cols[3]),
             p));
       } else {
-        throw new IllegalArgumentException("hudi-hive: " + what + ": unexpected planner answer: " + line);
+        throw new IllegalArgumentException("hudi-hive: " + what.get() + ": unexpected planner answer: " + line);
       }
     }
     if (values != null) {
@@ -176,7 +174,8 @@ public final class HudiHiveFileIndex implements FileIndex {
   @Override
   public String[] inputFiles() {
     List<String> out = new ArrayList<>();
-    for (PartitionDirectory d : parse(Planner.call("table " + root, "plan\t" + id + "\n[]"), "table " + root)) {
+    Supplier<String> what = () -> "table " + root;
+    for (PartitionDirectory d : parse(Planner.call(what, "plan\t" + id + "\n[]"), what)) {
       scala.collection.Iterator<org.apache.spark.sql.execution.datasources.FileStatusWithMetadata> it =
           d.files().iterator();
       while (it.hasNext()) {
@@ -188,7 +187,7 @@ public final class HudiHiveFileIndex implements FileIndex {
 
   @Override
   public void refresh() {
-    Planner.call("refresh table " + root, "refresh\t" + id);
+    Planner.call(() -> "refresh table " + root, "refresh\t" + id);
   }
 
   @Override

@@ -7,6 +7,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * The driver's link to hive-bridge's Python planner: a {@code java.util.function.Function<String, String>} the
@@ -35,10 +36,10 @@ public final class Planner {
   }
 
   /** The planner's answer to one request; a failure, an error answer or a timeout is an exception naming what. */
-  static String[] call(String what, String request) {
+  static String[] call(Supplier<String> what, String request) {
     Function<String, String> p = planner;
     if (p == null) {
-      throw new IllegalArgumentException("hudi-hive: " + what + ": the hive-bridge planner is not registered in "
+      throw new IllegalArgumentException("hudi-hive: " + what.get() + ": the hive-bridge planner is not registered in "
           + "this driver: call hive_bridge.spark.register(spark) in the Python process that owns the session");
     }
     long timeout = timeoutMillis;
@@ -48,20 +49,20 @@ public final class Planner {
       text = answer.get(timeout, TimeUnit.MILLISECONDS);
     } catch (TimeoutException e) {
       answer.cancel(true);
-      throw new IllegalArgumentException("hudi-hive: " + what + ": the hive-bridge planner did not answer within "
+      throw new IllegalArgumentException("hudi-hive: " + what.get() + ": the hive-bridge planner did not answer within "
           + timeout + " ms (spark.hive_bridge.planner.timeoutMs); the query is stopped rather than read unplanned");
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new IllegalArgumentException("hudi-hive: " + what + ": interrupted while planning");
+      throw new IllegalArgumentException("hudi-hive: " + what.get() + ": interrupted while planning");
     } catch (ExecutionException e) {
       Throwable cause = e.getCause() == null ? e : e.getCause();
       String msg = String.valueOf(cause.getMessage());
       int cut = msg.indexOf('\n');
-      throw new IllegalArgumentException("hudi-hive: " + what + ": the hive-bridge planner failed: "
+      throw new IllegalArgumentException("hudi-hive: " + what.get() + ": the hive-bridge planner failed: "
           + (cut > 0 ? msg.substring(0, cut) : msg));
     }
     if (text == null) {
-      throw new IllegalArgumentException("hudi-hive: " + what + ": the hive-bridge planner gave no answer");
+      throw new IllegalArgumentException("hudi-hive: " + what.get() + ": the hive-bridge planner gave no answer");
     }
     String[] lines = text.split("\n", -1);
     if (!"OK".equals(lines[0])) {
