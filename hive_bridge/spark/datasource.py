@@ -87,7 +87,8 @@ def utc_arrow_schema(schema: Any) -> pa.Schema:
 
     if "timezone" in inspect.signature(to_arrow_schema).parameters:
         return to_arrow_schema(schema, timezone="UTC")
-    return to_arrow_schema(schema, timestamp_utc=True)
+    older: Any = to_arrow_schema
+    return older(schema, timestamp_utc=True)
 
 
 class HudiHiveReader(DataSourceReader):

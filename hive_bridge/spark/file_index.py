@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
+import tempfile
 import threading
 import time
 import urllib.parse
@@ -34,7 +36,7 @@ from hive_bridge.errors import HudiTableError
 from hive_bridge.layout.fsview import HIVE_DEFAULT_PARTITION, FileSlice
 from hive_bridge.pruning.pruner import READ_OPTIMIZED, SNAPSHOT, ListStatusResult, check_query_type
 from hive_bridge.pruning.snapshot import TableSnapshot, default_cache
-from hive_bridge.spark.filters import AndFilter, OrFilter, spark_filters_to_sarg
+from hive_bridge.spark.filters import AndFilter, OrFilter, filter_classes, spark_filters_to_sarg
 from hive_bridge.spark.jar import JVM_PACKAGE, jar_path
 from hive_bridge.spark.merge import read_by_hudi_rs
 from hive_bridge.spark.merged_cache import CACHE as MERGED_CACHE
@@ -116,9 +118,38 @@ def _quote(text: str) -> str:
     return urllib.parse.quote(text, safe="/:")
 
 
+#: the characters a URI's path holds as they are (RFC 3986 pchar and "/"): a file's URI keeps them, as Hadoop's
+#: ``Path`` does, and percent-encodes the rest (spaces, "%", tabs, newlines, non-ASCII)
+_URI_SAFE = "/:@!$&'()*+,;="
+
+
+def _file_uri(path: str) -> str:
+    """A file's location as a URI string (what Java's ``new URI`` parses without decoding anything first)."""
+    if "://" in path:
+        scheme, _, rest = path.partition("://")
+        authority, slash, key = rest.partition("/")
+        return f"{scheme}://{authority}{slash}{urllib.parse.quote(key, safe=_URI_SAFE)}"
+    return "file:" + urllib.parse.quote(path.removeprefix("file:"), safe=_URI_SAFE)
+
+
 def _uri(path: str) -> str:
     """A file's location as Hadoop's Path reads it (a local absolute path gets the file: scheme)."""
     return path if "://" in path or path.startswith("file:") else "file:" + path
+
+
+#: answers longer than this (characters) go through a file: py4j's callback moves a long string slowly (a 100,000-file
+#: answer, ~15 MB, took seconds), a file takes milliseconds
+SPOOL_CHARS = 1 << 16
+
+
+def _spooled(answer: str) -> str:
+    """The answer, or ``FILE\t<path>`` of a temporary file holding it (the JVM reads and deletes it)."""
+    if len(answer) <= SPOOL_CHARS:
+        return answer
+    fd, path = tempfile.mkstemp(prefix="hive-bridge-answer-", suffix=".txt")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(answer)
+    return "FILE\t" + path
 
 
 class PythonPlanner:
@@ -143,7 +174,7 @@ class PythonPlanner:
             if verb == "open":
                 return self._open(json.loads(arg))
             if verb == "plan":
-                return self._plan(arg, body or "[]")
+                return _spooled(self._plan(arg, body or "[]"))
             if verb == "refresh":
                 self.refresh(arg)
                 return "OK"
@@ -310,7 +341,7 @@ class PythonPlanner:
                     merged = True
                     merged_files.append(path)
                 kept.append(path)
-                lines.append(f"F\t{_quote(_uri(path))}\t{size}\t{mtime}")
+                lines.append(f"F\t{_file_uri(path)}\t{size}\t{mtime}")
         text = "\n".join(lines)
         if not merged:
             self._remember(pin, key, _Planned(planned.filt, planned.result, text, tuple(kept)))
@@ -420,8 +451,7 @@ def _to_pyspark(f: dict[str, Any], time_zone: str, positive: bool = True) -> Any
     None for what is not understood (it keeps every file). Where the filter is not negated (``positive``), an AND
     with a side not understood is its other side (a weaker filter: it keeps more files); under a NOT it is
     unknown as a whole."""
-    from pyspark.sql import datasource as ds
-
+    ds = filter_classes()
     op = f["op"]
     if op in ("and", "or"):
         left, right = _to_pyspark(f["l"], time_zone, positive), _to_pyspark(f["r"], time_zone, positive)

@@ -26,14 +26,67 @@ class OrFilter:
     right: Any
 
 
+class _Filters:
+    """Spark's data source filter classes for a pyspark that has none (4.0 pushes no filter to Python data sources
+    and has no ``pyspark.sql.datasource.EqualTo`` etc.): the same names and fields, for the file index's filters."""
+
+    @dataclass(frozen=True)
+    class EqualTo:
+        attribute: tuple[str, ...]
+        value: Any
+
+    @dataclass(frozen=True)
+    class EqualNullSafe(EqualTo):
+        pass
+
+    @dataclass(frozen=True)
+    class LessThan(EqualTo):
+        pass
+
+    @dataclass(frozen=True)
+    class LessThanOrEqual(EqualTo):
+        pass
+
+    @dataclass(frozen=True)
+    class GreaterThan(EqualTo):
+        pass
+
+    @dataclass(frozen=True)
+    class GreaterThanOrEqual(EqualTo):
+        pass
+
+    @dataclass(frozen=True)
+    class In(EqualTo):
+        pass
+
+    @dataclass(frozen=True)
+    class IsNull:
+        attribute: tuple[str, ...]
+
+    @dataclass(frozen=True)
+    class IsNotNull(IsNull):
+        pass
+
+    @dataclass(frozen=True)
+    class Not:
+        child: Any
+
+
+def filter_classes() -> Any:
+    """pyspark's data source filter classes (``pyspark.sql.datasource``, pyspark 4.1+), else the same names
+    defined here (pyspark 4.0)."""
+    from pyspark.sql import datasource as ds
+
+    return ds if hasattr(ds, "IsNotNull") else _Filters
+
+
 def spark_filters_to_sarg(filters: Sequence[Any], types: dict[str, sarg.Type]) -> tuple[sarg.SearchArgument | None,
                                                                                         list[Any]]:
     """Spark's pushed filters (conjuncts) as one SearchArgument, with Spark's ORC conversion semantics
     (``types``: column name -> SARG type; names are matched by :func:`sarg.schema.find_column`):
     > is NOT <=, >= is NOT <, IsNotNull is NOT IS_NULL, Not(f) is NOT f. Returns the SearchArgument and the
     filters that could not be converted (Spark keeps applying those)."""
-    from pyspark.sql import datasource as ds
-
+    ds = filter_classes()
     builder = sarg.builder()
     rejected: list[Any] = []
     converted = 0

@@ -1,5 +1,7 @@
 package io.hivebridge.spark;
 
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Supplier;
@@ -158,7 +160,13 @@ public final class HudiHiveFileIndex implements FileIndex {
         }
         values = new GenericInternalRow(row);
       } else if (cols[0].equals("F")) {
-        Path p = new Path(Protocol.unquote(cols[1]));
+        Path p;
+        try {
+          p = new Path(new URI(cols[1])); // a URI string: parsed as it is (Path(String) costs several times more)
+        } catch (URISyntaxException e) {
+          throw new IllegalArgumentException("hudi-hive: " + what.get() + ": a file location that is no URI: "
+              + cols[1]);
+        }
         files.add(new FileStatus(Long.parseLong(cols[2]), false, 1, 128L * 1024 * 1024, Long.parseLong(cols[3]),
             p));
       } else {

@@ -1,5 +1,9 @@
 package io.hivebridge.spark;
 
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -63,6 +67,21 @@ public final class Planner {
     }
     if (text == null) {
       throw new IllegalArgumentException("hudi-hive: " + what.get() + ": the hive-bridge planner gave no answer");
+    }
+    if (text.startsWith("FILE\t")) { // a long answer comes through a temporary file (py4j moves long strings slowly)
+      Path spool = Path.of(text.substring(5));
+      try {
+        text = Files.readString(spool, StandardCharsets.UTF_8);
+      } catch (IOException e) {
+        throw new IllegalArgumentException("hudi-hive: " + what.get() + ": cannot read the planner's answer " + spool
+            + ": " + e.getMessage());
+      } finally {
+        try {
+          Files.deleteIfExists(spool);
+        } catch (IOException ignored) {
+          // a temporary file left behind
+        }
+      }
     }
     String[] lines = text.split("\n", -1);
     if (!"OK".equals(lines[0])) {
