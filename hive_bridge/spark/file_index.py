@@ -345,8 +345,6 @@ class PythonPlanner:
         text = "\n".join(lines)
         if not merged:
             self._remember(pin, key, _Planned(planned.filt, planned.result, text, tuple(kept)))
-            with self._lock:
-                pin.merged_in_use.remove(merged_files)
         self._scanned(pin, kept, started)
         return text
 

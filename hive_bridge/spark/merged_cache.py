@@ -78,9 +78,9 @@ class MergedCache:
             files: dict[str, tuple[int, float]] = {}
             if root.is_dir():
                 for sub in os.scandir(root):
-                    if not sub.is_dir():
-                        continue
-                    for entry in os.scandir(sub.path):
+                    # a table's folder, or a file of a cache written before files went in table folders
+                    entries = os.scandir(sub.path) if sub.is_dir() else [sub]
+                    for entry in entries:
                         if entry.name.endswith(SUFFIX):
                             st = entry.stat()
                             files[entry.path] = (st.st_size, st.st_mtime)
