@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, make_dataclass
 from typing import Any
 
 import sarg
@@ -26,50 +26,27 @@ class OrFilter:
     right: Any
 
 
+def _leaf(name: str, value: bool = True) -> type:
+    """One of Spark's data source filter classes: its own class (none is a subclass of another, so that an
+    ``isinstance`` test matches exactly one), fields ``attribute`` and, if ``value``, ``value``."""
+    fields: list[tuple[str, Any]] = [("attribute", tuple[str, ...])] + ([("value", Any)] if value else [])
+    return make_dataclass(name, fields, frozen=True)
+
+
 class _Filters:
     """Spark's data source filter classes for a pyspark that has none (4.0 pushes no filter to Python data sources
     and has no ``pyspark.sql.datasource.EqualTo`` etc.): the same names and fields, for the file index's filters."""
 
-    @dataclass(frozen=True)
-    class EqualTo:
-        attribute: tuple[str, ...]
-        value: Any
-
-    @dataclass(frozen=True)
-    class EqualNullSafe(EqualTo):
-        pass
-
-    @dataclass(frozen=True)
-    class LessThan(EqualTo):
-        pass
-
-    @dataclass(frozen=True)
-    class LessThanOrEqual(EqualTo):
-        pass
-
-    @dataclass(frozen=True)
-    class GreaterThan(EqualTo):
-        pass
-
-    @dataclass(frozen=True)
-    class GreaterThanOrEqual(EqualTo):
-        pass
-
-    @dataclass(frozen=True)
-    class In(EqualTo):
-        pass
-
-    @dataclass(frozen=True)
-    class IsNull:
-        attribute: tuple[str, ...]
-
-    @dataclass(frozen=True)
-    class IsNotNull(IsNull):
-        pass
-
-    @dataclass(frozen=True)
-    class Not:
-        child: Any
+    EqualTo = _leaf("EqualTo")
+    EqualNullSafe = _leaf("EqualNullSafe")
+    LessThan = _leaf("LessThan")
+    LessThanOrEqual = _leaf("LessThanOrEqual")
+    GreaterThan = _leaf("GreaterThan")
+    GreaterThanOrEqual = _leaf("GreaterThanOrEqual")
+    In = _leaf("In")
+    IsNull = _leaf("IsNull", value=False)
+    IsNotNull = _leaf("IsNotNull", value=False)
+    Not = make_dataclass("Not", [("child", Any)], frozen=True)
 
 
 def filter_classes() -> Any:

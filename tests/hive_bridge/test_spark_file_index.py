@@ -506,3 +506,31 @@ def test_merged_files_of_slices_gone_from_the_latest_state_are_dropped(  # type:
     gone = [p for p in stale if not Path(p).exists()]
     assert len(gone) == 1  # file group 0's old merge; file group 1's slice is unchanged and its file kept
     assert _kv(new) == {**truth, 2: 99.0}
+
+
+def test_filter_classes_of_a_pyspark_without_them_convert_as_pysparks_do() -> None:
+    """pyspark 4.0 has no data source filter classes: the file index's filters then use hive-bridge's own, which
+    must give the same SearchArgument as pyspark's for every shape (each class matches itself only)."""
+    import sarg
+    from pyspark.sql import datasource as ds
+
+    from hive_bridge.spark.filters import _Filters, spark_filters_to_sarg
+
+    def shapes(c: Any) -> list[Any]:
+        a = ("k",)
+        return [c.EqualTo(a, 5), c.EqualNullSafe(a, 5), c.LessThan(a, 5), c.LessThanOrEqual(a, 5),
+                c.GreaterThan(a, 5), c.GreaterThanOrEqual(a, 5), c.In(a, (1, 7)), c.IsNull(a), c.IsNotNull(a),
+                c.Not(c.IsNull(a)), c.Not(c.GreaterThan(a, 5))]
+
+    types = {"k": sarg.Type.LONG}
+    theirs = [str(spark_filters_to_sarg([f], types)[0]) for f in shapes(ds)]
+    import hive_bridge.spark.filters as filters
+
+    original = filters.filter_classes
+    filters.filter_classes = lambda: _Filters  # type: ignore[assignment]
+    try:
+        ours = [str(spark_filters_to_sarg([f], types)[0]) for f in shapes(_Filters)]
+    finally:
+        filters.filter_classes = original  # type: ignore[assignment]
+    assert ours == theirs
+    assert len(set(theirs[:9])) == 9  # every leaf shape its own (IS NULL is not IS NOT NULL, = is not <)
