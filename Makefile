@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench java-check jar clean
+.PHONY: demo test lint bench java-check jar jar-check clean
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,11 @@ java-check:
 # and Spark version under ~/.cache/hive-bridge/jars; a session that needs it would otherwise build it at first use)
 jar: $(STAMP) java-check
 	$(BIN)/python -c "from hive_bridge.spark.jar import jar_path; print(jar_path())"
+
+# the same jar built against other pyspark installations: make jar-check PYSPARKS="/venvs/ps40/bin/python ..."
+# (each a Python interpreter with that pyspark installed; tools/check_spark_jar.py)
+jar-check: $(STAMP) java-check
+	$(BIN)/python tools/check_spark_jar.py $(PYSPARKS)
 
 demo: $(STAMP) java-check jar
 	$(BIN)/hive-bridge demo
