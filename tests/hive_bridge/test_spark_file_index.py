@@ -511,10 +511,10 @@ def test_merged_files_of_slices_gone_from_the_latest_state_are_dropped(  # type:
 def test_filter_classes_of_a_pyspark_without_them_convert_as_pysparks_do() -> None:
     """pyspark 4.0 has no data source filter classes: the file index's filters then use hive-bridge's own, which
     must give the same SearchArgument as pyspark's (4.1+) for every shape (each class matches itself only)."""
-    import sarg
     from pyspark.sql import datasource as ds
 
     import hive_bridge.spark.filters as filters
+    import sarg
     from hive_bridge.spark.filters import _Filters, spark_filters_to_sarg
 
     def shapes(c: Any) -> list[Any]:
