@@ -17,7 +17,15 @@ The merge-on-read table's first query merges its kept slices with hudi-rs into c
 "first query"); later queries over the same slices read the cache. Spark local[2], parquet filter pushdown off (as
 hive-bridge sets it: it drops NaN rows). Peak memory: this process's and the JVM's maximum resident set.
 
-    python benchmarks/bench_spark_sql.py [--files 2000] [--rows 200] [--repeat 5] [--keep DIR]
+The planner's time per scan is printed twice: for a filter's first scan (translated and pruned) and for the
+timed runs (the relation remembers its answers by filters). ``--big N`` adds the per-scan cost of the route at N
+files (e.g. 100,000; a synthesized table as ``bench_table.py`` builds it, zero-byte files: listing only, no rows
+read): ``FileIndex.listFiles`` called through py4j as Spark calls it, for a selective filter and for no filter
+(every file's status crosses from Python to the JVM), against Spark's own ``InMemoryFileIndex`` over the same
+folders.
+
+    python benchmarks/bench_spark_sql.py [--files 2000] [--rows 200] [--repeat 5] [--keep DIR] [--big 100000]
+                                         [--only-big]
 """
 
 from __future__ import annotations
