@@ -334,12 +334,10 @@ class PythonPlanner:
                 cells.append("\\N" if v is None or v == HIVE_DEFAULT_PARTITION else _quote(v))
             lines.append("\t".join(["P", *cells]))
             for s in group:
-                path, size, mtime, from_cache = self._file_of(pin, s, folder)
+                path, size, mtime, from_cache = self._file_of(pin, s, folder, merged_files)
                 if path is None:
                     continue
-                if from_cache:
-                    merged = True
-                    merged_files.append(path)
+                merged = merged or from_cache
                 kept.append(path)
                 lines.append(f"F\t{_file_uri(path)}\t{size}\t{mtime}")
         text = "\n".join(lines)
@@ -360,7 +358,8 @@ class PythonPlanner:
             return {f for pin in self._pins.values() for scan in pin.merged_in_use for f in scan}
 
     @staticmethod
-    def _file_of(pin: Pin, s: FileSlice, folder: Path | None = None) -> tuple[str | None, int, int, bool]:
+    def _file_of(pin: Pin, s: FileSlice, folder: Path | None = None,
+                 hold: list[str] | None = None) -> tuple[str | None, int, int, bool]:
         """The file Spark's parquet reader reads for one kept slice: the base file, or the slice merged by
         hudi-rs (logs, or a base file of another format) into a cached parquet file (the last item: True)."""
         base = s.base_file
@@ -372,7 +371,8 @@ class PythonPlanner:
         table = pin.snapshot.table
         if pin.arrow_schema is None:
             pin.arrow_schema = data_arrow_schema(table, pin.path_cols)
-        merged, size, mtime = merged_slice_file(table, s._replace(log_files=tuple(logs)), pin.arrow_schema, folder)
+        merged, size, mtime = merged_slice_file(table, s._replace(log_files=tuple(logs)), pin.arrow_schema, folder,
+                                                hold)
         return merged, size, mtime, True
 
 

@@ -91,21 +91,26 @@ class MergedCache:
         with self._lock:
             return sum(size for size, _ in self._index(merged_dir()).values())
 
-    def file(self, table: HudiTable, s: FileSlice, schema: pa.Schema,
-             root: Path | None = None) -> tuple[str, int, int]:
+    def file(self, table: HudiTable, s: FileSlice, schema: pa.Schema, root: Path | None = None,
+             hold: list[str] | None = None) -> tuple[str, int, int]:
         """The slice's merged rows as a parquet file in ``schema`` (merged and written when it is not in the
-        cache): its path, size and modification time (milliseconds)."""
+        cache): its path, size and modification time (milliseconds). ``hold``: a list the caller's ``in_use``
+        reports, to which the path is added before the file is looked at (so no eviction deletes it between its
+        merge and its caller's use)."""
         root = root or merged_dir()
         out = table_dir(table, root) / f"{slice_key(table, s, schema)}{SUFFIX}"
         key = str(out)
-        try:
-            st = os.stat(key)
-        except FileNotFoundError:
+        with self._lock:  # held, then looked at: an eviction deletes it before (then it is merged) or never
+            if hold is not None:
+                hold.append(key)
+            try:
+                found: os.stat_result | None = os.stat(key)
+            except FileNotFoundError:
+                found = None
+        fresh = found is None
+        if found is None:
             _write(table, s, schema, out)
-            st = os.stat(key)
-            fresh = True
-        else:
-            fresh = False
+        st = found or os.stat(key)
         with self._lock:
             self._index(root)[key] = (st.st_size, time.time())
         if fresh:
@@ -122,9 +127,9 @@ class MergedCache:
             total = sum(size for size, _ in files.values())
             if total <= limit:
                 return []
-        in_use = self._in_use() | set(keep)
         deleted: list[str] = []
         with self._lock:
+            in_use = self._in_use() | set(keep)
             files = self._index(root)
             for path, (size, _) in sorted(files.items(), key=lambda kv: kv[1][1]):
                 if total <= limit:
@@ -145,9 +150,9 @@ class MergedCache:
         if not folder.is_dir():
             return []
         keep = {str(folder / f"{slice_key(table, s, schema)}{SUFFIX}") for s, schema in live}
-        in_use = self._in_use()
         deleted: list[str] = []
         with self._lock:
+            in_use = self._in_use()
             files = self._index(root)
             for entry in os.scandir(folder):
                 if entry.name.endswith(SUFFIX) and entry.path not in keep and entry.path not in in_use:
@@ -195,7 +200,8 @@ CACHE = MergedCache()
 config.register_cache("spark.merged_cache: merged-slice files known", CACHE.clear)
 
 
-def merged_slice_file(table: HudiTable, s: FileSlice, schema: pa.Schema,
-                      root: Path | None = None) -> tuple[str, int, int]:
-    """The slice's merged rows as a parquet file in ``schema`` (written on first use): path, size, mtime (ms)."""
-    return CACHE.file(table, s, schema, root)
+def merged_slice_file(table: HudiTable, s: FileSlice, schema: pa.Schema, root: Path | None = None,
+                      hold: list[str] | None = None) -> tuple[str, int, int]:
+    """The slice's merged rows as a parquet file in ``schema`` (written on first use): path, size, mtime (ms);
+    see :meth:`MergedCache.file` for ``hold``."""
+    return CACHE.file(table, s, schema, root, hold)
