@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench java-check jar browser clean
+.PHONY: demo test lint bench java-check jar jar-check browser clean
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,11 @@ browser:
 		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 			chromium chromium-driver >/dev/null; } || echo "could not install chromium: the browser tests will skip"; \
 	else echo "chromium or chromedriver missing (not root): the browser tests will skip"; fi
+
+# the same jar built against other pyspark installations: make jar-check PYSPARKS="/venvs/ps40/bin/python ..."
+# (each a Python interpreter with that pyspark installed; tools/check_spark_jar.py)
+jar-check: $(STAMP) java-check
+	$(BIN)/python tools/check_spark_jar.py $(PYSPARKS)
 
 demo: $(STAMP) java-check jar
 	$(BIN)/hive-bridge demo

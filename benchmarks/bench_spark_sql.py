@@ -17,7 +17,15 @@ The merge-on-read table's first query merges its kept slices with hudi-rs into c
 "first query"); later queries over the same slices read the cache. Spark local[2], parquet filter pushdown off (as
 hive-bridge sets it: it drops NaN rows). Peak memory: this process's and the JVM's maximum resident set.
 
-    python benchmarks/bench_spark_sql.py [--files 2000] [--rows 200] [--repeat 5] [--keep DIR]
+The planner's time per scan is printed twice: for a filter's first scan (translated and pruned) and for the
+timed runs (the relation remembers its answers by filters). ``--big N`` adds the per-scan cost of the route at N
+files (e.g. 100,000; a synthesized table as ``bench_table.py`` builds it, zero-byte files: listing only, no rows
+read): ``FileIndex.listFiles`` called through py4j as Spark calls it, for a selective filter and for no filter
+(every file's status crosses from Python to the JVM), against Spark's own ``InMemoryFileIndex`` over the same
+folders.
+
+    python benchmarks/bench_spark_sql.py [--files 2000] [--rows 200] [--repeat 5] [--keep DIR] [--big 100000]
+                                         [--only-big]
 """
 
 from __future__ import annotations
@@ -36,6 +44,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_table import _synthesize_big
 
 from hive_bridge.testing.writer import HudiWriter
 
@@ -118,17 +129,17 @@ def run(spark: Any, root: Path, files: int, rows: int, repeat: int, mor: bool) -
     header = (f"{'query':44} {'match':>5} {'rows':>6} {'hudi-hive':>10} {'view SQL':>9} {'plan/scan':>9} "
               f"{'(a) ideal':>10} {'(b) full':>9} {'vs (a)':>7} {'vs (b)':>7}")
     print(header)
-    ratios_a, ratios_b, plans = [], [], []
+    ratios_a, ratios_b, plans, firsts = [], [], [], []
     for q in queries(files * rows, rows):
+        t0 = time.perf_counter()
+        agg(df.where(q))  # the first scan with this filter: planned (merge-on-read: kept slices merged), untimed
+        first = time.perf_counter() - t0
+        firsts.append(pin_of(df).last_plan_seconds)  # type: ignore[union-attr]
         if mor:  # the merged rows decide which slices hold a match: read them all once (untimed) through hudi-hive
-            t0 = time.perf_counter()
-            agg(df.where(q))
-            first = time.perf_counter() - t0
             merged_files = list(pin_of(df).last_kept)  # type: ignore[union-attr]
             holders = [f for f in merged_files
                        if spark.read.schema(data_schema).parquet(f).where(q).limit(1).count()]
         else:
-            first = 0.0
             holders = sorted({r[0] for r in full.where(q).select(F.input_file_name()).distinct().collect()})
         ideal_df = spark.read.schema(data_schema).parquet(*holders) if holders else None
         t_df, got = timed(lambda q=q: agg(df.where(q)), repeat)
@@ -146,8 +157,69 @@ def run(spark: Any, root: Path, files: int, rows: int, repeat: int, mor: bool) -
               f"{plans[-1] * 1000:7.1f}ms {t_a * 1000:8.0f}ms {t_b * 1000:7.0f}ms {t_df / t_a if holders else 0:6.2f}x "
               f"{ratios_b[-1]:6.1f}x{extra}")
     print(f"median: hudi-hive / ideal {statistics.median(ratios_a):.2f}x (target <= 1.2x); full scan / hudi-hive "
-          f"{statistics.median(ratios_b):.1f}x (target >= 10x); planner {statistics.median(plans) * 1000:.1f} ms "
-          "a scan")
+          f"{statistics.median(ratios_b):.1f}x (target >= 10x); planner {statistics.median(plans) * 1000:.2f} ms "
+          f"a scan (the filter's first scan: {statistics.median(firsts) * 1000:.2f} ms)")
+
+
+def run_big(spark: Any, work: Path, files: int, repeat: int) -> None:
+    """The per-scan cost of the route at ``files`` files (a synthesized table: zero-byte base files in 100
+    partitions and a statistics index, as benchmarks/bench_table.py builds; listing only, no rows are read):
+    ``FileIndex.listFiles`` called through py4j as Spark calls it, for a selective filter (first scan and again)
+    and for no filter (every file crosses the callback); Spark's InMemoryFileIndex over the same folders as the
+    peer (its listing is paid when a DataFrame is made, its listFiles per scan is in memory)."""
+    from pyspark.sql import functions as F
+
+    root = work / f"big_{files}"
+    if not (root / ".hoodie").exists():
+        t0 = time.perf_counter()
+        _synthesize_big(root, files, 100)
+        print(f"synthesized {root} in {time.perf_counter() - t0:.1f} s")
+    lo = files // 2
+    q = f"id BETWEEN {lo} AND {lo + 2}"
+
+    def scan_of(df: Any) -> Any:
+        return df.where(q).agg(F.count("*"))._jdf.queryExecution().sparkPlan().collectLeaves().head()
+
+    def per_call(fn: Any, n: int) -> float:
+        times = []
+        for _ in range(n):
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+        return statistics.median(times)
+
+    from hive_bridge.spark import pin_of
+
+    t0 = time.perf_counter()
+    df = spark.read.format("hudi-hive").load(str(root))
+    load_s = time.perf_counter() - t0
+    scan = scan_of(df)
+    loc, pf, dfl = scan.relation().location(), scan.partitionFilters(), scan.dataFilters()
+    jvm: Any = spark._jvm
+    convert = jvm.scala.jdk.javaapi.CollectionConverters
+    empty = convert.asScala(jvm.java.util.ArrayList()).toList()
+    t0 = time.perf_counter()
+    kept = loc.listFiles(pf, dfl)
+    first = time.perf_counter() - t0
+    first_plan = pin_of(df).last_plan_seconds  # type: ignore[union-attr]
+    again = per_call(lambda: loc.listFiles(pf, dfl), repeat * 4)
+    t0 = time.perf_counter()
+    every = loc.listFiles(empty, empty)
+    all_first = time.perf_counter() - t0
+    all_again = per_call(lambda: loc.listFiles(empty, empty), max(repeat // 2, 1))
+    n_kept = sum(d.files().size() for d in convert.asJava(kept))
+    n_all = sum(d.files().size() for d in convert.asJava(every))
+    t0 = time.perf_counter()
+    plain = spark.read.schema("id long, name string, value double, part int").option("basePath", str(root)).parquet(*[str(p) for p in sorted(root.glob("part=*"))])
+    plain_load = time.perf_counter() - t0
+    pscan = scan_of(plain)
+    ploc, ppf, pdf = pscan.relation().location(), pscan.partitionFilters(), pscan.dataFilters()
+    plain_scan = per_call(lambda: ploc.listFiles(ppf, pdf), repeat * 4)
+    print(f"\n{files:,} files ({q}): hudi-hive load {load_s * 1000:.0f} ms; listFiles selective ({n_kept} kept) "
+          f"first {first * 1000:.1f} ms (planner {first_plan * 1000:.1f} ms), again {again * 1000:.2f} ms; "
+          f"no filter ({n_all:,} files) first {all_first * 1000:.0f} ms, again {all_again * 1000:.0f} ms")
+    print(f"  peer: Spark's InMemoryFileIndex over the same folders: DataFrame made (listing) in "
+          f"{plain_load * 1000:.0f} ms, listFiles per scan {plain_scan * 1000:.2f} ms (no pruning by statistics)")
 
 
 def main() -> None:
@@ -156,6 +228,9 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=200)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--keep", help="build the tables here (re-used if present) instead of a temporary folder")
+    ap.add_argument("--big", type=int, default=0, help="also time the per-scan cost at this many files "
+                    "(a synthesized table, listing only; e.g. 100000)")
+    ap.add_argument("--only-big", action="store_true", help="only the --big case")
     args = ap.parse_args()
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="bench-spark-sql-"))
     os.environ.setdefault("HIVE_BRIDGE_CACHE", str(work / "cache"))
@@ -163,17 +238,22 @@ def main() -> None:
 
     for name, mor in (("cow", False), ("mor", True)):
         root = work / f"{name}_{args.files}x{args.rows}"
+        if args.only_big:
+            break
         if not (root / ".hoodie").exists():
             t0 = time.perf_counter()
             build(root, args.files, args.rows, mor)
             print(f"built {root} in {time.perf_counter() - t0:.1f} s")
     spark = session("bench-spark-sql")
     register(spark)
-    t0 = time.perf_counter()
-    warm_up(spark, work / f"cow_{args.files}x{args.rows}", args.files, args.rows)
-    print(f"warm-up {time.perf_counter() - t0:.1f} s")
-    for name, mor in (("cow", False), ("mor", True)):
-        run(spark, work / f"{name}_{args.files}x{args.rows}", args.files, args.rows, args.repeat, mor)
+    if not args.only_big:
+        t0 = time.perf_counter()
+        warm_up(spark, work / f"cow_{args.files}x{args.rows}", args.files, args.rows)
+        print(f"warm-up {time.perf_counter() - t0:.1f} s")
+        for name, mor in (("cow", False), ("mor", True)):
+            run(spark, work / f"{name}_{args.files}x{args.rows}", args.files, args.rows, args.repeat, mor)
+    if args.big:
+        run_big(spark, work, args.big, args.repeat)
     jvm_peak = 0
     try:
         pid = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())  # type: ignore[union-attr]

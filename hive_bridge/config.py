@@ -3,24 +3,28 @@
 Settings come from the environment, read each time they are asked for (never at import time, so a program may
 set them after importing hive_bridge; a cache's size is read when the cache is made):
 
-=============================  ===============================  ==================================================
-variable                       default                          meaning
-=============================  ===============================  ==================================================
-``HIVE_BRIDGE_CACHE``          ``$XDG_CACHE_HOME/hive-bridge``  local folder for the demo table and the
-                               (else ``~/.cache/hive-bridge``)  statistics index of tables on object storage
-``HIVE_BRIDGE_SNAPSHOTS``      4                                tables whose planning state a process keeps
-``HIVE_BRIDGE_MDT_CACHE_MB``   512                              decoded metadata-table column statistics kept in
-                                                                memory, in MiB
-``HIVE_BRIDGE_SCAN_REPORTS``   ``<temp dir>/hive-bridge``       folder of the Spark data source's scan reports
-``HIVE_BRIDGE_PINS``           512                              table states the Spark file index keeps pinned
-                                                                for the DataFrames that read them
-``HIVE_BRIDGE_JAVA_SRC``       ``java/`` of the checkout, else  the Java source the Spark file index's jar is
-                               the installed package's copy     built from
-``HIVE_BRIDGE_COUNT_NANS``     ``false``                        when the index reads a footer that gives no NaN
-                                                                count for a float/double column, count the NaN
-                                                                in that column's values (reads those column
-                                                                chunks; ``false``: unknown)
-=============================  ===============================  ==================================================
+===============================  ===============================  ==================================================
+variable                         default                          meaning
+===============================  ===============================  ==================================================
+``HIVE_BRIDGE_CACHE``            ``$XDG_CACHE_HOME/hive-bridge``  local folder for the demo table and the
+                                 (else ``~/.cache/hive-bridge``)  statistics index of tables on object storage
+``HIVE_BRIDGE_SNAPSHOTS``        4                                tables whose planning state a process keeps
+``HIVE_BRIDGE_MDT_CACHE_MB``     512                              decoded metadata-table column statistics kept in
+                                                                  memory, in MiB
+``HIVE_BRIDGE_SCAN_REPORTS``     ``<temp dir>/hive-bridge``       folder of the Spark data source's scan reports
+``HIVE_BRIDGE_PINS``             512                              table states the Spark file index keeps pinned
+                                                                  for the DataFrames that read them
+``HIVE_BRIDGE_JAVA_SRC``         ``java/`` of the checkout, else  the Java source the Spark file index's jar is
+                                 the installed package's copy     built from
+``HIVE_BRIDGE_MERGED_CACHE_MB``  2048                             merged merge-on-read slices the Spark file index
+                                                                  keeps on disk (``<cache>/merged``), in MiB; the
+                                                                  least recently used files no scan may still read
+                                                                  are deleted past it
+``HIVE_BRIDGE_COUNT_NANS``       ``false``                        when the index reads a footer that gives no NaN
+                                                                  count for a float/double column, count the NaN
+                                                                  in that column's values (reads those column
+                                                                  chunks; ``false``: unknown)
+===============================  ===============================  ==================================================
 
 Caches register themselves with :func:`register_cache` when their module is imported; :func:`clear_caches`
 empties all of them (tests, long-running processes that want the memory back, or a table rewritten in place
@@ -55,6 +59,7 @@ class Settings:
     scan_reports: Path
     pins: int
     java_src: Path | None
+    merged_cache_bytes: int
     count_nans: bool = False
 
 
@@ -99,6 +104,7 @@ def settings() -> Settings:
         scan_reports=Path(reports),
         pins=_int("HIVE_BRIDGE_PINS", 512, 1),
         java_src=Path(os.environ["HIVE_BRIDGE_JAVA_SRC"]) if os.environ.get("HIVE_BRIDGE_JAVA_SRC") else None,
+        merged_cache_bytes=_int("HIVE_BRIDGE_MERGED_CACHE_MB", 2048, 0) * 2**20,
         count_nans=_bool("HIVE_BRIDGE_COUNT_NANS", False),
     )
 

@@ -26,9 +26,7 @@ from hive_bridge.spark.datasource import (
     HudiHiveDataSource,
     HudiHivePythonDataSource,
     HudiHiveReader,
-    PruningHudiHiveReader,
     register_python_source,
-    spark_scopes_read_plans,
 )
 from hive_bridge.spark.file_index import ROUTE_INDEX, attach, indexed_read, is_classic, load, pin_of, planner
 from hive_bridge.spark.filters import spark_filters_to_sarg
@@ -90,7 +88,6 @@ __all__ = [
     "HudiHiveDataSource",
     "HudiHivePythonDataSource",
     "HudiHiveReader",
-    "PruningHudiHiveReader",
     "SparkReadError",
     "attach",
     "check_workers",
@@ -115,7 +112,6 @@ __all__ = [
     "session",
     "spark_filters_to_sarg",
     "spark_schema",
-    "spark_scopes_read_plans",
     "start_thrift_server",
     "use_this_interpreter",
 ]

@@ -1,6 +1,7 @@
 """The ``hudi-hive`` Python data source: every latest slice read in Spark's Python workers (pyarrow, hudi-rs for
-merge-on-read), pruned by pushed filters only where Spark keeps a read plan per scan. Spark Connect and object
-storage use it; classic PySpark reads ``hudi-hive`` through the JVM file index (:mod:`hive_bridge.spark.file_index`)."""
+merge-on-read), never pruned by the filters Spark pushes (no released Spark keeps a read plan per scan). Spark
+Connect and object storage use it; classic PySpark reads ``hudi-hive`` through the JVM file index
+(:mod:`hive_bridge.spark.file_index`)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-import sarg
 from hive_bridge.pruning.pruner import SNAPSHOT, check_query_type
 from hive_bridge.pruning.snapshot import default_cache
-from hive_bridge.spark.filters import filter_text, spark_filters_to_sarg
 from hive_bridge.spark.merge import conform, hudi_reader, merge_with_hudi, read_by_hudi_rs
 from hive_bridge.spark.options import QUERY_TYPE_OPTION, ROUTE_WORKERS, SLICES_OPTION, storage_options_of
 from hive_bridge.spark.reports import record_scan
@@ -39,59 +38,43 @@ class _FilesPartition(InputPartition):
         self.files = files
 
 
-# Why the data source prunes only where Spark scopes a read plan to its scan.
+# Why the Python data source never prunes with the filters Spark pushes to it.
 #
-# Spark 4.3's PythonScanBuilder stores the read plan a filter-pushdown pass produces (the pickled reader and its
-# partitions) on the relation's PythonDataSourceV2 object, which every scan of that relation shares (one
+# Spark 4.1 - 4.3's PythonScanBuilder stores the read plan a filter-pushdown pass produces (the pickled reader and
+# its partitions) on the relation's PythonDataSourceV2 object, which every scan of that relation shares (one
 # DataFrame queried again, a temp view, a self-join, two threads); PythonBatch takes whatever plan is stored there
 # when the scan runs, and a scan with no pushable filter (an OR, no filter at all) never asks Python for a plan
-# of its own. A plan pruned with one scan's filters is then read by another scan: rows lost. Newer Spark keeps
-# the plan in the scan builder (a `readInfo` field of PythonScanBuilder); only there is "the filters Spark pushed
-# for this scan" knowable, so only there do pushed filters prune. Elsewhere every scan reads every latest slice,
-# and Spark applies the filters to rows. `read_hudi` / `read_table` prune on every Spark version (they plan on
-# the driver, one DataFrame per filter).
+# of its own. A plan pruned with one scan's filters would then be read by another scan: rows lost. Spark 4.0
+# pushes no filter to Python data sources at all. So every scan reads every latest slice, and Spark applies the
+# filters to rows. Pruned reads per scan are the JVM file index's (classic PySpark, hive_bridge.spark.file_index);
+# `read_hudi` / `read_table` prune on every Spark version (they plan on the driver, one DataFrame per filter).
 
 _WHY_NOT = ("this Spark shares one read plan among all scans of a DataFrame (PythonScanBuilder keeps no "
             "readInfo of its own), so a plan pruned for one query could be read by another; use read_hudi() or "
             "`hive-bridge read` for pruned reads")
 
-#: the first Spark version (major, minor) that keeps a Python data source's read plan per scan (a ``readInfo``
-#: field of ``PythonScanBuilder``); None: no released Spark does. 4.0 pushes no filter to Python at all; 4.1 to
-#: 4.3 keep the plan on the relation, which every scan of it shares (their ``PythonScanBuilder`` classes were
-#: read for it). A version this gate does not name is treated as sharing: unpruned, never wrong.
-SCOPED_SINCE: tuple[int, int] | None = None
 
+def utc_arrow_schema(schema: Any) -> pa.Schema:
+    """A Spark schema as Arrow, TimestampType as UTC-adjusted timestamps (what Spark's TimestampType is): pyspark
+    4.2+ take ``timezone="UTC"``, 4.0 and 4.1 ``timestamp_utc=True``."""
+    import inspect
 
-def spark_scopes_read_plans(version: str | None = None) -> bool:
-    """Whether the running Spark (``version``: pyspark's, by default) keeps a Python data source's read plan per
-    scan, so that the filters Spark pushed may prune: a version gate (:data:`SCOPED_SINCE`)."""
-    if SCOPED_SINCE is None:
-        return False
-    if version is None:
-        import pyspark
+    from pyspark.sql.pandas.types import to_arrow_schema
 
-        version = pyspark.__version__
-    try:
-        major, minor = (int(x) for x in version.split(".")[:2])
-    except ValueError:
-        return False
-    return (major, minor) >= SCOPED_SINCE
+    if "timezone" in inspect.signature(to_arrow_schema).parameters:
+        return to_arrow_schema(schema, timezone="UTC")
+    older: Any = to_arrow_schema
+    return older(schema, timestamp_utc=True)
 
 
 class HudiHiveReader(DataSourceReader):
     """Reads every latest file slice of the table (merged merge-on-read slices included); Spark applies every
-    filter to rows. Used where Spark shares one read plan among scans (see :func:`spark_scopes_read_plans`)."""
-
-    pruning = False
+    filter to rows (see ``_WHY_NOT``)."""
 
     def __init__(self, path: str, schema: Any, options: dict[str, str]) -> None:
         self.path = path
         self.schema = schema
         self.options = options
-
-    def _pushed(self) -> list[Any]:
-        """The filters Spark pushed for this scan: none for this reader."""
-        return []
 
     def query_type(self) -> str:
         """Option ``hoodie.datasource.query.type`` (Hudi's own name) or ``queryType``: snapshot (default) or
@@ -114,20 +97,8 @@ class HudiHiveReader(DataSourceReader):
         snap = default_cache().get(self.path, listing="auto" if use_mdt else "folders",
                                    storage_options=storage_options_of(self.options) or None)
         table = snap.table
-        filt = None
-        if self.pruning:
-            from hive_bridge.typemap import table_sarg_schema
-            from sarg.schema import type_of
-
-            types: dict[str, sarg.Type] = {}
-            for name, hive_type in table_sarg_schema(table).items():
-                ct = type_of(hive_type)
-                if ct.sarg_type is not None:
-                    types[name] = ct.sarg_type
-            filt, _ = spark_filters_to_sarg(self._pushed(), types)
-        listing = snap.plan(filt, None, self.options.get("sessionTimeZone", "UTC"), query_type=self.query_type())
-        record_scan({"path": self.path, "filter": filter_text(filt), "pruning": self.pruning,
-                      "why_not": None if self.pruning else _WHY_NOT,
+        listing = snap.plan(None, None, self.options.get("sessionTimeZone", "UTC"), query_type=self.query_type())
+        record_scan({"path": self.path, "filter": None, "pruning": False, "why_not": _WHY_NOT,
                       "files_total": listing.files_total, "files_read": listing.files_kept,
                       "query_type": listing.query_type, "listing_source": table.listing_source,
                       "storage": table.storage.scheme or "local", "route": ROUTE_WORKERS,
@@ -141,9 +112,7 @@ class HudiHiveReader(DataSourceReader):
         return parts or [_FilesPartition([])]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        from pyspark.sql.pandas.types import to_arrow_schema
-
-        target = to_arrow_schema(self.schema, timezone="UTC")  # Spark's TimestampType is UTC-adjusted
+        target = utc_arrow_schema(self.schema)
         assert isinstance(partition, _FilesPartition)
         for base, logs, values in partition.files:
             if read_by_hudi_rs(base, bool(logs)):
@@ -172,24 +141,6 @@ class HudiHiveReader(DataSourceReader):
             raise SparkReadError(f"{location}: cannot read: {exc}") from None
 
 
-class PruningHudiHiveReader(HudiHiveReader):
-    """Prunes with exactly the filters Spark pushed for this scan (only where Spark keeps the read plan per
-    scan). Every filter goes back to Spark, which applies it to rows: pruning is by file, never by row."""
-
-    pruning = True
-
-    def __init__(self, path: str, schema: Any, options: dict[str, str]) -> None:
-        super().__init__(path, schema, options)
-        self.filters: list[Any] = []
-
-    def pushFilters(self, filters: list[Any]) -> Iterator[Any]:
-        self.filters = list(filters)
-        yield from filters
-
-    def _pushed(self) -> list[Any]:
-        return self.filters
-
-
 class HudiHiveDataSource(DataSource):
     """``spark.read.format("hudi-hive").load(path)``: a Hudi table read through the Hive storage handler path."""
 
@@ -208,8 +159,7 @@ class HudiHiveDataSource(DataSource):
         return str(path).removeprefix("file:")
 
     def reader(self, schema: Any) -> DataSourceReader:
-        cls = PruningHudiHiveReader if spark_scopes_read_plans() else HudiHiveReader
-        return cls(self._path(), schema, dict(self.options))
+        return HudiHiveReader(self._path(), schema, dict(self.options))
 
 
 #: the Python data source's second name: ``hudi-hive`` itself is the JVM file index's on classic PySpark
@@ -234,5 +184,11 @@ def register_python_source(spark: SparkSession, check: bool = True) -> None:
         check_workers(spark)
     guard_parquet_pushdown(spark)  # a cached DataFrame of the data source must keep its NaN rows too
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
-    spark.dataSource.register(HudiHiveDataSource)
-    spark.dataSource.register(HudiHivePythonDataSource)
+    for source in (HudiHiveDataSource, HudiHivePythonDataSource):
+        try:
+            spark.dataSource.register(source)
+        except Exception as exc:
+            # pyspark 4.0 refuses to register a name again that it registered itself at start (pyspark_hudi_hive.py
+            # gives HudiHiveDataSource as "hudi-hive"): that is this very data source; 4.1+ replace it
+            if "DATA_SOURCE_ALREADY_EXISTS" not in str(exc):
+                raise

@@ -18,12 +18,14 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import tempfile
 import threading
 import time
 import urllib.parse
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import pyarrow as pa
@@ -34,10 +36,11 @@ from hive_bridge.errors import HudiTableError
 from hive_bridge.layout.fsview import HIVE_DEFAULT_PARTITION, FileSlice
 from hive_bridge.pruning.pruner import READ_OPTIMIZED, SNAPSHOT, ListStatusResult, check_query_type
 from hive_bridge.pruning.snapshot import TableSnapshot, default_cache
-from hive_bridge.spark.filters import AndFilter, OrFilter, filter_text, spark_filters_to_sarg
+from hive_bridge.spark.filters import AndFilter, OrFilter, filter_classes, filter_text, spark_filters_to_sarg
 from hive_bridge.spark.jar import JVM_PACKAGE, jar_path
 from hive_bridge.spark.merge import read_by_hudi_rs
-from hive_bridge.spark.merged_cache import merged_slice_file
+from hive_bridge.spark.merged_cache import CACHE as MERGED_CACHE
+from hive_bridge.spark.merged_cache import merged_dir, merged_slice_file
 from hive_bridge.spark.options import QUERY_TYPE_OPTION, storage_options_of
 from hive_bridge.spark.reads import HiveRead, list_files, read_hudi
 from hive_bridge.spark.reports import record_scan
@@ -56,6 +59,24 @@ TIMEOUT_CONF = "spark.hive_bridge.planner.timeoutMs"
 ON_ERROR_OPTION = "hive_bridge.onPlannerError"
 # how many loaded relations keep their pinned table state: HIVE_BRIDGE_PINS (the oldest are released; a scan of a
 # released one fails with a message saying to read the table again)
+#: answers a pinned relation remembers, by the scan's filters (its table state is fixed until refresh, so the same
+#: filters keep the same files: a query run again skips translating and pruning)
+PLANS_PER_PIN = 32
+#: a relation's latest scans whose merged-slice files are never evicted from the cache (Spark may still be reading
+#: them; a file of an older scan that was evicted is merged again by the next scan that keeps its slice)
+SCANS_IN_USE = 8
+
+
+@dataclass(frozen=True)
+class _Planned:
+    """One remembered answer: the filter, the pruning result, and, when every kept file is a base file Spark
+    reads as it is, the answer's text and kept paths (a merged slice's file is looked up again each scan: the
+    merged-slice cache may have evicted it)."""
+
+    filt: sarg.SearchArgument | None
+    result: ListStatusResult
+    text: str | None = None
+    kept: tuple[str, ...] = ()
 
 
 @dataclass
@@ -74,6 +95,14 @@ class Pin:
     scans: int = 0
     #: seconds the planner spent on the latest scan (translating, pruning, merging kept merge-on-read slices)
     last_plan_seconds: float = 0.0
+    #: the scans' answers by filters (JSON text as the JVM sends it), the most recent last; emptied by refresh
+    planned: OrderedDict[str, _Planned] = field(default_factory=OrderedDict)
+    #: the table's column types for filters (computed at the first scan)
+    types: dict[str, sarg.Type] | None = None
+    #: the merged-slice files of the latest scans (:data:`SCANS_IN_USE`), the newest last
+    merged_in_use: deque[list[str]] = field(default_factory=lambda: deque(maxlen=SCANS_IN_USE))
+    #: the relation's data schema as Arrow (what merged slices are written in)
+    arrow_schema: pa.Schema | None = None
 
 
 def _listing_of(options: Mapping[str, str]) -> str:
@@ -89,9 +118,38 @@ def _quote(text: str) -> str:
     return urllib.parse.quote(text, safe="/:")
 
 
+#: the characters a URI's path holds as they are (RFC 3986 pchar and "/"): a file's URI keeps them, as Hadoop's
+#: ``Path`` does, and percent-encodes the rest (spaces, "%", tabs, newlines, non-ASCII)
+_URI_SAFE = "/:@!$&'()*+,;="
+
+
+def _file_uri(path: str) -> str:
+    """A file's location as a URI string (what Java's ``new URI`` parses without decoding anything first)."""
+    if "://" in path:
+        scheme, _, rest = path.partition("://")
+        authority, slash, key = rest.partition("/")
+        return f"{scheme}://{authority}{slash}{urllib.parse.quote(key, safe=_URI_SAFE)}"
+    return "file:" + urllib.parse.quote(path.removeprefix("file:"), safe=_URI_SAFE)
+
+
 def _uri(path: str) -> str:
     """A file's location as Hadoop's Path reads it (a local absolute path gets the file: scheme)."""
     return path if "://" in path or path.startswith("file:") else "file:" + path
+
+
+#: answers longer than this (characters) go through a file: py4j's callback moves a long string slowly (a 100,000-file
+#: answer, ~15 MB, took seconds), a file takes milliseconds
+SPOOL_CHARS = 1 << 16
+
+
+def _spooled(answer: str) -> str:
+    """The answer, or ``FILE\t<path>`` of a temporary file holding it (the JVM reads and deletes it)."""
+    if len(answer) <= SPOOL_CHARS:
+        return answer
+    fd, path = tempfile.mkstemp(prefix="hive-bridge-answer-", suffix=".txt")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(answer)
+    return "FILE\t" + path
 
 
 class PythonPlanner:
@@ -104,6 +162,8 @@ class PythonPlanner:
     def __init__(self) -> None:
         self._pins: OrderedDict[str, Pin] = OrderedDict()
         self._lock = threading.Lock()
+        #: the table state whose stale merged-slice files were last deleted, by table path
+        self._cleaned: dict[str, TableSnapshot] = {}
         self._ids = itertools.count(1)
 
     # -- the JVM's requests ---------------------------------------------------------------------------------
@@ -114,7 +174,7 @@ class PythonPlanner:
             if verb == "open":
                 return self._open(json.loads(arg))
             if verb == "plan":
-                return self._plan(arg, json.loads(body or "[]"))
+                return _spooled(self._plan(arg, body or "[]"))
             if verb == "refresh":
                 self.refresh(arg)
                 return "OK"
@@ -150,11 +210,31 @@ class PythonPlanner:
         data, partitions, path_cols = relation_schemas(table)
         on_error = options.get(ON_ERROR_OPTION.lower(), "fail").strip().lower() == "readall"
         pin_id = f"{next(self._ids)}"
+        pin = Pin(path, options, snap, query_type, time_zone, path_cols, on_error)
         with self._lock:
-            self._pins[pin_id] = Pin(path, options, snap, query_type, time_zone, path_cols, on_error)
+            self._pins[pin_id] = pin
             while len(self._pins) > config.settings().pins:
                 self._pins.popitem(last=False)
+        self._drop_stale(pin)
         return pin_id, data, partitions
+
+    def _drop_stale(self, pin: Pin) -> None:
+        """Delete, in the background, the table's merged-slice files of slices that its state pinned now no longer
+        has (once per table state; a file a scan may still read stays)."""
+        snap = pin.snapshot
+        if pin.query_type == READ_OPTIMIZED:
+            return
+        with self._lock:
+            if self._cleaned.get(pin.path) is snap:
+                return
+            self._cleaned[pin.path] = snap
+        if not snap.table.properties.is_mor:
+            return
+        schema = data_arrow_schema(snap.table, pin.path_cols)
+        live = [(s, schema) for s in snap.slices
+                if s.base_file is None or read_by_hudi_rs(s.base_file.path, bool(s.log_files))]
+        threading.Thread(target=MERGED_CACHE.drop_stale, args=(snap.table, live), daemon=True,
+                         name="hive-bridge-merged-cleanup").start()
 
     def pin(self, pin_id: str) -> Pin:
         with self._lock:
@@ -170,17 +250,55 @@ class PythonPlanner:
         """The relation reads the table's current state from now on."""
         pin = self.pin(pin_id)
         try:
-            pin.snapshot = _snapshot(pin.path, pin.options)
+            snap = _snapshot(pin.path, pin.options)
         except HudiTableError as exc:
             raise SparkReadError(f"hudi-hive {pin.path}: {exc}") from None
+        with self._lock:
+            pin.snapshot = snap
+            pin.planned = OrderedDict()
+            pin.types = None
+            pin.arrow_schema = None
+        self._drop_stale(pin)
 
     def kept(self, pin_id: str, filters: list[dict[str, Any]]) -> tuple[Pin, ListStatusResult]:
         """What one scan's filters (JSON, as the JVM sends them) may match."""
         pin = self.pin(pin_id)
+        planned = self._planned(pin, json.dumps(filters), filters)
+        return pin, planned.result
+
+    def _planned(self, pin: Pin, key: str, filters: list[dict[str, Any]] | None) -> _Planned:
+        """The answer to the filters ``key`` (JSON text; ``filters`` parsed, or None to parse it): remembered per
+        pin, planned on the pinned snapshot when not. Every scan is reported (:func:`record_scan`)."""
+        with self._lock:
+            planned = pin.planned.get(key)
+            if planned is not None:
+                pin.planned.move_to_end(key)
+        if planned is None:
+            planned = _Planned(*self._prune(pin, json.loads(key) if filters is None else filters))
+            self._remember(pin, key, planned)
+        filt, result, snap = planned.filt, planned.result, pin.snapshot
+        record_scan({"path": pin.path, "filter": filter_text(filt), "pruning": True, "why_not": None,
+                     "files_total": result.files_total, "files_read": result.files_kept,
+                     "query_type": result.query_type, "listing_source": snap.table.listing_source,
+                     "storage": snap.table.storage.scheme or "local", "route": ROUTE_INDEX,
+                     "slices_read": len(result.slices)})
+        return planned
+
+    def _remember(self, pin: Pin, key: str, planned: _Planned) -> None:
+        with self._lock:
+            pin.planned[key] = planned
+            pin.planned.move_to_end(key)
+            while len(pin.planned) > PLANS_PER_PIN:
+                pin.planned.popitem(last=False)
+
+    @staticmethod
+    def _prune(pin: Pin, filters: list[dict[str, Any]]) -> tuple[sarg.SearchArgument | None, ListStatusResult]:
         snap = pin.snapshot
         filt = None
         try:
-            filt = filters_to_sarg(filters, snap.table, pin.time_zone)
+            if pin.types is None:
+                pin.types = sarg_types(snap.table)
+            filt = filters_to_sarg(filters, snap.table, pin.time_zone, types=pin.types)
             result = snap.plan(filt, None, pin.time_zone, query_type=pin.query_type)
         except Exception as exc:
             if not pin.read_all_on_error:
@@ -188,19 +306,23 @@ class PythonPlanner:
                 raise SparkReadError(f"hudi-hive {pin.path}: planning the filter {shown} failed: "
                                      f"{type(exc).__name__}: {exc}") from None
             result = snap.plan(None, None, pin.time_zone, query_type=pin.query_type)
-        record_scan({"path": pin.path, "filter": filter_text(filt), "pruning": True, "why_not": None,
-                     "files_total": result.files_total, "files_read": result.files_kept,
-                     "query_type": result.query_type, "listing_source": snap.table.listing_source,
-                     "storage": snap.table.storage.scheme or "local", "route": ROUTE_INDEX,
-                     "slices_read": len(result.slices)})
-        return pin, result
+        return filt, result
 
-    def _plan(self, pin_id: str, filters: list[dict[str, Any]]) -> str:
+    def _plan(self, pin_id: str, key: str) -> str:
         started = time.perf_counter()
-        pin, result = self.kept(pin_id, filters)
-        slices = result.slices
+        pin = self.pin(pin_id)
+        planned = self._planned(pin, key, None)
+        if planned.text is not None:  # every kept file a base file: the same answer as the first time
+            self._scanned(pin, list(planned.kept), started)
+            return planned.text
+        slices = planned.result.slices
         lines = ["OK"]
         kept: list[str] = []
+        merged = False
+        merged_files: list[str] = []
+        with self._lock:  # in use from now on: a merge of this scan may evict, never this scan's files
+            pin.merged_in_use.append(merged_files)
+        folder = merged_dir()
         by_partition: dict[str, list[FileSlice]] = {}
         for s in slices:
             by_partition.setdefault(s.partition_path if pin.path_cols else "", []).append(s)
@@ -212,32 +334,46 @@ class PythonPlanner:
                 cells.append("\\N" if v is None or v == HIVE_DEFAULT_PARTITION else _quote(v))
             lines.append("\t".join(["P", *cells]))
             for s in group:
-                path, size, mtime = self._file_of(pin, s)
+                path, size, mtime, from_cache = self._file_of(pin, s, folder, merged_files)
                 if path is None:
                     continue
+                merged = merged or from_cache
                 kept.append(path)
-                lines.append(f"F\t{_quote(_uri(path))}\t{size}\t{mtime}")
+                lines.append(f"F\t{_file_uri(path)}\t{size}\t{mtime}")
+        text = "\n".join(lines)
+        if not merged:
+            self._remember(pin, key, _Planned(planned.filt, planned.result, text, tuple(kept)))
+        self._scanned(pin, kept, started)
+        return text
+
+    def _scanned(self, pin: Pin, kept: list[str], started: float) -> None:
         with self._lock:
             pin.last_kept = kept
             pin.scans += 1
             pin.last_plan_seconds = time.perf_counter() - started
-        return "\n".join(lines)
+
+    def merged_in_use(self) -> set[str]:
+        """The merged-slice files the kept relations' latest scans read (never evicted from the cache)."""
+        with self._lock:
+            return {f for pin in self._pins.values() for scan in pin.merged_in_use for f in scan}
 
     @staticmethod
-    def _file_of(pin: Pin, s: FileSlice) -> tuple[str | None, int, int]:
+    def _file_of(pin: Pin, s: FileSlice, folder: Path | None = None,
+                 hold: list[str] | None = None) -> tuple[str | None, int, int, bool]:
         """The file Spark's parquet reader reads for one kept slice: the base file, or the slice merged by
-        hudi-rs (logs, or a base file of another format) into a cached parquet file."""
+        hudi-rs (logs, or a base file of another format) into a cached parquet file (the last item: True)."""
         base = s.base_file
         logs = s.log_files if pin.query_type != READ_OPTIMIZED else ()
         if base is not None and not read_by_hudi_rs(base.path, bool(logs)):
-            return base.full_path, base.size, int(base.mtime * 1000)
+            return base.full_path, base.size, int(base.mtime * 1000), False
         if base is None and not logs:
-            return None, 0, 0
+            return None, 0, 0, False
         table = pin.snapshot.table
-        merged = merged_slice_file(table, s._replace(log_files=tuple(logs)),
-                                   data_arrow_schema(table, pin.path_cols))
-        st = os.stat(merged)
-        return merged, st.st_size, int(st.st_mtime * 1000)
+        if pin.arrow_schema is None:
+            pin.arrow_schema = data_arrow_schema(table, pin.path_cols)
+        merged, size, mtime = merged_slice_file(table, s._replace(log_files=tuple(logs)), pin.arrow_schema, folder,
+                                                hold)
+        return merged, size, mtime, True
 
 
 def data_arrow_schema(table: HudiTable, path_cols: list[str]) -> pa.Schema:
@@ -313,8 +449,7 @@ def _to_pyspark(f: dict[str, Any], time_zone: str, positive: bool = True) -> Any
     None for what is not understood (it keeps every file). Where the filter is not negated (``positive``), an AND
     with a side not understood is its other side (a weaker filter: it keeps more files); under a NOT it is
     unknown as a whole."""
-    from pyspark.sql import datasource as ds
-
+    ds = filter_classes()
     op = f["op"]
     if op in ("and", "or"):
         left, right = _to_pyspark(f["l"], time_zone, positive), _to_pyspark(f["r"], time_zone, positive)
@@ -350,9 +485,8 @@ def _to_pyspark(f: dict[str, Any], time_zone: str, positive: bool = True) -> Any
         return None
 
 
-def filters_to_sarg(filters: list[dict[str, Any]], table: HudiTable,
-                    time_zone: str = "UTC") -> sarg.SearchArgument | None:
-    """The scan's filters (conjuncts) as one SearchArgument; what is not understood keeps files."""
+def sarg_types(table: HudiTable) -> dict[str, sarg.Type]:
+    """The table's columns' SearchArgument types (columns with no such type left out)."""
     from hive_bridge.typemap import table_sarg_schema
     from sarg.schema import type_of
 
@@ -361,6 +495,15 @@ def filters_to_sarg(filters: list[dict[str, Any]], table: HudiTable,
         ct = type_of(hive_type)
         if ct.sarg_type is not None:
             types[name] = ct.sarg_type
+    return types
+
+
+def filters_to_sarg(filters: list[dict[str, Any]], table: HudiTable, time_zone: str = "UTC",
+                    types: dict[str, sarg.Type] | None = None) -> sarg.SearchArgument | None:
+    """The scan's filters (conjuncts) as one SearchArgument; what is not understood keeps files. ``types``:
+    :func:`sarg_types` of ``table`` when the caller has them already."""
+    if types is None:
+        types = sarg_types(table)
     converted = [c for c in (_to_pyspark(f, time_zone) for f in filters) if c is not None]
     filt, _ = spark_filters_to_sarg(converted, types)
     return filt
@@ -369,6 +512,7 @@ def filters_to_sarg(filters: list[dict[str, Any]], table: HudiTable,
 # -- attaching to a session --------------------------------------------------------------------------------------
 
 _PLANNER = PythonPlanner()
+MERGED_CACHE.set_in_use(_PLANNER.merged_in_use)
 _ATTACHED: set[str] = set()
 _ATTACH_LOCK = threading.Lock()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, make_dataclass
 from typing import Any
 
 import sarg
@@ -34,6 +34,38 @@ def filter_text(filt: sarg.SearchArgument | None) -> str | None:
     return " AND ".join([str(filt), *map(str, filt.prefixes)]) if filt.prefixes else str(filt)
 
 
+def _leaf(name: str, value: bool = True) -> type:
+    """One of Spark's data source filter classes: its own class (none is a subclass of another, so that an
+    ``isinstance`` test matches exactly one), fields ``attribute`` and, if ``value``, ``value``."""
+    fields: list[tuple[str, Any]] = [("attribute", tuple[str, ...])] + ([("value", Any)] if value else [])
+    return make_dataclass(name, fields, frozen=True)
+
+
+class _Filters:
+    """Spark's data source filter classes for a pyspark that has none (4.0 pushes no filter to Python data sources
+    and has no ``pyspark.sql.datasource.EqualTo`` etc.): the same names and fields, for the file index's filters."""
+
+    EqualTo = _leaf("EqualTo")
+    EqualNullSafe = _leaf("EqualNullSafe")
+    LessThan = _leaf("LessThan")
+    LessThanOrEqual = _leaf("LessThanOrEqual")
+    GreaterThan = _leaf("GreaterThan")
+    GreaterThanOrEqual = _leaf("GreaterThanOrEqual")
+    In = _leaf("In")
+    IsNull = _leaf("IsNull", value=False)
+    IsNotNull = _leaf("IsNotNull", value=False)
+    StringStartsWith = _leaf("StringStartsWith")
+    Not = make_dataclass("Not", [("child", Any)], frozen=True)
+
+
+def filter_classes() -> Any:
+    """pyspark's data source filter classes (``pyspark.sql.datasource``, pyspark 4.1+), else the same names
+    defined here (pyspark 4.0)."""
+    from pyspark.sql import datasource as ds
+
+    return ds if hasattr(ds, "IsNotNull") else _Filters
+
+
 def spark_filters_to_sarg(filters: Sequence[Any], types: dict[str, sarg.Type]) -> tuple[sarg.SearchArgument | None,
                                                                                         list[Any]]:
     """Spark's pushed filters (conjuncts) as one SearchArgument, with Spark's ORC conversion semantics
@@ -42,8 +74,7 @@ def spark_filters_to_sarg(filters: Sequence[Any], types: dict[str, sarg.Type]) -
     string column (or its ``Not``), which a SearchArgument has no leaf for, becomes one of the SearchArgument's
     prefix conditions (:class:`sarg.PrefixCondition`). Returns the SearchArgument and the filters that could not
     be converted (Spark keeps applying those)."""
-    from pyspark.sql import datasource as ds
-
+    ds = filter_classes()
     builder = sarg.builder()
     rejected: list[Any] = []
     converted = 0

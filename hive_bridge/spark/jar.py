@@ -20,7 +20,8 @@ from hive_bridge.spark.sessions import SparkReadError
 JVM_PACKAGE = "io.hivebridge.spark"
 #: the service interface whose implementations Spark looks short names up in
 SERVICE = "org.apache.spark.sql.sources.DataSourceRegister"
-#: the pyspark versions whose FileIndex, PartitionDirectory and HadoopFsRelation the class was checked against
+#: the pyspark versions the jar is built and the file index's tests pass with (4.0.1, 4.1.4, 4.2.1, 4.3.0 tested;
+#: ``tools/check_spark_jar.py`` builds the jar against another pyspark installation)
 SUPPORTED_SPARK = ("4.0", "4.1", "4.2", "4.3")
 
 
@@ -61,6 +62,13 @@ def jar_path(build: bool = True) -> Path:
     out = cache_dir() / f"hive-bridge-spark-{version}-{digest.hexdigest()[:16]}.jar"
     if out.exists() or not build:
         return out
+    return build_jar(home, version, out)
+
+
+def build_jar(spark_home: Path, version: str, out: Path) -> Path:
+    """Compile the Java source against the jars of the pyspark installed at ``spark_home`` (``version``) and pack
+    the classes into the jar ``out`` (replaced atomically); a compile error names the Spark version."""
+    src = java_source()
     javac = shutil.which("javac")
     if javac is None:
         raise SparkReadError("javac (JDK 17+) is needed to build the hudi-hive file index (apt-get install "
@@ -70,7 +78,7 @@ def jar_path(build: bool = True) -> Path:
         classes = Path(tmp) / "classes"
         java_files = [str(p) for p in _sources(src) if p.suffix == ".java"]
         done = subprocess.run([javac, "--release", "17", "-nowarn", "-d", str(classes), "-cp",
-                               str(home / "jars" / "*"), *java_files], capture_output=True, text=True)
+                               str(spark_home / "jars" / "*"), *java_files], capture_output=True, text=True)
         if done.returncode != 0:
             raise SparkReadError(f"building the hudi-hive file index against pyspark {version} failed:\n"
                                  f"{done.stderr.strip()[:2000]}")

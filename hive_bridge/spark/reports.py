@@ -8,10 +8,15 @@ from typing import Any
 
 from hive_bridge import config
 
+#: the report folders made by this process (a scan need not ask the file system again)
+_MADE: set[str] = set()
+
 
 def report_file() -> str:
     folder = str(config.settings().scan_reports)
-    os.makedirs(folder, exist_ok=True)
+    if folder not in _MADE or not os.path.isdir(folder):
+        os.makedirs(folder, exist_ok=True)
+        _MADE.add(folder)
     return os.path.join(folder, "scans.jsonl")
 
 

@@ -79,7 +79,8 @@ def session(app: str = "hive-bridge", master: str = "local[2]", **conf: str) -> 
 def spark_schema(schema: pa.Schema) -> Any:
     from pyspark.sql.pandas.types import from_arrow_schema
 
-    return from_arrow_schema(schema)
+    # a timestamp without a time zone is TIMESTAMP_NTZ (pyspark 4.2+'s default; 4.0 and 4.1 default to TIMESTAMP)
+    return from_arrow_schema(schema, prefer_timestamp_ntz=True)
 
 
 _CHECKED: set[str] = set()

@@ -21,7 +21,6 @@ from hive_bridge.spark import (
     last_scan_report,
     read_hudi,
     register,
-    spark_scopes_read_plans,
 )
 from hive_bridge.testing.writer import HudiWriter
 
@@ -89,40 +88,20 @@ def test_scan_report_says_whether_pushed_filters_pruned(spark, reuse_table) -> N
     spark.read.format(PYTHON_SOURCE).load(str(reuse_table)).where("id = 14").count()
     report = last_scan_report(str(reuse_table))
     assert report is not None and report["files_total"] == 32
-    if spark_scopes_read_plans():
-        assert report["pruning"] is True and report["files_read"] == 1
-    else:  # Spark shares one read plan among the scans of a relation: pruning with pushed filters is unsafe
-        assert report["pruning"] is False and report["files_read"] == 32
-        assert "shares" in report["why_not"]
+    # Spark shares one read plan among the scans of a relation: pruning with pushed filters would be unsafe
+    assert report["pruning"] is False and report["files_read"] == 32
+    assert "shares" in report["why_not"]
 
 
-def test_the_pruning_reader_prunes_with_exactly_its_pushed_filters(reuse_table) -> None:  # type: ignore[no-untyped-def]
-    """The reader a scan-scoped Spark gets (not 4.3's): its partitions are pruned by the filters pushed to it,
-    and a fresh reader (a scan that pushed nothing) plans every slice. Run in-process, as a planning worker would."""
-    from pyspark.sql.datasource import EqualTo, GreaterThan, IsNotNull
-
-    from hive_bridge.spark import HudiHiveReader, PruningHudiHiveReader, spark_schema
+def test_the_python_reader_plans_every_slice_whatever_spark_pushes(reuse_table) -> None:  # type: ignore[no-untyped-def]
+    """The Python data source's reader takes no pushed filter (pyspark's default pushFilters: Spark keeps them all
+    and applies them to rows) and plans every latest slice. Run in-process, as a planning worker would."""
+    from hive_bridge.spark import HudiHiveReader, spark_schema
+    from hive_bridge.spark.filters import filter_classes
     from hive_bridge.table.table import HudiTable
 
-    schema = spark_schema(HudiTable.open(reuse_table).arrow_schema())
-    reader = PruningHudiHiveReader(str(reuse_table), schema, {})
-    pushed = [IsNotNull(("id",)), EqualTo(("id",), 14)]
-    assert list(reader.pushFilters(pushed)) == pushed  # every filter stays with Spark: pruning is by file
-    assert len(reader.partitions()) == 1
-    report = last_scan_report(str(reuse_table))
-    assert report is not None and report["pruning"] is True and report["files_read"] == 1
-    assert len(PruningHudiHiveReader(str(reuse_table), schema, {}).partitions()) == 32
-    wide = PruningHudiHiveReader(str(reuse_table), schema, {})
-    list(wide.pushFilters([GreaterThan(("price",), 1e9)]))  # NaN sorts above every number: no file is skipped
-    assert len(wide.partitions()) == 32
-    assert len(HudiHiveReader(str(reuse_table), schema, {}).partitions()) == 32
-
-
-def test_read_plans_are_scoped_per_scan_only_where_a_version_is_known_to() -> None:
-    """The gate that replaced reading Spark's class files: no released Spark keeps a Python data source's read
-    plan per scan, so no version (nor an unreadable one) lets pushed filters prune the Python data source."""
-    from hive_bridge.spark import datasource
-
-    assert datasource.SCOPED_SINCE is None
-    assert not any(spark_scopes_read_plans(v) for v in ("4.0.1", "4.1.4", "4.2.1", "4.3.0", "9.9.0", "dev"))
-    assert spark_scopes_read_plans() is False
+    reader = HudiHiveReader(str(reuse_table), spark_schema(HudiTable.open(reuse_table).arrow_schema()), {})
+    if hasattr(reader, "pushFilters"):  # pyspark 4.1+
+        pushed = [filter_classes().EqualTo(("id",), 14)]
+        assert list(reader.pushFilters(pushed)) == pushed
+    assert len(reader.partitions()) == 32

@@ -440,3 +440,108 @@ def test_thrift_server_in_this_driver_serves_hudi_hive_tables_pruned(tmp_path) -
     got = json.loads(result[len("RESULT "):])
     assert got["rows"] == [12, 13, 14]
     assert got["report"]["files_read"] == 1 and got["report"]["files_total"] == 12
+
+
+def _mor(root: Path, groups: int = 4) -> tuple[Path, dict[int, float]]:
+    """A merge-on-read table of ``groups`` file groups (keys 10g..10g+9), every slice with a log file that moves
+    one key's ``v``; the expected ``v`` of every key."""
+    writer = HudiWriter(root, record_key_fields=("k",), precombine_field="ts", rows_per_file=10,
+                        table_type="MERGE_ON_READ")
+    ks = list(range(groups * 10))
+    writer.insert(pa.table({"k": pa.array(ks, pa.int64()), "v": pa.array([float(k) for k in ks]),
+                            "ts": pa.array([0] * len(ks), pa.int64())}))
+    moved = [g * 10 + 1 for g in range(groups)]
+    writer.upsert(pa.table({"k": pa.array(moved, pa.int64()), "v": pa.array([-float(k) for k in moved]),
+                            "ts": pa.array([1] * len(moved), pa.int64())}))
+    return root, {k: (-float(k) if k in moved else float(k)) for k in ks}
+
+
+def _kv(df: Any) -> dict[int, float]:
+    return {int(r[0]): float(r[1]) for r in df.select("k", "v").collect()}
+
+
+def test_merged_slice_cache_evicts_what_no_recent_scan_reads_and_merges_again(  # type: ignore[no-untyped-def]
+        spark, hudi_hive, tmp_path, monkeypatch) -> None:
+    from hive_bridge.spark import file_index
+    from hive_bridge.spark.merged_cache import CACHE
+
+    monkeypatch.setenv("HIVE_BRIDGE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HIVE_BRIDGE_MERGED_CACHE_MB", "0")  # every merge evicts all it may
+    monkeypatch.setattr(file_index, "SCANS_IN_USE", 1)  # only a relation's latest scan is protected
+    root, truth = _mor(tmp_path / "t")
+    df = spark.read.format("hudi-hive").load(str(root))
+    pin = pin_of(df)
+    assert pin is not None
+
+    def read(lo: int) -> list[str]:  # file group lo // 10, merged; its rows are the merged truth
+        q = f"k >= {lo} AND k < {lo + 10}"
+        assert _kv(df.where(q)) == {k: v for k, v in truth.items() if lo <= k < lo + 10}, q
+        assert len(pin.last_kept) == 1
+        return list(pin.last_kept)
+
+    first = read(0)
+    assert Path(first[0]).exists()  # merged for the scan, and spared while it is the latest scan
+    second = read(10)
+    assert not Path(first[0]).exists() and Path(second[0]).exists()  # least recently used, no scan reads it
+    assert read(0) == first and Path(first[0]).exists()  # the same slice merged again: the same rows
+    assert not Path(second[0]).exists()
+    # under a bound that holds them, nothing is evicted; the least recently used goes first
+    monkeypatch.setenv("HIVE_BRIDGE_MERGED_CACHE_MB", "1")
+    kept = [read(lo)[0] for lo in (10, 20, 30)]
+    assert all(Path(p).exists() for p in [first[0], *kept])
+    size = Path(first[0]).stat().st_size
+    assert CACHE.evict(limit_bytes=CACHE.total_bytes() - size) == [first[0]]  # the least recently used
+    assert CACHE.evict(limit_bytes=0) == kept[:2]  # the latest scan's file (30) is never evicted
+    assert Path(kept[2]).exists()
+    assert _kv(df) == truth
+
+
+def test_merged_files_of_slices_gone_from_the_latest_state_are_dropped(  # type: ignore[no-untyped-def]
+        spark, hudi_hive, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("HIVE_BRIDGE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HIVE_BRIDGE_PINS", "1")  # a new load releases the previous relation
+    root, truth = _mor(tmp_path / "t", groups=2)
+    old = spark.read.format("hudi-hive").load(str(root))
+    assert _kv(old) == truth
+    pin = pin_of(old)
+    assert pin is not None and len(pin.last_kept) == 2
+    stale = list(pin.last_kept)
+    writer = HudiWriter(root, record_key_fields=("k",), precombine_field="ts", rows_per_file=10,
+                        table_type="MERGE_ON_READ")
+    writer.upsert(pa.table({"k": pa.array([2], pa.int64()), "v": pa.array([99.0]), "ts": pa.array([2], pa.int64())}))
+    new = spark.read.format("hudi-hive").load(str(root))  # the new state: file group 0 has another log file
+    deadline = time.monotonic() + 30
+    while Path(stale[0]).exists() and time.monotonic() < deadline:  # dropped by a background thread
+        time.sleep(0.1)
+    gone = [p for p in stale if not Path(p).exists()]
+    assert len(gone) == 1  # file group 0's old merge; file group 1's slice is unchanged and its file kept
+    assert _kv(new) == {**truth, 2: 99.0}
+
+
+def test_filter_classes_of_a_pyspark_without_them_convert_as_pysparks_do() -> None:
+    """pyspark 4.0 has no data source filter classes: the file index's filters then use hive-bridge's own, which
+    must give the same SearchArgument as pyspark's (4.1+) for every shape (each class matches itself only)."""
+    from pyspark.sql import datasource as ds
+
+    import hive_bridge.spark.filters as filters
+    import sarg
+    from hive_bridge.spark.filters import _Filters, spark_filters_to_sarg
+
+    def shapes(c: Any) -> list[Any]:
+        a = ("k",)
+        return [c.EqualTo(a, 5), c.EqualNullSafe(a, 5), c.LessThan(a, 5), c.LessThanOrEqual(a, 5),
+                c.GreaterThan(a, 5), c.GreaterThanOrEqual(a, 5), c.In(a, (1, 7)), c.IsNull(a), c.IsNotNull(a),
+                c.Not(c.IsNull(a)), c.Not(c.GreaterThan(a, 5))]
+
+    want = ["leaf-(EQUALS k 5)", "leaf-(NULL_SAFE_EQUALS k 5)", "leaf-(LESS_THAN k 5)", "leaf-(LESS_THAN_EQUALS k 5)",
+            "(not leaf-(LESS_THAN_EQUALS k 5))", "(not leaf-(LESS_THAN k 5))", "leaf-(IN k 1 7)", "leaf-(IS_NULL k)",
+            "(not leaf-(IS_NULL k))", "(not leaf-(IS_NULL k))", "leaf-(LESS_THAN_EQUALS k 5)"]
+    types = {"k": sarg.Type.LONG}
+    if hasattr(ds, "EqualTo"):  # pyspark 4.1+
+        assert [str(spark_filters_to_sarg([f], types)[0]) for f in shapes(ds)] == want
+    original = filters.filter_classes
+    filters.filter_classes = lambda: _Filters  # type: ignore[assignment]
+    try:
+        assert [str(spark_filters_to_sarg([f], types)[0]) for f in shapes(_Filters)] == want
+    finally:
+        filters.filter_classes = original  # type: ignore[assignment]

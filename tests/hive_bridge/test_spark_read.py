@@ -23,7 +23,6 @@ from hive_bridge.spark import (
     read_hudi,
     read_table,
     register,
-    spark_scopes_read_plans,
 )
 from hive_bridge.table.table import HudiTable
 from hive_bridge.testing.writer import HudiWriter
@@ -224,13 +223,12 @@ def test_data_source_prunes_with_pushed_filters(spark, generated_table) -> None:
     report = last_scan_report(str(generated_table))
     # hudi-hive is Spark's own file source: its file index prunes every scan with that scan's filters
     assert report is not None and report["files_total"] == 40 and report["files_read"] == 1
-    # the Python data source prunes with pushed filters only where Spark keeps a read plan per scan
-    # (test_data_source_reuse.py says why)
+    # the Python data source never prunes with pushed filters (test_data_source_reuse.py says why)
     python = spark.read.format(PYTHON_SOURCE).load(str(generated_table)).where("k > 990 and part = 'p3'")
     assert sorted(r["k"] for r in python.select("k").collect()) == list(range(991, 1000))
     report = last_scan_report(str(generated_table))
     assert report is not None and report["files_total"] == 40
-    assert report["files_read"] == (1 if spark_scopes_read_plans() else 40)
+    assert report["files_read"] == 40
     full = read_hudi(spark, str(generated_table), None).df.where("k > 990 and part = 'p3'")
     assert _rows_equal(df, full) == (0, 0)
 

@@ -1,7 +1,10 @@
 package io.hivebridge.spark;
 
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Supplier;
 
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.Path;
@@ -65,12 +68,7 @@ public final class HudiHiveFileIndex implements FileIndex {
     List<Expression> all = new ArrayList<>(CollectionConverters.asJava(partitionFilters));
     all.addAll(CollectionConverters.asJava(dataFilters));
     StringBuilder json = new StringBuilder("[");
-    StringBuilder shown = new StringBuilder();
     for (Expression e : all) {
-      if (shown.length() > 0) {
-        shown.append(" AND ");
-      }
-      shown.append(e.sql());
       Option<Filter> f = Option.empty();
       try {
         f = DataSourceStrategy$.MODULE$.translateFilter(e, true);
@@ -85,7 +83,9 @@ public final class HudiHiveFileIndex implements FileIndex {
       }
     }
     json.append(']');
-    String what = "table " + root + ", filters [" + shown + "]";
+    // what a message names (the filters' SQL text is made only for a message)
+    Supplier<String> what = () -> "table " + root + ", filters [" + String.join(" AND ",
+        all.stream().map(Expression::sql).toList()) + "]";
     String[] lines = Planner.call(what, "plan\t" + id + "\n" + json);
     List<PartitionDirectory> out = parse(lines, what);
     List<Expression> pf = CollectionConverters.asJava(partitionFilters);
@@ -132,7 +132,7 @@ public final class HudiHiveFileIndex implements FileIndex {
   }
 
   /** The planner's answer: "P" lines (a partition's values) each followed by its "F" lines (files). */
-  private List<PartitionDirectory> parse(String[] lines, String what) {
+  private List<PartitionDirectory> parse(String[] lines, Supplier<String> what) {
     List<PartitionDirectory> out = new ArrayList<>();
     InternalRow values = null;
     List<FileStatus> files = new ArrayList<>();
@@ -160,11 +160,17 @@ public final class HudiHiveFileIndex implements FileIndex {
         }
         values = new GenericInternalRow(row);
       } else if (cols[0].equals("F")) {
-        Path p = new Path(Protocol.unquote(cols[1]));
+        Path p;
+        try {
+          p = new Path(new URI(cols[1])); // a URI string: parsed as it is (Path(String) costs several times more)
+        } catch (URISyntaxException e) {
+          throw new IllegalArgumentException("hudi-hive: " + what.get() + ": a file location that is no URI: "
+              + cols[1]);
+        }
         files.add(new FileStatus(Long.parseLong(cols[2]), false, 1, 128L * 1024 * 1024, Long.parseLong(cols[3]),
             p));
       } else {
-        throw new IllegalArgumentException("hudi-hive: " + what + ": unexpected planner answer: " + line);
+        throw new IllegalArgumentException("hudi-hive: " + what.get() + ": unexpected planner answer: " + line);
       }
     }
     if (values != null) {
@@ -176,7 +182,8 @@ public final class HudiHiveFileIndex implements FileIndex {
   @Override
   public String[] inputFiles() {
     List<String> out = new ArrayList<>();
-    for (PartitionDirectory d : parse(Planner.call("table " + root, "plan\t" + id + "\n[]"), "table " + root)) {
+    Supplier<String> what = () -> "table " + root;
+    for (PartitionDirectory d : parse(Planner.call(what, "plan\t" + id + "\n[]"), what)) {
       scala.collection.Iterator<org.apache.spark.sql.execution.datasources.FileStatusWithMetadata> it =
           d.files().iterator();
       while (it.hasNext()) {
@@ -188,7 +195,7 @@ public final class HudiHiveFileIndex implements FileIndex {
 
   @Override
   public void refresh() {
-    Planner.call("refresh table " + root, "refresh\t" + id);
+    Planner.call(() -> "refresh table " + root, "refresh\t" + id);
   }
 
   @Override

@@ -38,7 +38,7 @@ public final class HudiHiveProvider implements RelationProvider, DataSourceRegis
     SparkSession session = context.sparkSession();
     String tz = session.conf().get("spark.sql.session.timeZone");
     options.put("\0timeZone", tz);
-    String[] lines = Planner.call("table " + path, "open\t" + Protocol.options(options));
+    String[] lines = Planner.call(() -> "table " + path, "open\t" + Protocol.options(options));
     return relation(session, lines[1], lines[2], lines[3], lines[4], Long.parseLong(lines[5]), tz);
   }
 

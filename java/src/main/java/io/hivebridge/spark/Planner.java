@@ -1,5 +1,9 @@
 package io.hivebridge.spark;
 
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -7,6 +11,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * The driver's link to hive-bridge's Python planner: a {@code java.util.function.Function<String, String>} the
@@ -35,10 +40,10 @@ public final class Planner {
   }
 
   /** The planner's answer to one request; a failure, an error answer or a timeout is an exception naming what. */
-  static String[] call(String what, String request) {
+  static String[] call(Supplier<String> what, String request) {
     Function<String, String> p = planner;
     if (p == null) {
-      throw new IllegalArgumentException("hudi-hive: " + what + ": the hive-bridge planner is not registered in "
+      throw new IllegalArgumentException("hudi-hive: " + what.get() + ": the hive-bridge planner is not registered in "
           + "this driver: call hive_bridge.spark.register(spark) in the Python process that owns the session");
     }
     long timeout = timeoutMillis;
@@ -48,20 +53,35 @@ public final class Planner {
       text = answer.get(timeout, TimeUnit.MILLISECONDS);
     } catch (TimeoutException e) {
       answer.cancel(true);
-      throw new IllegalArgumentException("hudi-hive: " + what + ": the hive-bridge planner did not answer within "
+      throw new IllegalArgumentException("hudi-hive: " + what.get() + ": the hive-bridge planner did not answer within "
           + timeout + " ms (spark.hive_bridge.planner.timeoutMs); the query is stopped rather than read unplanned");
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new IllegalArgumentException("hudi-hive: " + what + ": interrupted while planning");
+      throw new IllegalArgumentException("hudi-hive: " + what.get() + ": interrupted while planning");
     } catch (ExecutionException e) {
       Throwable cause = e.getCause() == null ? e : e.getCause();
       String msg = String.valueOf(cause.getMessage());
       int cut = msg.indexOf('\n');
-      throw new IllegalArgumentException("hudi-hive: " + what + ": the hive-bridge planner failed: "
+      throw new IllegalArgumentException("hudi-hive: " + what.get() + ": the hive-bridge planner failed: "
           + (cut > 0 ? msg.substring(0, cut) : msg));
     }
     if (text == null) {
-      throw new IllegalArgumentException("hudi-hive: " + what + ": the hive-bridge planner gave no answer");
+      throw new IllegalArgumentException("hudi-hive: " + what.get() + ": the hive-bridge planner gave no answer");
+    }
+    if (text.startsWith("FILE\t")) { // a long answer comes through a temporary file (py4j moves long strings slowly)
+      Path spool = Path.of(text.substring(5));
+      try {
+        text = Files.readString(spool, StandardCharsets.UTF_8);
+      } catch (IOException e) {
+        throw new IllegalArgumentException("hudi-hive: " + what.get() + ": cannot read the planner's answer " + spool
+            + ": " + e.getMessage());
+      } finally {
+        try {
+          Files.deleteIfExists(spool);
+        } catch (IOException ignored) {
+          // a temporary file left behind
+        }
+      }
     }
     String[] lines = text.split("\n", -1);
     if (!"OK".equals(lines[0])) {
