@@ -35,6 +35,7 @@ from hudi import HudiTableBuilder
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from hive_bridge.stats.contract import bound_columns, has_nan_count
 from hive_bridge.stats.index import ColumnStatsIndex
 from hive_bridge.stats.rows import FORMAT_KEY, FORMAT_VERSION, stats_schema
 from hive_bridge.table.table import HudiTable
@@ -146,11 +147,9 @@ def _synthesize_big(path: Path, files: int, partitions: int) -> None:
             lo, hi = pa.array([float(i) for i in range(n)]), pa.array([float(i + 1) for i in range(n)])
         else:
             lo, hi = pa.array(range(n), pa.int64()), pa.array(range(1, n + 1), pa.int64())
-        cols[f"{leaf.name}::min"] = lo.cast(leaf.type)
-        cols[f"{leaf.name}::max"] = hi.cast(leaf.type)
-        cols[f"{leaf.name}::null_count"] = pa.array([0] * n, pa.int64())
-        cols[f"{leaf.name}::min_exact"] = pa.array([True] * n, pa.bool_())
-        cols[f"{leaf.name}::max_exact"] = pa.array([True] * n, pa.bool_())
+        nans = pa.array([0] * n, pa.int64()) if has_nan_count(leaf.type) else None
+        cols.update(bound_columns(leaf.name, leaf.type, lo.cast(leaf.type), hi.cast(leaf.type),
+                                  pa.array([0] * n, pa.int64()), nan_counts=nans))
     seg = pa.table(cols).cast(stats_schema(leaves, with_has_log_files=False))
     seg = seg.replace_schema_metadata({FORMAT_KEY: FORMAT_VERSION})
     assert index._write_segment(seg) is not None
