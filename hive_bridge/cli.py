@@ -27,7 +27,7 @@ import sarg
 from hive_bridge.errors import HiveBridgeError
 from hive_bridge.pruning import FileVerdict, prune_slices
 from hive_bridge.pruning.pruner import filter_columns
-from hive_bridge.replay import ReplayInputError, input_lines, replay, replay_workload
+from hive_bridge.replay import ReplayInputError, input_lines, replay, replay_workload, write_html
 from hive_bridge.stats.index import ColumnStatsIndex
 from hive_bridge.storage.core import is_local_uri, parse_storage_options
 from hive_bridge.table.table import HudiTable
@@ -126,17 +126,9 @@ def cmd_advise(args: argparse.Namespace, out: Console, err: Console) -> int:
         print_advice(out, advice)
     failed = bool(errors or problems or not advice)
     if args.html is not None:
-        from hive_bridge.workload.htmlreport import write_report
-        from hive_bridge.workload.report import human_bytes
-
         failures = work.plan() + len(problems)   # the page's other sections show every filter's listing
-        try:
-            size = write_report(args.html, work, failures, problems, advice=[a.as_json() for a in advice])
-        except OSError as exc:
-            err.print(f"error: cannot write the HTML report {args.html}: {exc.strerror or exc}", highlight=False,
-                      markup=False)
+        if not write_html(args.html, work, failures, problems, err, advice=[a.as_json() for a in advice]):
             return 1
-        err.print(f"HTML report written to {args.html} ({human_bytes(size)})", highlight=False, markup=False)
     return 1 if failed else 0
 
 

@@ -318,17 +318,25 @@ def replay_workload(inputs: Sequence[str], resolver: Any, *, out: Console, err: 
         write_json(out.file, work, failures, problems)
     else:
         print_report(out, work, failures, problems)
-    if html is not None:
-        from hive_bridge.workload.htmlreport import write_report
-
-        try:
-            size = write_report(html, work, failures, problems)
-        except OSError as exc:
-            err.print(f"error: cannot write the HTML report {html}: {exc.strerror or exc}", highlight=False,
-                      markup=False)
-            return 1
-        err.print(f"HTML report written to {html} ({human_bytes(size)})", highlight=False, markup=False)
+    if html is not None and not write_html(html, work, failures, problems, err):
+        return 1
     return 1 if failures else 0
+
+
+def write_html(path: str, work: Any, failures: int, problems: list[Any], err: Console,
+               advice: list[dict[str, Any]] | None = None) -> bool:
+    """The workload's HTML report written to ``path`` (with the advisor's section when ``advice`` is given), its
+    size said on ``err``; False, with the reason said, when the file cannot be written."""
+    from hive_bridge.workload.htmlreport import write_report
+
+    try:
+        size = write_report(path, work, failures, problems, advice=advice)
+    except OSError as exc:
+        err.print(f"error: cannot write the HTML report {path}: {exc.strerror or exc}", highlight=False,
+                  markup=False)
+        return False
+    err.print(f"HTML report written to {path} ({human_bytes(size)})", highlight=False, markup=False)
+    return True
 
 
 def _verify_workload(work: Any, err: Console, verbose: bool) -> int:
