@@ -215,14 +215,15 @@ def prune_slices(table: HudiTable, index: ColumnStatsIndex, slices: list[FileSli
                  query_type: str = SNAPSHOT, partition_stats: bool = True) -> ListStatusResult:
     """Keep the slices a filter may match: partition values first, then the metadata table's partition
     statistics (``partition_stats``: the slices of a partition they drop are never looked up in ``index``),
-    then column statistics (vectorized)."""
+    then column statistics (vectorized). An index told to read footers only (``source="footers"``) gets no
+    statistics of the metadata table: no partition statistics either."""
     columns = filter_columns(table, filt)
     index.want(columns)
     query_type = check_query_type(query_type)
     if query_type == READ_OPTIMIZED:
         slices = read_optimized_view(slices)
     verdicts = None
-    if filt is not None and partition_stats and slices:
+    if filt is not None and partition_stats and index.source != "footers" and slices:
         expression = translate(filt, dict(schema) if schema else table_sarg_schema(table))
         verdicts = PartitionStatsStage(table, slices, partition_value_stats).judge(expression, columns,
                                                                                  session_time_zone)
@@ -320,10 +321,11 @@ class Pruner:
         ``counters`` that describe them; ``no_log_files``: the caller knows that every slice is a base file
         alone (the slices are then not looked at one by one); ``partition_stats``: let the metadata table's
         partition statistics drop whole partitions (:mod:`hive_bridge.pruning.partition_pruning`; their
-        slices' statistics are read here all the same: :func:`prune_slices` does not read them)."""
+        slices' statistics are read here all the same: :func:`prune_slices` does not read them); never with an
+        index told to read footers only (``source="footers"``: no statistics of the metadata table)."""
         self.table = table
         self.use_key_indexes = key_indexes
-        self.use_partition_stats = partition_stats
+        self.use_partition_stats = partition_stats and index.source != "footers"
         self._partition_stage: PartitionStatsStage | None = None
         self._key_indexes: KeyIndexes | None = None
         self.query_type = check_query_type(query_type)

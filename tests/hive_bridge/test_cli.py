@@ -364,7 +364,9 @@ def test_explain_names_the_sources_of_listing_statistics_and_indexes(shared_tabl
                        "--stats-source", "footers")
     doc2 = json.loads(out)
     assert doc2["listing_source"] == "folders"
-    assert doc2["stats_sources"] in ({"parquet footers": 2, "log blocks": 1}, {"hive-bridge index": 3})
+    # footers only: no statistics of the metadata table, its partition statistics included (every file read)
+    assert doc2["stats_sources"] in ({"parquet footers": 3, "log blocks": 1}, {"hive-bridge index": 4})
+    assert doc2["dropped_by_partition_stats"] == 0
     assert doc2["files_kept"] == doc["files_kept"] == 1
 
 
