@@ -1,5 +1,6 @@
 """Scan reports of the ``hudi-hive`` data source: planned in Python workers, written to a file on the driver's
-machine, read back by :func:`last_scan_report`."""
+machine, read back by :func:`last_scan_report`. The file is bounded: past :data:`ROTATE_BYTES` it becomes
+``scans.jsonl.1`` (replacing the previous one) and a new file starts, so a long-lived driver keeps at most two."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from hive_bridge import config
 
 #: the report folders made by this process (a scan need not ask the file system again)
 _MADE: set[str] = set()
+#: a report file this large is rotated before the next report is appended
+ROTATE_BYTES = 4 * 2**20
 
 
 def report_file() -> str:
@@ -25,7 +28,13 @@ def record_scan(report: dict[str, Any]) -> None:
     driver's machine (where planning workers run)."""
     import json
 
-    with open(report_file(), "a", encoding="utf-8") as fh:
+    name = report_file()
+    try:
+        if os.path.getsize(name) >= ROTATE_BYTES:
+            os.replace(name, name + ".1")  # atomic; a writer still holding the old file writes into the .1
+    except OSError:  # no file yet, or another process rotated it first
+        pass
+    with open(name, "a", encoding="utf-8") as fh:
         fh.write(json.dumps(report) + "\n")
 
 
@@ -35,18 +44,20 @@ def last_scan_report(path: str | os.PathLike[str] | None = None) -> dict[str, An
     slices_read."""
     import json
 
-    try:
-        with open(report_file(), encoding="utf-8") as fh:
-            lines = fh.readlines()
-    except OSError:
-        return None
     want = None if path is None else str(path).removeprefix("file:")
-    for line in reversed(lines):
+    name = report_file()
+    for candidate in (name, name + ".1"):  # the newest reports first, then the rotated ones
         try:
-            report = json.loads(line)
-        except ValueError:  # a line another process is still writing
+            with open(candidate, encoding="utf-8") as fh:
+                lines = fh.readlines()
+        except OSError:
             continue
-        if want is None or report.get("path") == want:
-            return report  # type: ignore[no-any-return]
+        for line in reversed(lines):
+            try:
+                report = json.loads(line)
+            except ValueError:  # a line another process is still writing
+                continue
+            if want is None or report.get("path") == want:
+                return report  # type: ignore[no-any-return]
     return None
 
