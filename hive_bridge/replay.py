@@ -87,7 +87,15 @@ def relative_path(table: HudiTable, path: str) -> str:
 
 
 def verify_filter(spark: Any, table: HudiTable, listing: ListStatusResult, residual: str | None) -> tuple[bool, str]:
-    """Read the kept files and all latest files with the same row filter; the rows must be identical."""
+    """Read the kept files and all latest files with the same row filter; the rows must be identical. A Spark
+    failure is a failed verification with its first line as the detail (a replay reports it and goes on)."""
+    try:
+        return _compare_reads(spark, table, listing, residual)
+    except Exception as exc:
+        return False, f"verify failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+
+
+def _compare_reads(spark: Any, table: HudiTable, listing: ListStatusResult, residual: str | None) -> tuple[bool, str]:
     from pyspark.sql import functions as F
 
     from hive_bridge.spark import read_slices
@@ -184,10 +192,7 @@ def replay(table: HudiTable, lines: Iterable[str], *, out: Console, err: Console
                             requests_total=requests.snapshot())
             if spark is not None:
                 residual = f.text if f.kind == "hiveql" else to_sql(parsed)
-                try:
-                    row.verified, row.verify_detail = verify_filter(spark, table, listing, residual)
-                except Exception as exc:  # a Spark failure is reported, the run goes on
-                    row.verified, row.verify_detail = False, f"verify failed: {str(exc).splitlines()[0]}"
+                row.verified, row.verify_detail = verify_filter(spark, table, listing, residual)
                 if not row.verified:
                     failures += 1
                     err.print(f"[red]verify[/red] line {f.line}: {row.verify_detail}", markup=True,
@@ -354,11 +359,7 @@ def _verify_workload(work: Any, err: Console, verbose: bool) -> int:
                 continue
             parsed = sarg.read_filter(entry.hiveql, state.types) if entry.hiveql else None
             residual = to_sql(parsed) if parsed is not None else None
-            try:
-                entry.verified, entry.verify_detail = verify_filter(spark, state.snapshot.table, entry.listing,
-                                                                    residual)
-            except Exception as exc:  # a Spark failure is reported, the run goes on
-                entry.verified, entry.verify_detail = False, f"verify failed: {str(exc).splitlines()[0]}"
+            entry.verified, entry.verify_detail = verify_filter(spark, state.snapshot.table, entry.listing, residual)
             if not entry.verified:
                 failures += 1
                 err.print(f"verify {redact(entry.table)}: {entry.hiveql}: {entry.verify_detail}", markup=False,
