@@ -223,7 +223,7 @@ def prune_slices(table: HudiTable, index: ColumnStatsIndex, slices: list[FileSli
     if query_type == READ_OPTIMIZED:
         slices = read_optimized_view(slices)
     verdicts = None
-    if filt is not None and partition_stats and index.source != "footers" and slices:
+    if filt is not None and partition_stats and index.uses_metadata_table and slices:
         expression = translate(filt, dict(schema) if schema else table_sarg_schema(table))
         verdicts = PartitionStatsStage(table, slices, partition_value_stats).judge(expression, columns,
                                                                                  session_time_zone)
@@ -325,7 +325,7 @@ class Pruner:
         index told to read footers only (``source="footers"``: no statistics of the metadata table)."""
         self.table = table
         self.use_key_indexes = key_indexes
-        self.use_partition_stats = partition_stats and index.source != "footers"
+        self.use_partition_stats = partition_stats and index.uses_metadata_table
         self._partition_stage: PartitionStatsStage | None = None
         self._key_indexes: KeyIndexes | None = None
         self.query_type = check_query_type(query_type)

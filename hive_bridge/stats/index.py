@@ -207,6 +207,12 @@ class ColumnStatsIndex:
         return new
 
     @property
+    def uses_metadata_table(self) -> bool:
+        """Whether statistics may come from the metadata table (its column and partition statistics): not when
+        the index is told to read footers only (``source="footers"``)."""
+        return self.source != "footers"
+
+    @property
     def read_sources(self) -> dict[str, str]:
         """Where the statistics of files read by this object came from (path -> "metadata table", "parquet
         footer", "log blocks", "none ..."); a path not in it came from the persisted index."""
@@ -328,7 +334,7 @@ class ColumnStatsIndex:
                     unique_rows.append(i)
             missing_idx = pa.array(unique_rows, pa.int64())
         from_mdt = without_entry = 0
-        if len(missing_idx) and self.source != "footers":
+        if len(missing_idx) and self.uses_metadata_table:
             mpaths = pc.take(path_arr, missing_idx)
             keys = pa.table({
                 "path": mpaths, "partition": pc.take(partition_arr, missing_idx),
@@ -423,7 +429,7 @@ class ColumnStatsIndex:
                 if lf.path not in seen:
                     seen.add(lf.path)
                     missing.append((lf, partition))
-            if self.source != "footers":
+            if self.uses_metadata_table:
                 found = self._add_from_mdt(state, [(lf.path, p, lf.size, lf.instant, lf.name, True)
                                                    for lf, p in missing], target)
                 from_mdt = sum(found)
