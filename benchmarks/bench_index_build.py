@@ -188,15 +188,12 @@ def _run_child(kind: str, args: argparse.Namespace, table: Path, *, runs: int | 
 
 def nan_counts(args: argparse.Namespace, table: Path) -> None:
     """Interleaved local builds: NaN counts from footers only, counted, and a baseline checkout's build."""
-    from hive_bridge.testing.parquet_nan import with_nan_counts
+    from hive_bridge.testing.parquet_nan import give_base_files_nan_counts
 
     decoded = table.with_name(table.name + "_nan_footers")
     if not (decoded / ".hoodie" / "hoodie.properties").is_file():
         shutil.copytree(table, decoded)
-        for s in HudiTable.open(decoded).latest_file_slices():
-            if s.base_file is not None:
-                path = Path(s.base_file.full_path)
-                path.write_bytes(with_nan_counts(path.read_bytes()))
+        give_base_files_nan_counts(decoded)
     off = {"HIVE_BRIDGE_COUNT_NANS": "false"}
     variants: list[tuple[str, str, Path, dict[str, str]]] = [
         ("footer", __file__, table, off),

@@ -109,7 +109,7 @@ def main() -> None:
         child(args.child)
         return
     from hive_bridge.table.table import HudiTable
-    from hive_bridge.testing.parquet_nan import with_nan_counts
+    from hive_bridge.testing.parquet_nan import give_base_files_nan_counts
 
     layout = Layout(args.files, args.rows)
     work = args.keep or Path(tempfile.mkdtemp(prefix="bench_nan_counts_"))
@@ -121,9 +121,7 @@ def main() -> None:
             print(f"[build] {args.files:,} files x {args.rows} rows in {time.perf_counter() - t0:.1f} s")
         if not (counted / ".hoodie" / "hoodie.properties").is_file():
             shutil.copytree(plain, counted)
-            for s in HudiTable.open(counted).latest_file_slices():
-                path = Path(s.base_file.full_path)
-                path.write_bytes(with_nan_counts(path.read_bytes()))
+            give_base_files_nan_counts(counted)
         print(f"python {sys.version.split()[0]}, pyarrow {pa.__version__}, {os.cpu_count()} CPUs, load average "
               f"{os.getloadavg()[0]:.1f}")
         # the truth: the files holding a matching row

@@ -7,8 +7,10 @@ Only the footer changes (the data pages and every offset stay as they are), so t
 
 from __future__ import annotations
 
+import os
 import struct
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -18,7 +20,7 @@ from thrift.protocol.TCompactProtocol import TCompactProtocol
 from thrift.Thrift import TType
 from thrift.transport.TTransport import TMemoryBuffer
 
-__all__ = ["CREATED_BY", "chunk_nan_counts", "footer_bytes", "with_nan_counts"]
+__all__ = ["CREATED_BY", "chunk_nan_counts", "footer_bytes", "give_base_files_nan_counts", "with_nan_counts"]
 
 #: field ids on the way from FileMetaData to a column chunk's Statistics: row_groups, columns, meta_data,
 #: statistics
@@ -79,6 +81,17 @@ def with_nan_counts(data: bytes, counts: Counts | None = None, created_by: str =
     new = bytes(sink.getvalue())
     head = data[: len(data) - 8 - len(footer)]
     return head + new + struct.pack("<i", len(new)) + b"PAR1"
+
+
+def give_base_files_nan_counts(root: str | os.PathLike[str]) -> None:
+    """Rewrite every latest base file of the Hudi table at ``root`` in place with :func:`with_nan_counts` (true
+    counts, a writer that writes them): the table as a current parquet-java would have written it."""
+    from hive_bridge.table.table import HudiTable
+
+    for s in HudiTable.open(str(root)).latest_file_slices():
+        if s.base_file is not None:
+            path = Path(s.base_file.full_path)
+            path.write_bytes(with_nan_counts(path.read_bytes()))
 
 
 def _copy_struct(src: TCompactProtocol, dst: TCompactProtocol, path: tuple[int, ...], counts: Counts,

@@ -22,7 +22,7 @@ from hive_bridge.residual import to_sql
 from hive_bridge.stats.index import ColumnStatsIndex
 from hive_bridge.stats.reader import LocalStatsReader
 from hive_bridge.table.table import HudiTable
-from hive_bridge.testing.parquet_nan import with_nan_counts
+from hive_bridge.testing.parquet_nan import give_base_files_nan_counts
 from hive_bridge.testing.writer import HudiWriter
 
 pytestmark = pytest.mark.spark
@@ -68,13 +68,9 @@ def _write(root: Path, data: list[list[tuple[float | None, float | None]]], foot
         next_id += len(rows)
         writer.insert(pa.table({"id": pa.array(ids, pa.int64()), "d": pa.array([r[0] for r in rows], pa.float64()),
                                 "f": pa.array([r[1] for r in rows], pa.float32())}))
-    table = HudiTable.open(root)
     if footer_counts:
-        for s in table.latest_file_slices():
-            path = Path(s.base_file.full_path)
-            path.write_bytes(with_nan_counts(path.read_bytes()))
-        table = HudiTable.open(root)
-    return table
+        give_base_files_nan_counts(root)
+    return HudiTable.open(root)
 
 
 @settings(max_examples=12, deadline=None, derandomize=True, database=None,

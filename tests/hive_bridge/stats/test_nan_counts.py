@@ -25,7 +25,12 @@ from hive_bridge.stats.index import ColumnStatsIndex
 from hive_bridge.stats.log_stats import union_stats
 from hive_bridge.stats.rows import FORMAT_KEY, FORMAT_VERSION
 from hive_bridge.table.table import HudiTable
-from hive_bridge.testing.parquet_nan import chunk_nan_counts, footer_bytes, with_nan_counts
+from hive_bridge.testing.parquet_nan import (
+    chunk_nan_counts,
+    footer_bytes,
+    give_base_files_nan_counts,
+    with_nan_counts,
+)
 from hive_bridge.testing.writer import HudiWriter
 
 NAN = float("nan")
@@ -135,13 +140,9 @@ def _table_with(root: Path, amounts: list[float | None], rows_per_file: int, nan
     writer.insert(pa.table({"id": pa.array(range(len(amounts)), pa.int64()),
                             "amount": pa.array(amounts, pa.float64()),
                             "ratio": pa.array([None if a is None else a / 2 for a in amounts], pa.float32())}))
-    table = HudiTable.open(root)
     if nan_footers:
-        for s in table.latest_file_slices():
-            path = Path(s.base_file.full_path)
-            path.write_bytes(with_nan_counts(path.read_bytes()))
-        table = HudiTable.open(root)
-    return table
+        give_base_files_nan_counts(root)
+    return HudiTable.open(root)
 
 
 def _files_kept(table: HudiTable, text: str, **kw: object) -> int:
