@@ -53,13 +53,16 @@ def lookup_rows(state: IndexState, paths: pa.Array, sizes: pa.Array, instants: p
 
 
 def after_added(state: IndexState, positions: pa.Array, added: pa.Array, paths: pa.Array, sizes: pa.Array,
-                 instants: pa.Array) -> pa.Array:
+                 instants: pa.Array, before: tuple[int, int]) -> pa.Array:
     """The index rows of the listed files after the rows of files ``added`` (listing positions, in order) were
     put in front of the index (:meth:`ColumnStatsIndex._rebuild_entries` puts the newest segment first): the
-    earlier rows moved down by as many, the added files are the first rows. Checked against the index (their
-    paths, sizes and instants are the first rows'); :func:`lookup_rows` otherwise."""
+    earlier rows moved down by as many, the added files are the first rows. Checked against the index: it grew
+    by exactly those rows since ``before`` (:func:`layout` then), without being built again unless it was empty
+    (a compaction, another writer's segments taken in), and their paths, sizes and instants are the first rows'; :func:`lookup_rows`
+    otherwise."""
     m = len(added)
-    if len(state.paths) < m:
+    rows, rebuilds = layout(state)
+    if len(state.paths) < m or rows != before[0] + m or (rebuilds != before[1] and before[0]):
         return lookup_rows(state, paths, sizes, instants)
     for mine, theirs in ((paths, state.paths), (sizes, state.sizes), (instants, state.instants)):
         if not pc.all(pc.equal(pc.take(mine, added), theirs.slice(0, m))).as_py():
@@ -68,6 +71,12 @@ def after_added(state: IndexState, positions: pa.Array, added: pa.Array, paths: 
     pos[pos >= 0] += m
     pos[added.to_numpy(zero_copy_only=False)] = np.arange(m, dtype=np.int64)
     return pa.array(pos.astype(np.int32), pa.int32(), mask=pos < 0)
+
+
+def layout(state: IndexState) -> tuple[int, int]:
+    """(rows, full builds) of the index in memory: positions taken at one layout hold at another only when rows
+    were only put in front (:func:`after_added`)."""
+    return len(state.paths), state.rebuilds
 
 
 # ------------------------------------------------------------------ index
@@ -110,3 +119,5 @@ class IndexState:
     #: how many of raw_segments `entries` holds, and for which leaves (an append is then added on its own)
     built: int = 0
     built_for: list[StatsLeaf] | None = None
+    #: how many times `entries` was built whole (row positions taken before do not hold after)
+    rebuilds: int = 0

@@ -3,8 +3,10 @@
 The index lives inside the table (`.hoodie/.hive_bridge/column_stats/seg-*.arrow`, Arrow IPC files with lz4
 buffers: loading 100,000 rows takes milliseconds, where parquet needs a decoding pass). Every row is keyed by
 the base file's path, size and instant; a row whose key does not match a current latest base file is never
-used. New commits only cost the footers of their new files. Damaged segments are ignored (and replaced);
-a read-only table folder makes the index work in memory only. Base files that are not parquet (tables with
+used. New commits only cost the footers of their new files. Every segment is verified (a checksum of all its
+bytes, Arrow's full validation, value checks) before any value is used; one that fails is discarded, counted
+(`corrupt_segments`, :attr:`ColumnStatsIndex.discarded`) and its files read again from their sources
+(:mod:`hive_bridge.stats.integrity`). A read-only table folder makes the index work in memory only. Base files that are not parquet (tables with
 `hoodie.table.base.file.format` ORC, HFILE or LANCE) have no footer to read: their rows are all unknown
 (`num_rows` included), never looked up in the index and never stored.
 
@@ -20,11 +22,10 @@ The statistics table (`ColumnStatsIndex.table()`) is the contract with the vecto
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import threading
-import time
-import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,7 +48,6 @@ from hive_bridge.layout.fsview import (
     get_path,
     get_size,
 )
-from hive_bridge.layout.properties import HOODIE_DIR
 from hive_bridge.mdt.colstats import ENTRY_SCHEMA, Unsupported, read_column_stats
 from hive_bridge.mdt.keys import COLUMN_STATS
 from hive_bridge.stats.entries import (
@@ -55,27 +55,21 @@ from hive_bridge.stats.entries import (
     IndexState,
     after_added,
     entry_keys,
+    layout,
     lookup_rows,
     mdt_keys_of,
     with_leaves,
 )
+from hive_bridge.stats.integrity import Discarded, clear_inverted_bounds, discard_notices
 from hive_bridge.stats.log_stats import LogStats, log_rows_to_table
 from hive_bridge.stats.mdt_rows import file_keys_table, index_entries, mdt_rows, mdt_rows_columnar
 from hive_bridge.stats.reader import LocalStatsReader, ReadRows, StatsReader, checked
 from hive_bridge.stats.rows import FORMAT_KEY, FORMAT_VERSION, KEY_FIELDS, leaf_pairs, stats_schema
-from hive_bridge.stats.segments import (
-    MAX_SEGMENTS,
-    SEGMENT_SUFFIX,
-    RemoteIndexFolder,
-    normalize,
-    read_segment,
-    union_leaves,
-    validate_segment,
-    write_segment,
-)
+from hive_bridge.stats.segments import INDEX_PARTS, MAX_SEGMENTS, normalize, union_leaves
+from hive_bridge.stats.store import SegmentStore
 from hive_bridge.table.table import HudiTable
 
-INDEX_DIR = (HOODIE_DIR, ".hive_bridge", "column_stats")
+INDEX_DIR = INDEX_PARTS
 #: where the statistics of files the index lacks come from (see ColumnStatsIndex)
 STATS_SOURCES = ("auto", "mdt", "footers")
 #: base files with this name extension have parquet footers; every other base file has unknown statistics
@@ -92,6 +86,7 @@ class IndexCounters:
     unreadable_footers: int = 0
     segments_read: int = 0
     segments_written: int = 0
+    #: segments discarded on load: damaged, failing a check, or without a checksum (their files read again)
     corrupt_segments: int = 0
     persisted: bool = True
     #: base files of a format without footer statistics (not parquet): unknown statistics, never read or stored
@@ -124,6 +119,11 @@ class IndexCounters:
             self.log_files_from_mdt + other.log_files_from_mdt,
             self.files_without_mdt_entry + other.files_without_mdt_entry,
         )
+
+    @property
+    def files_read_from_sources(self) -> int:
+        """Base and log files whose statistics were read from footers, log blocks or the metadata table."""
+        return self.files_from_footers + self.files_from_mdt + self.log_files_read + self.log_files_from_mdt
 
 
 
@@ -174,12 +174,10 @@ class ColumnStatsIndex:
         # object storage: footers are network round trips, so many more reads in flight than cores
         self.max_workers = max_workers or (min(8, (os.cpu_count() or 2) * 2) if table.storage.is_local else 32)
         self.reader = reader
-        self.directory = Path(table.base_path).joinpath(*INDEX_DIR)
-        #: a table on object storage: its index folder there, and `directory` is the local cache folder used
-        #: when the bucket is not writable (see hive_bridge.stats.store)
-        self._remote = None if table.storage.is_local else RemoteIndexFolder(table.storage, table.base_path)
-        if self._remote is not None:
-            self.directory = self._remote.cache_dir
+        #: the persisted segments (a table on object storage: its index folder there, and `directory` is the
+        #: local cache folder used when the bucket is not writable)
+        self.segments = SegmentStore(table)
+        self.directory: Path = self.segments.directory
         self._persist = persist
         self._state: IndexState | None = None
         self._target: list[StatsLeaf] | None = None
@@ -205,6 +203,15 @@ class ColumnStatsIndex:
                                     built_for=old.built_for)
                 new._mdt_leaves = None if self._mdt_leaves is None else set(self._mdt_leaves)
         return new
+
+    @property
+    def discarded(self) -> list[Discarded]:
+        """The segments discarded on load (never used for a verdict), with why."""
+        return self.segments.discarded
+
+    def discard_notices(self) -> list[str]:
+        """Lines telling a user which segments were discarded and how many files' statistics were read again."""
+        return discard_notices(self.discarded, self.counters.files_read_from_sources)
 
     @property
     def uses_metadata_table(self) -> bool:
@@ -341,6 +348,7 @@ class ColumnStatsIndex:
                 "size": pc.take(size_arr, missing_idx), "instant": pc.take(instant_arr, missing_idx),
                 "is_log": pa.array(np.zeros(len(missing_idx), dtype=bool)),
             })
+            before = layout(state)
             found = self._add_from_mdt(state, keys, target)
             found_mask = np.asarray(found, dtype=bool)
             from_mdt = int(np.count_nonzero(found_mask))
@@ -353,7 +361,7 @@ class ColumnStatsIndex:
                                           for i in missing_idx.to_pylist()], target)
                 missing_idx = pa.array([], pa.int64())
             if from_mdt and not without_entry:
-                positions = after_added(state, positions, found_idx, path_arr, size_arr, instant_arr)
+                positions = after_added(state, positions, found_idx, path_arr, size_arr, instant_arr, before)
             elif from_mdt or without_entry:     # rows were added: look the files up again
                 positions = lookup_rows(state, path_arr, size_arr, instant_arr)
         missing: list[tuple[str, str, int, str, str]] = []
@@ -599,62 +607,25 @@ class ColumnStatsIndex:
 
     def clear(self) -> None:
         """Delete the persisted index (it is rebuilt on the next load)."""
-        if self._remote is not None:
-            for name, _ in self._remote.segments():
-                self._remote.delete(name)
-        if self.directory.is_dir():
-            for p in self.directory.iterdir():
-                try:
-                    p.unlink()
-                except OSError:
-                    pass
+        self.segments.clear()
         self._state = None
 
     # ------------------------------------------------------------ internals
     def _segment_paths(self) -> list[Path]:
-        try:
-            return sorted(p for p in self.directory.iterdir() if p.name.startswith("seg-") and p.suffix == SEGMENT_SUFFIX)
-        except (FileNotFoundError, NotADirectoryError):
-            return []
-        except OSError:
-            return []
+        return self.segments.local_paths()
 
     def _ensure_loaded(self, last: IndexCounters) -> tuple[IndexState, IndexCounters]:
         if self._state is not None:
             return self._state, last
         state = IndexState()
-        read = corrupt = 0
-        if self._remote is not None:  # segments inside a table on object storage
-            for name, _size in self._remote.segments():
-                try:
-                    segment = self._remote.read(name)
-                    validate_segment(segment, self._remote.where(name))
-                except FileNotFoundError:
-                    continue
-                except Exception as exc:
-                    corrupt += 1
-                    self.errors.append(f"{self._remote.where(name)}: ignored damaged index segment: {exc}")
-                    self._remote.delete(name)
-                    continue
-                read += 1
-                state.raw_segments.append((name, segment))
-        for path in self._segment_paths():
-            try:
-                segment = read_segment(path)
-                validate_segment(segment, str(path))
-            except FileNotFoundError:
-                continue  # compacted away by a concurrent writer
-            except Exception as exc:  # damaged parquet or not ours: never trusted, rebuilt from footers
-                corrupt += 1
-                self.errors.append(f"{path}: ignored damaged index segment: {exc}")
-                self._try_unlink(path)
-                continue
-            read += 1
-            state.raw_segments.append((path.name, segment))
+        # verified segments only: a damaged one is discarded, and its files are then read again like new ones
+        state.raw_segments, corrupt = self.segments.read_all(self._segment_paths)
+        for d in self.discarded[len(self.discarded) - corrupt:]:
+            self.errors.append(f"{d.where}: ignored damaged index segment ({d.reason})")
         self._rebuild_entries(state)
         self._state = state
         return state, IndexCounters(
-            segments_read=read, corrupt_segments=corrupt, persisted=last.persisted
+            segments_read=len(state.raw_segments), corrupt_segments=corrupt, persisted=last.persisted
         )
 
     def _rebuild_entries(self, state: IndexState) -> None:
@@ -684,6 +655,7 @@ class ColumnStatsIndex:
         state.instants = state.entries.column("instant").combine_chunks()
         state.built = len(state.raw_segments)
         state.built_for = target
+        state.rebuilds += 1
 
     def _add_from_footers(
         self, state: IndexState, missing: list[tuple[str, str, int, str, str]], target: list[StatsLeaf],
@@ -706,52 +678,66 @@ class ColumnStatsIndex:
         return self._store(state, read.rows, good_mask, last), good_mask.false_count
 
     def _store(self, state: IndexState, new: pa.Table, good_mask: pa.Array, last: IndexCounters) -> IndexCounters:
-        """Add freshly read rows to the index: the good ones persisted (one new segment), the others kept in
-        memory only (so they are retried next time)."""
+        """Add freshly read rows to the index: the good ones persisted (one new segment, written under the
+        folder's lock without the files another writer persisted meanwhile), the others kept in memory only (so
+        they are retried next time). Bounds that prove nothing (a min above its max) are made unknown first."""
         written = 0
         persisted = last.persisted
+        discarded = len(self.discarded)
+        new = clear_inverted_bounds(new)
         bad = good_mask.false_count
         good = new.filter(good_mask) if bad else new
-        if self._persist and good.num_rows:
-            name = self._write_segment(good)
-            if name is None:  # read-only table folder: keep the rows in memory only
+        with self.segments.writing() if self._persist and good.num_rows else contextlib.nullcontext(False) as held:
+            name: str | None = None
+            if held:
+                good = self._take_in_others(state, good)
+                name = self._write_segment(good) if good.num_rows else ""
+                persisted = persisted and name is not None  # None: a read-only table folder
+            elif self._persist and good.num_rows:
                 persisted = False
-                state.raw_segments.append(("<memory>", good))
-            else:
+                self.errors.append(f"{self.directory}: another writer kept the index locked; {good.num_rows} "
+                                   f"files' statistics kept in memory only")
+            if name:
                 written = 1
                 state.raw_segments.append((name, good))
-        else:
-            state.raw_segments.append(("<memory>", good))
-        if bad:
-            state.raw_segments.append(("<unreadable>", new.filter(pc.invert(good_mask))))
-        self._rebuild_entries(state)
-        if persisted and self._persist:
-            compacted = self._maybe_compact(state)
-            written += compacted
+            elif name is None:
+                state.raw_segments.append(("<memory>", good))
+            if bad:
+                state.raw_segments.append(("<unreadable>", new.filter(pc.invert(good_mask))))
+            self._rebuild_entries(state)
+            if held and persisted and self._persist:
+                written += self._maybe_compact(state)
+        corrupt = len(self.discarded) - discarded
+        for d in self.discarded[discarded:]:
+            self.errors.append(f"{d.where}: ignored damaged index segment ({d.reason})")
         return IndexCounters(
-            segments_read=last.segments_read, segments_written=written, corrupt_segments=last.corrupt_segments,
-            persisted=persisted,
+            segments_read=last.segments_read, segments_written=written,
+            corrupt_segments=last.corrupt_segments + corrupt, persisted=persisted,
         )
 
+    def _take_in_others(self, state: IndexState, rows: pa.Table) -> pa.Table:
+        """With the folder's lock held: the segments other writers added since this index was loaded join it (a
+        segment they compacted away stays in memory, no longer this writer's to compact), and ``rows`` without
+        the files those segments hold (so two writers do not persist the same files twice)."""
+        known = {n for n, _ in state.raw_segments if not n.startswith("<")}
+        added, gone = self.segments.added_since(known)
+        if gone:
+            state.raw_segments = [("<compacted>", seg) if n in gone else (n, seg) for n, seg in state.raw_segments]
+        if not added:
+            return rows
+        state.raw_segments += added
+        theirs = pa.chunked_array([entry_keys(seg.column("path"), seg.column("file_size"), seg.column("instant"))
+                                   for _, seg in added], pa.string())
+        mine = entry_keys(rows.column("path"), rows.column("file_size"), rows.column("instant"))
+        return rows.filter(pc.invert(pc.is_in(mine, value_set=theirs.combine_chunks())))
+
     def _write_segment(self, table: pa.Table) -> str | None:
-        """Write atomically (temp file + rename); None when the table folder is not writable. A table on
-        object storage: one PUT into the table, else (a bucket that refuses writes) the local cache folder."""
-        # names sort in creation order (to the nanosecond; older names without them sort first within
-        # their second), which makes the newest row of a path the one found first
-        ns = time.time_ns()
-        stamp = time.strftime("%Y%m%d%H%M%S", time.gmtime(ns // 10**9))
-        name = f"seg-{stamp}.{ns % 10**9:09d}-{uuid.uuid4().hex[:12]}{SEGMENT_SUFFIX}"
-        if self._remote is not None and self._remote.write(name, table):
-            return name
-        try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            tmp = self.directory / f".tmp-{name}"
-            write_segment(table, tmp)
-            os.replace(tmp, self.directory / name)
-            return name
-        except OSError:
+        """Write one segment (see SegmentStore.write); None when the table folder is not writable (the index
+        then keeps what it reads in memory)."""
+        name = self.segments.write(table)
+        if name is None:
             self._persist = False
-            return None
+        return name
 
     def _maybe_compact(self, state: IndexState) -> int:
         persisted = [(n, s) for n, s in state.raw_segments if not n.startswith("<")]
@@ -779,18 +765,9 @@ class ColumnStatsIndex:
         if name is None:
             return 0
         for old, _ in persisted:
-            if self._remote is not None and old in self._remote.names:
-                self._remote.delete(old)
-            else:
-                self._try_unlink(self.directory / old)
+            self.segments.delete(old)
         state.raw_segments = [(name, merged)] + [(n, s) for n, s in state.raw_segments if n.startswith("<")]
         state.built = 0                         # not an append: build everything again
         self._rebuild_entries(state)
         return 1
-
-    def _try_unlink(self, path: Path) -> None:
-        try:
-            path.unlink()
-        except OSError:
-            pass
 

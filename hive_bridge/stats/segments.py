@@ -37,6 +37,7 @@ from hive_bridge.stats.contract import (
     stat_kinds,
     stat_name,
 )
+from hive_bridge.stats.integrity import SegmentRejected, check_values, seal, unseal
 from hive_bridge.stats.rows import (
     FORMAT_KEY,
     FORMAT_VERSION,
@@ -55,15 +56,38 @@ SEGMENT_SUFFIX = ".arrow"
 
 
 def write_segment(table: pa.Table, path: Path) -> None:
-    """Write one index segment (Arrow IPC file, lz4-compressed buffers) to a local file."""
-    with pa.OSFile(str(path), "wb") as sink:
-        write_segment_to(sink, table)
+    """Write one index segment (sealed Arrow IPC file, lz4-compressed buffers) to a local file."""
+    with open(path, "wb") as sink:
+        sink.write(segment_bytes(table))
 
 
 def read_segment(path: Path) -> pa.Table:
-    """Read one index segment; raises on anything that is not a complete Arrow IPC file."""
+    """Read one local index segment, verified (:func:`load_segment`); raises SegmentRejected when it must not be
+    used, FileNotFoundError when it is gone (compacted away by another writer)."""
     with pa.memory_map(str(path), "r") as source:
-        return pa.ipc.open_file(source).read_all()
+        return load_segment(source.read_buffer(), str(path))
+
+
+def load_segment(data: pa.Buffer, where: str) -> pa.Table:
+    """An index segment from its bytes, used only when every check passes, in this order: the checksum of every
+    byte (before anything is parsed), the Arrow IPC file, Arrow's full validation, the layout
+    (:func:`validate_segment`) and the values (no bound above its max, no count out of range). Raises
+    SegmentRejected (a HudiTableError) saying which failed; no pyarrow error escapes."""
+    body = unseal(data, where)
+    try:
+        segment = pa.ipc.open_file(pa.BufferReader(body)).read_all()
+    except (pa.ArrowException, ValueError, OSError, IndexError) as exc:
+        raise SegmentRejected(where, f"is not a readable Arrow IPC file: {exc}") from None
+    check_values(segment, where)
+    try:
+        validate_segment(segment, where)
+    except SegmentRejected:
+        raise
+    except HudiTableError as exc:
+        raise SegmentRejected(where, f"failed its checks: {str(exc).removeprefix(where + ': ')}") from None
+    except (pa.ArrowException, ValueError, TypeError, KeyError) as exc:
+        raise SegmentRejected(where, f"failed its checks: {exc}") from None
+    return segment
 
 # --------------------------------------------------------------- segments
 def normalize(segment: pa.Table, target: Sequence[StatsLeaf]) -> pa.Table:
@@ -177,10 +201,11 @@ def write_segment_to(sink: pa.NativeFile, table: pa.Table) -> None:
 
 
 def segment_bytes(table: pa.Table) -> bytes:
-    """One index segment as bytes (for object storage: one PUT)."""
+    """One index segment as bytes: the Arrow IPC file sealed with its checksum
+    (:mod:`hive_bridge.stats.integrity`); for object storage one PUT."""
     sink = pa.BufferOutputStream()
     write_segment_to(sink, table)
-    return bytes(sink.getvalue().to_pybytes())
+    return seal(sink.getvalue().to_pybytes())
 
 
 class RemoteIndexFolder:
@@ -208,7 +233,9 @@ class RemoteIndexFolder:
                       if not e.is_dir and e.name.startswith(SEGMENT_PREFIX) and e.name.endswith(SEGMENT_SUFFIX))
 
     def read(self, name: str) -> pa.Table:
-        table = self.storage.read_ipc(f"{self.location}/{name}")
+        """One segment, read whole (one GET) and verified (:func:`load_segment`)."""
+        location = f"{self.location}/{name}"
+        table = load_segment(pa.py_buffer(self.storage.read_bytes(location)), location)
         self.names.add(name)
         return table
 
@@ -236,4 +263,5 @@ class RemoteIndexFolder:
         return f"{self.location}/{name}"
 
 
-__all__ = ["RemoteIndexFolder", "local_cache_folder", "segment_bytes", "write_segment_to"]
+__all__ = ["RemoteIndexFolder", "load_segment", "local_cache_folder", "read_segment", "segment_bytes", "write_segment",
+           "write_segment_to"]
