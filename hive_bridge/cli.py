@@ -250,6 +250,7 @@ def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
     index = ColumnStatsIndex(table, source=args.stats_source, mdt_columns=filter_columns(table, parsed))
     listing = prune_slices(table, index, table.latest_file_slices(), parsed, None, args.time_zone, explain=True,
                            query_type=args.query_type)
+    _index_notices(index, "explain", err)
     leaves, constants = _explain_leaves(expression)
     groups = _verdict_groups(listing.verdicts, leaves, constants)
     # kept files first (they are what a read reads), then the skipped ones, each in listing order
@@ -279,6 +280,8 @@ def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
             "listing_problems": table.listing_problems,
             "stats_sources": listing.stats_sources,
             "index_sources": listing.index_sources,
+            "index_segments_discarded": index.counters.corrupt_segments,
+            "index_problems": index.discard_notices(),
             "requests": table.storage.requests.snapshot(),
             "summary": [{"verdict": "skip" if label == "skip" else "keep", "unknown": label == "keep (unknown)",
                          "stage": stage, "reason": reason, "files": n}
@@ -424,7 +427,15 @@ def cmd_index(args: argparse.Namespace, out: Console, err: Console) -> int:
               highlight=False)
     for problem in index.mdt_problems + index.hudi_table.listing_problems:
         err.print(f"metadata table: {problem}", highlight=False, markup=False)
+    _index_notices(index, "index", err)
     return 1 if c.unreadable_footers else 0
+
+
+def _index_notices(index: ColumnStatsIndex, command: str, err: Console) -> None:
+    """Segments of the persisted index discarded on load (damaged, failing a check, without a checksum), on
+    stderr: the run goes on with their files' statistics read again (exit code unchanged)."""
+    for line in index.discard_notices():
+        err.print(f"hive-bridge {command}: {line}", highlight=False, markup=False)
 
 
 def cmd_demo(args: argparse.Namespace, out: Console, err: Console) -> int:

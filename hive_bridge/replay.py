@@ -41,6 +41,8 @@ class ReplayRow:
     #: storage requests made to plan this filter, and made since the table was opened (listing included)
     requests: dict[str, int] | None = None
     requests_total: dict[str, int] | None = None
+    #: segments of the persisted index discarded on load (damaged, failing a check, without a checksum)
+    index_segments_discarded: int = 0
 
     def as_json(self, table: HudiTable) -> dict[str, Any]:
         return {
@@ -66,6 +68,7 @@ class ReplayRow:
             "listing_source": self.listing.listing_source,
             "stats_sources": self.listing.stats_sources,
             "index_sources": self.listing.index_sources,
+            "index_segments_discarded": self.index_segments_discarded,
             "seconds": round(self.seconds, 6),
             "kept": [relative_path(table, f.path) for f in self.listing.files],
             **({"verified": self.verified} if self.verified is not None else {}),
@@ -189,7 +192,8 @@ def replay(table: HudiTable, lines: Iterable[str], *, out: Console, err: Console
             before = requests.snapshot()
             listing = pruner.run(parsed, None, time_zone)
             row = ReplayRow(f, parsed, listing, time.perf_counter() - t0, requests=requests.since(before),
-                            requests_total=requests.snapshot())
+                            requests_total=requests.snapshot(),
+                            index_segments_discarded=index.counters.corrupt_segments)
             if spark is not None:
                 residual = f.text if f.kind == "hiveql" else to_sql(parsed)
                 row.verified, row.verify_detail = verify_filter(spark, table, listing, residual)
@@ -205,6 +209,8 @@ def replay(table: HudiTable, lines: Iterable[str], *, out: Console, err: Console
     finally:
         if progress:
             progress.stop()
+    for line in index.discard_notices():
+        err.print(f"hive-bridge replay: {line}", highlight=False, markup=False)
     if not as_json:
         print_replay(out, table, rows, failures)
     elif failures:
@@ -318,6 +324,9 @@ def replay_workload(inputs: Sequence[str], resolver: Any, *, out: Console, err: 
         if entry.error:
             err.print(f"error: {redact(entry.table)}: filter {entry.hiveql!r}: {entry.error}", highlight=False,
                       markup=False)
+    for state in work.tables.values():
+        for line in state.snapshot.index.discard_notices() if state.snapshot is not None else ():
+            err.print(f"hive-bridge replay: {redact(state.uri)}: {line}", highlight=False, markup=False)
     failures += len(problems)
     if as_json:
         write_json(out.file, work, failures, problems)

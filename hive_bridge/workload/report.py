@@ -45,6 +45,7 @@ def table_totals(state: TableState) -> dict[str, Any]:
             "spark_scans_measured": spark_scans, "spark_files_read": spark_files, "spark_bytes_read": spark_bytes,
             "hive_bridge_files_kept_measured": hb_files_measured,
             "hive_bridge_bytes_kept_measured": hb_bytes_measured,
+            "index_segments_discarded": state.snapshot.index.counters.corrupt_segments if state.snapshot else 0,
             **({"error": state.error} if state.error else {})}
 
 
