@@ -6,9 +6,9 @@ the base file's path, size and instant; a row whose key does not match a current
 used. New commits only cost the footers of their new files. Every segment is verified (a checksum of all its
 bytes, Arrow's full validation, value checks) before any value is used; one that fails is discarded, counted
 (`corrupt_segments`, :attr:`ColumnStatsIndex.discarded`) and its files read again from their sources
-(:mod:`hive_bridge.stats.integrity`). A read-only table folder makes the index work in memory only. Base files that are not parquet (tables with
-`hoodie.table.base.file.format` ORC, HFILE or LANCE) have no footer to read: their rows are all unknown
-(`num_rows` included), never looked up in the index and never stored.
+(:mod:`hive_bridge.stats.integrity`). A read-only table folder makes the index work in memory only. Base files
+that are not parquet (tables with `hoodie.table.base.file.format` ORC, HFILE or LANCE) have no footer to read:
+their rows are all unknown (`num_rows` included), never looked up in the index and never stored.
 
 The statistics table (`ColumnStatsIndex.table()`) is the contract with the vectorized evaluator:
 

@@ -1,5 +1,5 @@
-"""Segments of the persisted statistics index: Arrow IPC files, written, read, checked and normalized to
-the leaves a query needs; kept inside the table, or (for a table on object storage) in a local cache folder
+"""Segments of the persisted statistics index: Arrow IPC files sealed with a checksum of every byte
+(:mod:`hive_bridge.stats.integrity`), written, read, verified and normalized to the leaves a query needs; kept inside the table, or (for a table on object storage) in a local cache folder
 mirrored to the table's own `.hoodie/.hive_bridge/` folder.
 
 A local table keeps its index in its own folder (`.hoodie/.hive_bridge/column_stats/`). A table on object storage
