@@ -35,7 +35,8 @@ from hive_bridge.workload.eventlog import Problem
 from sarg.detect import looks_like_sarg
 
 __all__ = ["EVENTS", "FILTERS", "LOG", "FilterLine", "LineCount", "filter_lines", "is_binary", "kind_of_head",
-           "kind_of_text", "sniff", "text_lines"]
+           "kind_of_text", "sniff", "text_lines",
+           "with_gaps"]
 #: a text log's lines longer than this are skipped (reported with their file and line)
 TEXT_MAX_LINE = 8 << 20
 #: how many lines (at most :data:`HEAD_BYTES`) of a file are looked at to tell what it is
@@ -187,3 +188,14 @@ def filter_lines(lines: Iterable[tuple[int, str]], count: LineCount) -> Iterator
         count.filters += 1
         kind = "sarg" if looks_like_sarg(stripped) else "hiveql"
         yield FilterLine(stripped, kind, number, line.find(stripped) + 1)
+
+
+def with_gaps(lines: Iterable[tuple[int, str]]) -> Iterator[str]:
+    """Numbered lines as a plain stream, a line not given (skipped: too long) standing as an empty one."""
+    expected = 1
+    for number, line in lines:
+        while expected < number:
+            yield ""
+            expected += 1
+        yield line
+        expected += 1
