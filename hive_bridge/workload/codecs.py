@@ -311,9 +311,9 @@ def lzf_decompress(data: bytes, size: int) -> bytes:
             raise ValueError("back reference before the block's start")
         if back >= length:
             out += out[start:start + length]
-        else:
-            for k in range(length):
-                out.append(out[start + k])
+        else:  # an overlapping copy repeats the last ``back`` bytes
+            period = out[start:]
+            out += (period * (length // back + 1))[:length]
     if len(out) != size:
         raise ValueError(f"expanded to {len(out)} bytes, the header says {size}")
     return bytes(out)

@@ -80,7 +80,7 @@ def lines_summary(accounts: Accounts) -> str:
 
 def input_notes(accounts: Accounts) -> list[str]:
     """A note for each input read whole that held no filter at all (what it was read as, and its lines)."""
-    return [f"{c.source}: {c.lines} lines read as a {c.kind}, none holding a filter"
+    return [f"{c.source}: {c.lines} lines read ({c.kind}), none holding a filter"
             for c in accounts.inputs.values() if not c.unreadable and not c.filters]
 
 
