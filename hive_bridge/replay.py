@@ -46,6 +46,7 @@ class ReplayRow:
             "source": self.found.source,
             "first_line": self.found.line,
             "occurrences": self.found.occurrences,
+            **({"input": self.found.file, "lines": self.found.lines} if self.found.file else {}),
             "files_total": self.listing.files_total,
             "files_kept": self.listing.files_kept,
             "bytes_total": self.listing.bytes_total,

@@ -63,9 +63,11 @@ def split_inputs(paths: Sequence[str], filters: Sequence[str] = (), accounts: Ac
             continue
         kind, why = sniff(path, filters=said)
         if kind is None:
-            out.problems.append(Problem(path, 0, why or "cannot read"))
+            why = why or "cannot read"
+            out.problems.append(Problem(path, 0, why))
             if accounts is not None:
-                accounts.unreadable(path, FILTERS if said else LOG, why or "cannot read")
+                accounts.unreadable(path, "binary" if why.startswith("binary") else FILTERS if said else "unknown",
+                                    why)
         elif kind == EVENTS:
             out.events.append(path)
         else:
