@@ -58,7 +58,7 @@ def tables() -> dict[str, pa.Table]:
             "p_partkey": pa.array(range(n), pa.int64()),
             "p_name": pa.array([("green " if i % 4 == 0 else "blue ") + f"part {i}" for i in range(n)]),
             "p_type": pa.array([TYPES[i % len(TYPES)] for i in range(n)]),
-            "p_size": pa.array([i % 50 for i in range(n)], pa.int32())}),
+            "p_size": pa.array([i // 3 for i in range(n)], pa.int32())}),
         "supplier": pa.table({
             "s_suppkey": pa.array(range(n), pa.int64()),
             "s_comment": pa.array(["Customer slow Complaints" if i % 9 == 0 else "quick" for i in range(n)])}),
