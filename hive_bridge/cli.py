@@ -85,6 +85,7 @@ def cmd_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
 def cmd_advise(args: argparse.Namespace, out: Console, err: Console) -> int:
     from hive_bridge.advisor import advise_workload, print_advice, write_advice_json
     from hive_bridge.replay import load_workload
+    from hive_bridge.workload.report import input_notes, lines_summary
     from hive_bridge.workload.tables import TableResolver, parse_table_args, redact
 
     try:
@@ -112,6 +113,9 @@ def cmd_advise(args: argparse.Namespace, out: Console, err: Console) -> int:
             raise UsageError(f"table {redact(uri)}: {state.error}")
     for p in problems:
         err.print(f"error: {p}", highlight=False, markup=False)
+    for note in input_notes(work.accounts):
+        err.print(f"note: {note}", highlight=False, markup=False)
+    err.print(lines_summary(work.accounts), highlight=False, markup=False)
     # the page's other sections show every filter's listing: planned once, here, the advisor's calibration then
     # reads them instead of planning the heaviest filters again
     plan_failures = work.plan() if args.html is not None else 0

@@ -47,8 +47,8 @@ MAX_LINE = 64 << 20
 MAX_BLOCK = 64 << 20
 _CHUNK = 1 << 20
 #: zstd input is fed this many bytes at a time: a zstd block expands to at most 128 KiB from a few bytes, so one
-#: piece expands to at most ~16 MiB however the stream was made
-_ZSTD_STEP = 512
+#: piece expands to at most ~64 MiB however the stream was made (~16 KiB per byte for ordinary data)
+_ZSTD_STEP = 2048
 
 
 class LogReadError(HiveBridgeError):
@@ -153,6 +153,8 @@ def _zstd_chunks(fh: _Counting, path: str, budget: _Budget) -> Iterator[bytes]:
     dctx = zstandard.ZstdDecompressor()
     dobj = dctx.decompressobj()
     started = False
+    ready: list[bytes] = []  # pieces expanded, handed on together once they make a chunk
+    size = 0
     while True:
         data = fh.read(_CHUNK)
         if not data:
@@ -168,12 +170,18 @@ def _zstd_chunks(fh: _Counting, path: str, budget: _Budget) -> Iterator[bytes]:
                 raise LogReadError(f"{path}: not a readable zstd stream ({exc})") from None
             if out:
                 budget.check(len(out))
-                yield out
+                ready.append(out)
+                size += len(out)
+                if size >= _CHUNK:
+                    yield b"".join(ready)
+                    ready, size = [], 0
             if dobj.eof:  # a frame ended: another may follow in the same file
                 rest = dobj.unused_data
                 dobj = dctx.decompressobj()
                 started = False
                 data, pos = rest + data[pos:], 0
+    if ready:
+        yield b"".join(ready)
     if started and not dobj.eof:
         raise LogReadError(f"{path}: truncated zstd stream (the file ends inside a frame)")
 

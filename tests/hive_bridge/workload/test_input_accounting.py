@@ -277,3 +277,18 @@ def test_five_thousand_deep_and_or_is_reported_as_explain_reports_it(table: Path
     assert f"error: {driver}:2: expression nested deeper than 200 levels" in err
     assert [r["filter"] for r in rows] == ["id IS NOT NULL AND id = 5"]
     assert summary["failed"] == 1
+
+
+def test_advise_reads_the_same_inputs(table: Path, tmp_path: Path) -> None:
+    """advise takes files of filters (--filters) and reports what is not a log as replay does."""
+    filters = tmp_path / "f.txt"
+    filters.write_text("# two filters\nid < 10\nflag <=> false\n")
+    binary = tmp_path / "blob"
+    binary.write_bytes(bytes(range(256)) * 8)
+    code, out, err = run("advise", "--json", "--samples", "1", "--sample-rows", "1000", "--table", str(table),
+                         "--filters", str(filters), str(binary))
+    assert code == 1 and "Traceback" not in err
+    assert f"error: {binary}: binary content" in err
+    assert "2 inputs, 3 lines read: 2 holding filters, 0 failed, 1 not filters; 1 inputs could not be read" in err
+    doc = json.loads(out)
+    assert doc["advice"], doc
