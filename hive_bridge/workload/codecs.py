@@ -47,8 +47,8 @@ MAX_LINE = 64 << 20
 MAX_BLOCK = 64 << 20
 _CHUNK = 1 << 20
 #: zstd input is fed this many bytes at a time: a zstd block expands to at most 128 KiB from a few bytes, so one
-#: piece expands to at most ~64 MiB however the stream was made (~16 KiB per byte for ordinary data)
-_ZSTD_STEP = 2048
+#: piece expands to at most ~16 MiB however the stream was made
+_ZSTD_STEP = 512
 
 
 class LogReadError(HiveBridgeError):
