@@ -73,6 +73,8 @@ class _State:
         self.post_scan: str | None = None
         self.post_scan_line = 0
         self.continued: str | None = None  # the driver filter line that may go on over the next lines
+        self.more: list[str] = []  # the lines that continued it so far
+        self.continued_line = 0
         self.last_parquet: Occurrence | None = None
         self.hudi: int | None = None  # Hudi's candidate count, for the scan whose filter lines follow
 
@@ -83,7 +85,7 @@ class _State:
             if line.strip() and not _TIMESTAMP.match(line) and not _DRIVER_LINE.search(line):
                 self._continue(number, line)
                 return True
-            self.continued = None
+            self._close()
             if self.post_scan is not None:
                 self._end_scan(out)
         if self.statement is not None:
@@ -121,7 +123,7 @@ class _State:
             m = pattern.search(line)
             if m:
                 setattr(self, attr, m.group("f"))
-                self.continued = attr
+                self.continued, self.more, self.continued_line = attr, [], number
                 self.size = len(line)
                 if attr == "post_scan":
                     self.post_scan_line = number
@@ -135,7 +137,7 @@ class _State:
         if self.size > MAX_TEXT:
             if self.size - len(line) - 1 <= MAX_TEXT:
                 what = "statement" if self.statement is not None else "filter line"
-                start = self.statement_line if self.statement is not None else number
+                start = self.statement_line if self.statement is not None else self.continued_line
                 self.problems.append(Problem(self.name, start, f"a {what} of over {MAX_TEXT} bytes (over many "
                                                                 "lines): not read"))
                 if self.statement is not None:
@@ -146,7 +148,13 @@ class _State:
         if self.statement is not None:
             self.statement.append(line)
         elif self.continued is not None:
-            setattr(self, self.continued, getattr(self, self.continued) + "\n" + line)
+            self.more.append(line)
+
+    def _close(self) -> None:
+        """The driver filter line being continued is complete: its lines joined."""
+        if self.continued is not None and self.more and getattr(self, self.continued) is not None:
+            setattr(self, self.continued, "\n".join([getattr(self, self.continued), *self.more]))
+        self.continued, self.more = None, []
 
     def _end_scan(self, out: list[Occurrence]) -> None:
         """A scan's filter lines are complete (its Post-Scan line and what continued it)."""
@@ -176,6 +184,7 @@ class _State:
                               time_zone=self.time_zone, origin=f"{self.name}:{self.statement_line}"))
 
     def finish(self, out: list[Occurrence]) -> None:
+        self._close()
         if self.post_scan is not None:
             self._end_scan(out)
         if self.statement is not None:
