@@ -27,7 +27,7 @@ import sarg
 from hive_bridge.errors import HiveBridgeError
 from hive_bridge.pruning import FileVerdict, prune_slices
 from hive_bridge.pruning.pruner import filter_columns
-from hive_bridge.replay import ReplayInputError, input_lines, replay, replay_workload, write_html
+from hive_bridge.replay import read_inputs, replay, replay_workload, write_html
 from hive_bridge.stats.index import ColumnStatsIndex
 from hive_bridge.storage.core import is_local_uri, parse_storage_options
 from hive_bridge.table.table import HudiTable
@@ -55,6 +55,7 @@ def _open_table(path: str, listing: str = "folders", args: argparse.Namespace | 
 
 
 def cmd_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from hive_bridge.workload.accounting import LOG
     from hive_bridge.workload.sources import has_workload_lines, split_inputs
     from hive_bridge.workload.tables import TableResolver, parse_table_args
 
@@ -62,49 +63,49 @@ def cmd_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
         named, default = parse_table_args(args.table or [])
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    events, texts = split_inputs(args.logs or [])
-    # one --table and only the line forms of earlier versions (ORC readers, filterExpr, filter files,
+    split = split_inputs(args.logs or [], args.filters)
+    logs = [path for path, kind in split.texts if kind == LOG]
+    # one --table and only the line forms of earlier versions (ORC readers, filterExpr, files of filters,
     # standard input): the filter-by-filter replay of earlier versions; anything else: the workload replay
-    if events or default is None or args.metastore or named or args.html or has_workload_lines(texts):
-        if not args.logs:
+    if split.events or default is None or args.metastore or named or args.html or has_workload_lines(logs):
+        if not args.logs and not args.filters:
             raise UsageError("give the logs to replay (files or folders) when replaying many tables")
         resolver = TableResolver(named, default, metastore=_metastore_lookup(args.metastore))
         return replay_workload(args.logs, resolver, out=out, err=err, verify=args.verify, verbose=args.verbose,
                                as_json=args.json, query_type=args.query_type, stats_source=args.stats_source,
                                listing=args.listing, storage_options=_storage_options(args),
-                               time_zone=args.time_zone, html=args.html,
+                               time_zone=args.time_zone, html=args.html, filters=args.filters,
                                spark_master=(args.master or "local[2]") if args.spark or args.master else None)
     table = _open_table(default, args.listing, args)
-    try:  # log lines are streamed: an unreadable file is found while replaying
-        return replay(table, input_lines(args.logs), out=out, err=err, time_zone=args.time_zone,
-                      verify=args.verify, verbose=args.verbose, as_json=args.json, query_type=args.query_type,
-                      stats_source=args.stats_source)
-    except ReplayInputError as exc:
-        raise UsageError(str(exc)) from None
+    return replay(table, read_inputs(args.logs or [], args.filters), out=out, err=err, time_zone=args.time_zone,
+                  verify=args.verify, verbose=args.verbose, as_json=args.json, query_type=args.query_type,
+                  stats_source=args.stats_source)
 
 
 def cmd_advise(args: argparse.Namespace, out: Console, err: Console) -> int:
     from hive_bridge.advisor import advise_workload, print_advice, write_advice_json
     from hive_bridge.replay import load_workload
+    from hive_bridge.workload.report import input_notes, lines_summary
     from hive_bridge.workload.tables import TableResolver, parse_table_args, redact
 
     try:
         named, default = parse_table_args(args.table or [])
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    if not args.logs:
+    if not args.logs and not args.filters:
         raise UsageError("give the logs whose filters to advise on (files or folders)")
     for option, value in (("--samples", args.samples), ("--sample-rows", args.sample_rows),
                           ("--target-file-bytes", args.target_file_bytes)):
         if value is not None and value < 1:
             raise UsageError(f"{option} must be 1 or more, not {value}")
-    for name in args.logs:
+    for name in [*args.logs, *args.filters]:
         if name != "-" and not os.path.exists(name):
             raise UsageError(f"cannot read {name}: no such file or folder")
     resolver = TableResolver(named, default, metastore=_metastore_lookup(args.metastore))
     work, problems = load_workload(args.logs, resolver, verbose=args.verbose, query_type=args.query_type,
                                    stats_source=args.stats_source, listing=args.listing,
-                                   storage_options=_storage_options(args), time_zone=args.time_zone)
+                                   storage_options=_storage_options(args), time_zone=args.time_zone,
+                                   filters=args.filters)
     wanted = [default] if default is not None else (list(dict.fromkeys(named.values())) or None)
     for uri in wanted or ():
         state = work.table(uri)       # a table no scan named is opened here, so that a bad one says why
@@ -112,6 +113,9 @@ def cmd_advise(args: argparse.Namespace, out: Console, err: Console) -> int:
             raise UsageError(f"table {redact(uri)}: {state.error}")
     for p in problems:
         err.print(f"error: {p}", highlight=False, markup=False)
+    for note in input_notes(work.accounts):
+        err.print(f"note: {note}", highlight=False, markup=False)
+    err.print(lines_summary(work.accounts), highlight=False, markup=False)
     # the page's other sections show every filter's listing: planned once, here, the advisor's calibration then
     # reads them instead of planning the heaviest filters again
     plan_failures = work.plan() if args.html is not None else 0
@@ -511,7 +515,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--metastore", default=None, metavar="thrift://HOST:PORT",
                    help="a Hive metastore: a scan's table name (db.t, Hive sync's _ro/_rt) resolved to its location")
     p.add_argument("logs", nargs="*", help="log files or folders: Spark event logs (any codec, rolled folders, a "
-                                           "History Server's folder), text logs (default or '-': standard input)")
+                                           "History Server's folder), text logs, files of filters (told by what "
+                                           "they hold; gzip'd or not; default or '-': standard input)")
+    p.add_argument("--filters", action="append", default=[], metavar="FILE",
+                   help="a file of filters, one per line (HiveQL or a SearchArgument; blank lines and lines starting "
+                        "# or -- are passed over): every other line is replayed or reported as failed with its "
+                        "line (repeatable; '-': standard input)")
     p.add_argument("--json", action="store_true", help="JSON Lines: one object per table and distinct filter, "
                                                        "then a summary object")
     p.add_argument("--html", default=None, metavar="PATH",
@@ -536,6 +545,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--metastore", default=None, metavar="thrift://HOST:PORT",
                    help="a Hive metastore: a scan's table name resolved to its location")
     p.add_argument("logs", nargs="*", help="log files or folders, as replay reads them")
+    p.add_argument("--filters", action="append", default=[], metavar="FILE",
+                   help="a file of filters, one per line, as replay reads it (repeatable)")
     p.add_argument("--json", action="store_true", help="one JSON document: {\"advice\": [...], \"errors\": [...]}")
     p.add_argument("--html", default=None, metavar="PATH",
                    help="also write the workload report with the advisor's section as one self-contained HTML page "

@@ -20,10 +20,14 @@ log, compressed bytes) has no bare filter lines at all.
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from hive_bridge.workload.accounting import FILTERS, LOG, Accounts
+from hive_bridge.workload.eventlog import Problem
+from hive_bridge.workload.inputs import filter_lines, text_lines, with_gaps
 from sarg.detect import looks_like_sarg
 
 _READER_MARK = "Reading ORC rows from "
@@ -42,7 +46,7 @@ _NOT_FILTER_START = re.compile(
     re.I,
 )
 _FILTER_HINT = re.compile(r"[=<>]|\b(?:is\s+(?:not\s+)?null\b|in\s*\(|between\b|r?like\s+')", re.I)
-_KEY_VALUE = re.compile(r"^[A-Za-z][\w .-]*:\s|=>")
+_KEY_VALUE = re.compile(r"^[A-Za-z][\w .-]*:\s|(?<!<)=>")
 _BINARY = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffd]")
 _OLD_ENTRY = re.compile(r"^\s*leaf-\d+\s*=\s*\(")
 _OLD_EXPR = re.compile(r"^\s*expr\s*=")
@@ -60,6 +64,18 @@ class FoundFilter:
     column: int = 1  # where the filter text starts in its (first) line, 1-based
     occurrences: int = 1
     lines: list[int] = field(default_factory=list)
+    #: the last line the filter text spans (an old SearchArgument runs over several lines)
+    last_line: int = 0
+    #: the input it was found in ("<stdin>" for standard input; "" when not told)
+    file: str = ""
+
+    def __post_init__(self) -> None:
+        self.last_line = max(self.last_line, self.line)
+
+    @property
+    def where(self) -> str:
+        """``file:line`` (or ``line N`` when the input is not named)."""
+        return f"{self.file}:{self.line}" if self.file else f"line {self.line}"
 
     @property
     def key(self) -> tuple[str, str]:
@@ -162,10 +178,11 @@ def scan_lines(lines: Iterable[str]) -> Iterator[FoundFilter]:
                 continue
             if _OLD_EXPR.match(stripped):
                 pending.append(stripped)
-                yield FoundFilter("\n".join(pending), "sarg", "hive-orc", pending_line)
+                yield FoundFilter("\n".join(pending), "sarg", "hive-orc", pending_line, last_line=number)
                 pending = None
                 continue
-            yield FoundFilter("\n".join(pending), "sarg", "hive-orc", pending_line)  # truncated: parse reports it
+            yield FoundFilter("\n".join(pending), "sarg", "hive-orc", pending_line,  # truncated: parse reports it
+                              last_line=number - 1)
             pending = None
         reader = split_reader_line(line) if _READER_MARK in line else None
         if reader is not None:
@@ -207,20 +224,58 @@ def scan_lines(lines: Iterable[str]) -> Iterator[FoundFilter]:
             continue
         yield FoundFilter(stripped, "hiveql", "line", number, None, _col(line, stripped))
     if pending is not None:
-        yield FoundFilter("\n".join(pending), "sarg", "hive-orc", pending_line)
+        yield FoundFilter("\n".join(pending), "sarg", "hive-orc", pending_line, last_line=pending_line + len(pending) - 1)
+
+
+#: how many line numbers are listed per distinct filter (the count of occurrences is always complete)
+MAX_LINES_LISTED = 50
+
+
+def distinct(found: Iterable[FoundFilter]) -> list[FoundFilter]:
+    """Filters deduplicated by text, in order of first appearance, with occurrence counts and (the first
+    :data:`MAX_LINES_LISTED`) line numbers."""
+    seen: dict[tuple[str, str], FoundFilter] = {}
+    for f in found:
+        first = seen.get(f.key)
+        if first is None:
+            f.lines = [f.line]
+            seen[f.key] = f
+        else:
+            first.occurrences += 1
+            if len(first.lines) < MAX_LINES_LISTED:
+                first.lines.append(f.line)
+            if first.schema is None:
+                first.schema = f.schema
+    return list(seen.values())
 
 
 def distinct_filters(lines: Iterable[str]) -> list[FoundFilter]:
-    """Filters deduplicated by text, in order of first appearance, with occurrence counts and line numbers."""
-    seen: dict[tuple[str, str], FoundFilter] = {}
-    for found in scan_lines(lines):
-        first = seen.get(found.key)
+    """The filters of log lines (:func:`scan_lines`), deduplicated (:func:`distinct`)."""
+    return distinct(scan_lines(lines))
+
+
+def input_filters(inputs: Sequence[tuple[str, str | None]], problems: list[Problem],
+                  accounts: Accounts) -> Iterator[FoundFilter]:
+    """Every filter of the inputs, each ``(path, kind)`` as :func:`hive_bridge.workload.sources.split_inputs`
+    gives them ('-': standard input, kind None: told by its first lines): in a file of filters every line that
+    is not blank or a comment, in a log what :func:`scan_lines` finds; each named by its input and line. Every
+    line is counted in ``accounts``; what cannot be read is appended to ``problems`` and the next input read."""
+    for path, kind in inputs:
+        name = "<stdin>" if path == "-" else path
+        count = accounts.of(name, kind or LOG)
+        lines = text_lines(path, count, problems)
+        first = next(lines, None)  # standard input's kind is told when its first line is asked for
         if first is None:
-            found.lines = [found.line]
-            seen[found.key] = found
-        else:
-            first.occurrences += 1
-            first.lines.append(found.line)
-            if first.schema is None:
-                first.schema = found.schema
-    return list(seen.values())
+            continue
+        rest = itertools.chain([first], lines)
+        if count.kind == FILTERS:
+            for f in filter_lines(rest, count):
+                yield FoundFilter(f.text, f.kind, "filters", f.line, column=f.column, file=name)
+            continue
+        filters = 0
+        for found in scan_lines(with_gaps(rest)):
+            found.file = name
+            filters += found.last_line - found.line + 1
+            yield found
+        count.filters += filters
+        count.other += count.lines - count.failed - count.filters

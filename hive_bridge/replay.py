@@ -4,9 +4,8 @@ keeps; optionally verified by reading with Spark pruned and unpruned (``hive-bri
 from __future__ import annotations
 
 import json
-import sys
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,18 +15,15 @@ from rich.markup import escape
 from rich.table import Table
 
 import sarg
-from hive_bridge.errors import HiveBridgeError
-from hive_bridge.logscan import FoundFilter, distinct_filters, scan_lines
+from hive_bridge.logscan import FoundFilter, distinct, distinct_filters, input_filters, scan_lines
 from hive_bridge.pruning import ListStatusResult, Pruner
 from hive_bridge.pruning.pruner import READ_OPTIMIZED, SNAPSHOT, filter_columns, read_optimized_view
 from hive_bridge.stats.index import ColumnStatsIndex
 from hive_bridge.table.table import HudiTable
 from hive_bridge.typemap import table_sarg_schema
-from hive_bridge.workload.report import human_bytes
-
-
-class ReplayInputError(HiveBridgeError):
-    """A log file that cannot be read."""
+from hive_bridge.workload.accounting import EVENTS, Accounts
+from hive_bridge.workload.eventlog import Problem
+from hive_bridge.workload.report import human_bytes, input_notes, lines_summary
 
 
 @dataclass
@@ -52,6 +48,7 @@ class ReplayRow:
             "source": self.found.source,
             "first_line": self.found.line,
             "occurrences": self.found.occurrences,
+            **({"input": self.found.file, "lines": self.found.lines} if self.found.file else {}),
             "files_total": self.listing.files_total,
             "files_kept": self.listing.files_kept,
             "bytes_total": self.listing.bytes_total,
@@ -119,50 +116,71 @@ def _compare_reads(spark: Any, table: HudiTable, listing: ListStatusResult, resi
     return True, f"{f.count()} rows identical"
 
 
-def describe_error(found: FoundFilter, exc: sarg.SargError) -> str:
-    """Where a filter failed, in the input's own line and column numbers, with the reason and a caret."""
+def describe_error(found: FoundFilter, exc: sarg.SargError | RecursionError) -> str:
+    """Where a filter failed, in the input's own file, line and column numbers, with the reason and a caret."""
     more = f" (and {found.occurrences - 1} more occurrences)" if found.occurrences > 1 else ""
+    where = f"{found.file}: " if found.file else ""
+    if isinstance(exc, RecursionError):
+        return f"error: {where}line {found.line}{more}: expression nested too deeply to read: {_excerpt(found.text)}"
     if not isinstance(exc, sarg.SargSyntaxError):
-        return f"error: line {found.line}{more}: {exc}"
+        return f"error: {where}line {found.line}{more}: {exc}: {_excerpt(found.text)}"
     line = found.line + exc.line - 1
     column = exc.column + (found.column - 1 if exc.line == 1 else 0)
     caret = " " * (exc.column - 1) + "^"
     expected = f"\n  expected one of: {', '.join(exc.expected)}" if exc.expected else ""
-    return (f"error: line {line}, column {column}{more}: {exc.reason}\n  {exc.source_line}\n  {caret}"
+    return (f"error: {where}line {line}, column {column}{more}: {exc.reason}\n  {exc.source_line}\n  {caret}"
             f"{expected}")
 
 
-def input_lines(sources: Sequence[str]) -> Iterator[str]:
-    if not sources or sources == ["-"]:
-        yield from sys.stdin
-        return
-    for src in sources:
-        if src == "-":
-            yield from sys.stdin
-            continue
-        try:
-            with open(src, encoding="utf-8", errors="replace") as fh:
-                yield from fh
-        except OSError as exc:
-            raise ReplayInputError(f"cannot read {src}: {exc.strerror}") from None
+def _excerpt(text: str, n: int = 200) -> str:
+    return repr(text if len(text) <= n else text[:n] + "...")
 
 
-def replay(table: HudiTable, lines: Iterable[str], *, out: Console, err: Console, time_zone: str = "UTC",
-           verify: bool = False, verbose: bool = False, as_json: bool = False, query_type: str = SNAPSHOT,
-           stats_source: str = "auto") -> int:
-    """Find the filters in log lines, replay each against the table (one Pruner, prepared once), print a table
-    (or JSON Lines with ``as_json``); ``query_type`` snapshot (base files merged with log files) or
-    read_optimized (base files only); ``verify`` reads every filter with Spark pruned and unpruned. A filter
-    that does not parse is reported with the input's own line and column and the run goes on. Returns 1 if
-    anything failed, else 0."""
+@dataclass
+class ReadInputs:
+    """The distinct filters of a run's text inputs, what could not be read in them, and every line's count."""
+
+    found: list[FoundFilter]
+    problems: list[Any]
+    accounts: Accounts
+
+
+def read_inputs(logs: Sequence[str], filters: Sequence[str] = ()) -> ReadInputs:
+    """The filters of text logs and files of filters (none given: standard input), told apart by what they hold
+    (``filters`` are files of filters, said so), deduplicated; each unreadable input is a problem and the others
+    are read."""
+    from hive_bridge.workload.sources import split_inputs
+
+    accounts = Accounts()
+    split = split_inputs(list(logs) if logs or filters else ["-"], filters, accounts)
+    problems: list[Any] = list(split.problems)
+    for path in split.events:   # an event log goes to the workload replay; here it is not read
+        problems.append(Problem(path, 0, "a Spark event log: replayed with the workload replay, not here"))
+        accounts.unreadable(path, EVENTS, "a Spark event log read with the workload replay")
+    found = distinct(input_filters(split.texts, problems, accounts))
+    return ReadInputs(found, problems, accounts)
+
+
+def replay(table: HudiTable, lines: Iterable[str] | ReadInputs, *, out: Console, err: Console,
+           time_zone: str = "UTC", verify: bool = False, verbose: bool = False, as_json: bool = False,
+           query_type: str = SNAPSHOT, stats_source: str = "auto") -> int:
+    """Find the filters in log lines (or take those :func:`read_inputs` read), replay each against the table
+    (one Pruner, prepared once), print a table (or JSON Lines with ``as_json``); ``query_type`` snapshot (base
+    files merged with log files) or read_optimized (base files only); ``verify`` reads every filter with Spark
+    pruned and unpruned. A filter that does not parse is reported with the input's own file, line and column,
+    an input that cannot be read with its name, and the run goes on. Returns 1 if anything failed, else 0."""
     requests = table.storage.requests
     index = ColumnStatsIndex(table, source=stats_source)
     schema = table_sarg_schema(table)
     # prepared with the first filter that parses: the metadata table's statistics of its columns are read then,
     # those of other columns when a filter first needs them (ColumnStatsIndex.want)
     pruner: Pruner | None = None
-    found = distinct_filters(lines)
+    read = lines if isinstance(lines, ReadInputs) else None
+    found = read.found if read is not None else distinct_filters(lines)  # type: ignore[arg-type]
     failures = 0
+    for p in read.problems if read is not None else ():
+        failures += 1
+        err.print(f"error: {p}", highlight=False, markup=False)
     rows: list[ReplayRow] = []
     spark = None
     if verify:
@@ -179,7 +197,7 @@ def replay(table: HudiTable, lines: Iterable[str], *, out: Console, err: Console
         for f in found:
             try:
                 parsed = sarg.read_filter(f.text, schema)
-            except sarg.SargError as exc:
+            except (sarg.SargError, RecursionError) as exc:
                 failures += 1
                 err.print(describe_error(f, exc), highlight=False, markup=False)
                 if progress and task is not None:
@@ -211,10 +229,17 @@ def replay(table: HudiTable, lines: Iterable[str], *, out: Console, err: Console
             progress.stop()
     for line in index.discard_notices():
         err.print(f"hive-bridge replay: {line}", highlight=False, markup=False)
+    for note in input_notes(read.accounts) if read is not None else ():
+        err.print(f"note: {note}", highlight=False, markup=False)
     if not as_json:
         print_replay(out, table, rows, failures)
-    elif failures:
-        err.print(f"{failures} filters failed", highlight=False)
+        if read is not None:
+            out.print(lines_summary(read.accounts), highlight=False)
+    else:
+        if read is not None:
+            err.print(lines_summary(read.accounts), highlight=False)
+        if failures:
+            err.print(f"{failures} failed", highlight=False)
     return 1 if failures else 0
 
 
@@ -263,31 +288,32 @@ def print_replay(out: Console, table: HudiTable, rows: list[ReplayRow], failures
 def load_workload(inputs: Sequence[str], resolver: Any, *, verbose: bool = False, query_type: str = SNAPSHOT,
                   stats_source: str = "auto", listing: str = "folders",
                   storage_options: dict[str, str] | None = None, time_zone: str = "UTC",
-                  spark_master: str | None = None) -> tuple[Any, list[Any]]:
-    """The workload of log files and folders (see :mod:`hive_bridge.workload`), not planned yet, and the
-    problems met reading them: every scan and filter occurrence resolved to its table (each opened once) and
-    counted under its distinct filter. With ``spark_master`` the event logs' applications are read by Spark
+                  spark_master: str | None = None, filters: Sequence[str] = ()) -> tuple[Any, list[Any]]:
+    """The workload of log files and folders and of files of filters (``filters``; see
+    :mod:`hive_bridge.workload`), not planned yet, and the problems met reading them: every scan and filter
+    occurrence resolved to its table (each opened once) and counted under its distinct filter; every input line
+    counted in the workload's ``accounts``. With ``spark_master`` the event logs' applications are read by Spark
     executors (same result)."""
-    from hive_bridge.workload.eventlog import Problem
     from hive_bridge.workload.runner import Workload
     from hive_bridge.workload.sources import event_log_scans, split_inputs
     from hive_bridge.workload.textlogs import text_occurrences
 
     work = Workload(resolver, listing=listing, stats_source=stats_source, storage_options=storage_options,
                     query_type=query_type)
-    problems: list[Problem] = []
-    events, texts = split_inputs(list(inputs))
-    if spark_master is not None and events:
+    split = split_inputs(list(inputs), filters, work.accounts)
+    problems: list[Problem] = list(split.problems)
+    if spark_master is not None and split.events:
         from hive_bridge import spark_start
         from hive_bridge.workload.sources import event_log_scans_spark
 
         session = spark_start.start_session("hive-bridge-replay", verbose=verbose, master=spark_master)
-        scans = event_log_scans_spark(events, problems, session)
+        scans = event_log_scans_spark(split.events, problems, session, work.accounts)
     else:
-        scans = event_log_scans(events, problems)
+        scans = event_log_scans(split.events, problems, work.accounts)
     for scan in scans:
         work.add_scan(scan)
-    for occ in text_occurrences(texts, problems, time_zone=time_zone, scanner=scan_lines):
+    for occ in text_occurrences(split.texts, problems, time_zone=time_zone, scanner=scan_lines,
+                                accounts=work.accounts):
         work.add(occ)
     problems.extend(work.problems)
     return work, problems
@@ -297,24 +323,27 @@ def replay_workload(inputs: Sequence[str], resolver: Any, *, out: Console, err: 
                     verbose: bool = False, as_json: bool = False, query_type: str = SNAPSHOT,
                     stats_source: str = "auto", listing: str = "folders",
                     storage_options: dict[str, str] | None = None, time_zone: str = "UTC",
-                    spark_master: str | None = None, html: str | None = None) -> int:
-    """Replay a workload of many tables: the scans of Spark event logs and the filters of text logs (see
+                    spark_master: str | None = None, html: str | None = None, filters: Sequence[str] = ()) -> int:
+    """Replay a workload of many tables: the scans of Spark event logs, the filters of text logs and of files of
+    filters (``filters``, said so; see
     :mod:`hive_bridge.workload`), each table opened once and each distinct filter planned once through its
     snapshot; a report per table with Spark's own read figures beside hive-bridge's (or JSON Lines). Problems
     in the input are reported with file and line and the run goes on. With ``spark_master`` the event logs'
     applications are read by Spark executors (same result). With ``html`` the report is also written there as one
     self-contained HTML page (:mod:`hive_bridge.workload.htmlreport`). Returns 1 if anything failed."""
-    from hive_bridge.workload.report import print_report, write_json
+    from hive_bridge.workload.report import input_notes, print_report, write_json
     from hive_bridge.workload.tables import redact
 
     work, problems = load_workload(inputs, resolver, verbose=verbose, query_type=query_type,
                                    stats_source=stats_source, listing=listing, storage_options=storage_options,
-                                   time_zone=time_zone, spark_master=spark_master)
+                                   time_zone=time_zone, spark_master=spark_master, filters=filters)
     failures = work.plan()
     if verify:
         failures += _verify_workload(work, err, verbose)
     for p in problems:
         err.print(f"error: {p}", highlight=False, markup=False)
+    for note in input_notes(work.accounts):
+        err.print(f"note: {note}", highlight=False, markup=False)
     for state in work.tables.values():
         if state.error:
             failures += 1
@@ -322,8 +351,9 @@ def replay_workload(inputs: Sequence[str], resolver: Any, *, out: Console, err: 
                       markup=False)
     for entry in work.entries():
         if entry.error:
-            err.print(f"error: {redact(entry.table)}: filter {entry.hiveql!r}: {entry.error}", highlight=False,
-                      markup=False)
+            more = f" (and {entry.occurrences - 1} more occurrences)" if entry.occurrences > 1 else ""
+            err.print(f"error: {entry.origin}{more}: {redact(entry.table)}: filter {entry.hiveql!r}: {entry.error}",
+                      highlight=False, markup=False)
     for state in work.tables.values():
         for line in state.snapshot.index.discard_notices() if state.snapshot is not None else ():
             err.print(f"hive-bridge replay: {redact(state.uri)}: {line}", highlight=False, markup=False)

@@ -21,7 +21,16 @@ from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from hive_bridge.workload.codecs import LogReadError, LongLine, decompressed_chunks, lines_of
+from hive_bridge.workload.accounting import EVENTS, Accounts
+from hive_bridge.workload.codecs import (
+    MAX_LINE,
+    LogReadError,
+    LongLine,
+    codec_of,
+    codec_of_bytes,
+    decompressed_chunks,
+    lines_of,
+)
 
 _EVENT = re.compile(rb'^\{\s*"Event"\s*:\s*"([^"]+)"')
 _WANTED = {
@@ -126,16 +135,20 @@ _APP_NAME = re.compile(r"^(?:local-|application_|app-|spark-|driver-)?[\w.-]*\d{
 
 def _is_event_file(path: str) -> bool:
     """In a folder of applications: a file named as a compressed event log of an application, or one whose
-    first line is a Spark event (other files — data, notes — are not looked at further)."""
-    from hive_bridge.workload.codecs import codec_of
-
+    first line is a Spark event, once decompressed where its first bytes say a codec (other files — data,
+    notes — are not looked at further)."""
+    if not os.path.isfile(path):  # a FIFO or a device is never opened
+        return False
     if codec_of(path) is not None:
         return bool(_APP_NAME.match(os.path.basename(path)))
     try:
         with open(path, "rb") as fh:
-            return fh.read(32).startswith(b'{"Event":"SparkListener')
-    except OSError:
+            head = fh.read(32)
+        if codec_of_bytes(head) is not None:
+            head = next(decompressed_chunks(path), b"")[:32]
+    except (OSError, LogReadError):
         return False
+    return head.startswith(b'{"Event":"SparkListener')
 
 
 #: scan nodes that read no table (a SELECT without FROM, a DataFrame made from an RDD)
@@ -207,6 +220,8 @@ class _App:
         self.values: dict[int, int] = {}
         self.descriptions: dict[int, str] = {}
         self.zones: dict[int, str] = {}
+        #: scans found so far (a plan's scans repeated by a re-plan are not new)
+        self.found = 0
 
     def add_plan(self, ev: dict[str, Any], line: int) -> None:
         exec_id = ev.get("executionId")
@@ -229,6 +244,7 @@ class _App:
             # not a file scan: counted (as a scan no table could be found for) and named, never planned
             key = (name, "", "", "", "")
             if key not in scans:
+                self.found += 1
                 scans[key] = Scan(self.source, self.app, exec_id, line, name, None, "", [], "", "", "",
                                   self.time_zone, other=True)
         for node in nodes:
@@ -252,6 +268,7 @@ class _App:
             if not paths and v2:
                 m = re.match(r"BatchScan \S+ (\S+)", node)
                 paths = [m.group(1)] if m else []
+            self.found += 1
             scan = scans[key] = Scan(self.source, self.app, exec_id, line, node.split("[", 1)[0].strip(),
                                      None if v2 else _table_name(node), paths[0] if paths else "", paths, pf, df,
                                      pushed, self.zones.get(exec_id, self.time_zone), v2)
@@ -283,27 +300,46 @@ class _App:
         return scans
 
 
-def read_application(files: list[str], problems: list[Problem]) -> Iterator[Scan]:
+def read_application(files: list[str], problems: list[Problem], accounts: Accounts | None = None) -> Iterator[Scan]:
     """The scans of one application's event log files, as each SQL execution ends (the rest at the end). A
-    last line cut short in a file still being written (``.inprogress``) is expected and passed over."""
+    last line cut short in a file still being written (``.inprogress``) is expected and passed over. With
+    ``accounts``, each file's lines are counted: those whose plan brought new scans (filters), those reported as
+    problems (failed), the others (events without a new scan, a cut last line passed over)."""
     app = _App(files)
     for path in files:
+        count = (accounts or Accounts()).of(path, EVENTS)
         number = 0
         held: Problem | None = None  # a line's problem, held until the next line shows it was not the last
         try:
             for number, raw in enumerate(lines_of(decompressed_chunks(path)), start=1):
+                count.lines += 1
                 if held is not None:
                     problems.append(held)
+                    count.failed += 1
                     held = None
                 if isinstance(raw, LongLine):
-                    problems.append(Problem(path, number, f"a line of {raw.length} bytes, over the limit: skipped"))
+                    problems.append(Problem(path, number, f"a line of {raw.length} bytes, over the limit of "
+                                                          f"{MAX_LINE} bytes: skipped"))
+                    count.failed += 1
                     continue
+                found = app.found
                 held = yield from _read_event(app, path, number, raw)
+                if held is None:
+                    if app.found > found:
+                        count.filters += 1
+                    else:
+                        count.other += 1
         except LogReadError as exc:
-            problems.append(Problem(path, number + 1 if number else 0, str(exc).removeprefix(f"{path}: ")))
-        if held is not None and not path.endswith(".inprogress"):
-            held.message = "the last line is cut short: " + held.message
-            problems.append(held)
+            why = str(exc).removeprefix(f"{path}: ")
+            count.unreadable = why
+            problems.append(Problem(path, number + 1 if number else 0, why))
+        if held is not None:
+            if path.endswith(".inprogress"):
+                count.other += 1
+            else:
+                held.message = "the last line is cut short: " + held.message
+                problems.append(held)
+                count.failed += 1
     for exec_id in list(app.scans):
         yield from app.finish(exec_id)
 

@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from sarg.hiveql import MAX_DEPTH
 from sarg.prefix import like_pattern
 from sarg.schema import find_column
 
@@ -31,6 +32,9 @@ _MAX_TEXT = 200_000
 _ATTR = re.compile(r"(?P<name>[A-Za-z_][\w$]*(?:\.[\w$]+)*|`[^`]+`)#(?P<id>\d+)L?(?P<field>(?:\.[A-Za-z_][\w$]*)*)")
 _ITEM_START = re.compile(r", (?=\(|NOT |[A-Za-z_][\w$.]*\(|[A-Za-z_][\w$.]*#\d)")
 _DPP = re.compile(r"dynamicpruning#\d+(?: \[[^\]]*\])?")
+#: where an item of a Catalyst list not understood may end: the next item, a connective, a bracket
+_ITEM_END = re.compile(r", | AND | OR |\)|\]\Z")
+_WORD_OP = re.compile(r" (?:NOT )?[A-Za-z]+ ")
 _V1_NAME = re.compile(r"(?P<name>`(?:[^`]|``)+`|[A-Za-z_][\w$]*(?:\.[A-Za-z_][\w$]*)*)")
 _INT = re.compile(r"-?\d+\Z")
 _NUM = re.compile(r"-?\d+(?:\.\d+)?(?:[Ee][-+]?\d+)?\Z")
@@ -65,6 +69,15 @@ class Translated:
     unknown_texts: list[str] = field(default_factory=list)
     #: whole lists that read no way at all (a form not understood, e.g. cut by a newline in a text log)
     unread: list[str] = field(default_factory=list)
+    #: why the lists could not be read at all (nested deeper than :data:`MAX_DEPTH` levels), None when read
+    error: str | None = None
+
+
+class NestedTooDeep(ValueError):
+    """A printed filter nested deeper than :data:`sarg.hiveql.MAX_DEPTH` levels (as the HiveQL reader refuses)."""
+
+    def __init__(self) -> None:
+        super().__init__(f"expression nested deeper than {MAX_DEPTH} levels")
 
 
 # ------------------------------------------------------------------------------------------------ parsing
@@ -75,13 +88,20 @@ class _Parser:
         self.text = text
         self.v1 = v1
         self.memo: dict[tuple[str, int], list[tuple[Node, int]]] = {}
+        self.depth = 0
 
     def expr(self, pos: int) -> list[tuple[Node, int]]:
         key = ("e", pos)
         hit = self.memo.get(key)
         if hit is None:
             self.memo[key] = []  # a left-recursive probe finds nothing
-            hit = self.memo[key] = self._dedupe(self._v1_expr(pos) if self.v1 else self._cat_expr(pos))
+            self.depth += 1
+            if self.depth > 2 * MAX_DEPTH:  # a NOT and its operand are two levels here, one in HiveQL
+                raise NestedTooDeep()
+            try:
+                hit = self.memo[key] = self._dedupe(self._v1_expr(pos) if self.v1 else self._cat_expr(pos))
+            finally:
+                self.depth -= 1
         return hit
 
     @staticmethod
@@ -158,12 +178,18 @@ class _Parser:
         return alts
 
     def _opaque(self, pos: int) -> list[tuple[Node, int]]:
-        """Something not understood: a call or parenthesised text up to any closing bracket (unknown)."""
+        """Something not understood: a call or parenthesised text up to any closing bracket, or an expression
+        led by a column and a word (``o_comment#15 LIKE %special%requests%``, its literal raw like every other) up
+        to wherever an item may end (unknown)."""
         t = self.text
         m = re.compile(r"[A-Za-z_][\w$]*\(|\(").match(t, pos)
-        if not m:
+        if m:
+            return [(Node("unknown", text=t[pos:c + 1]), c + 1) for c in self._closes(m.end())]
+        m = _ATTR.match(t, pos)
+        if not m or not _WORD_OP.match(t, m.end()):  # a comparison (``id#1 = 5``) is printed in brackets
             return []
-        return [(Node("unknown", text=t[pos:c + 1]), c + 1) for c in self._closes(m.end())]
+        ends = [e.start() for e, _ in zip(_ITEM_END.finditer(t, m.end()), range(4 * _MAX_READINGS), strict=False)]
+        return [(Node("unknown", text=t[pos:e], column_ref=m.group(0)), e) for e in ends]
 
     # V1 sources.Filter -------------------------------------------------------------------------------
     def _v1_expr(self, pos: int) -> list[tuple[Node, int]]:
@@ -404,7 +430,18 @@ def translate(lists: Sequence[tuple[str, bool] | tuple[str, bool, str]], types: 
     """The conjunction of printed filter lists (each ``(text, is_v1)``), typed by ``types``, as HiveQL: the
     conjuncts every reading of a list agrees on; the rest counted unknown. V1 lists beside Catalyst ones (a
     scan's PushedFilters beside its DataFilters) are a cross-check: what they say for certain is added (each is
-    implied by the Catalyst filters), what they leave unknown is not counted again."""
+    implied by the Catalyst filters), what they leave unknown is not counted again. Lists nested deeper than
+    :data:`sarg.hiveql.MAX_DEPTH` levels are not read: ``error`` says so (as the HiveQL reader says it)."""
+    try:
+        return _translate(lists, types, keep)
+    except NestedTooDeep as exc:
+        return Translated(None, error=str(exc))
+    except RecursionError:  # pragma: no cover - the depth guard comes first
+        return Translated(None, error=f"expression nested deeper than {MAX_DEPTH} levels")
+
+
+def _translate(lists: Sequence[tuple[str, bool] | tuple[str, bool, str]], types: Mapping[str, str],
+               keep: Callable[[Node], bool] | None) -> Translated:
     conjuncts: list[str] = []
     unknown_texts: list[str] = []
     said: list[str | None] = []  # each unknown text's HiveQL in the first reading (None: none)

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from hive_bridge.workload.accounting import Accounts
 from hive_bridge.workload.eventlog import Problem
 from hive_bridge.workload.runner import FilterEntry, TableState, Workload
 from hive_bridge.workload.tables import redact
@@ -63,7 +64,25 @@ def summary(work: Workload, failures: int, problems: list[Problem]) -> dict[str,
         "hive_bridge_bytes_kept_measured": sum(t["hive_bridge_bytes_kept_measured"] for t in tables),
         "problems": len(problems),
         "failed": failures,
+        **work.accounts.totals(),
+        "inputs_read": work.accounts.as_json(),
     }
+
+
+def lines_summary(accounts: Accounts) -> str:
+    """One sentence: the inputs and lines read, and what each line was."""
+    t = accounts.totals()
+    text = (f"{t['inputs']} inputs, {t['lines']} lines read: {t['filter_lines']} holding filters, "
+            f"{t['failed_lines']} failed, {t['other_lines']} not filters")
+    if t["inputs_unreadable"]:
+        text += f"; {t['inputs_unreadable']} inputs could not be read"
+    return text
+
+
+def input_notes(accounts: Accounts) -> list[str]:
+    """A note for each input read whole that held no filter at all (what it was read as, and its lines)."""
+    return [f"{c.source}: {c.lines} lines read ({c.kind}), none holding a filter"
+            for c in accounts.inputs.values() if not c.unreadable and not c.filters]
 
 
 def write_json(out: IO[str], work: Workload, failures: int, problems: list[Problem]) -> None:
@@ -135,3 +154,4 @@ def print_report(out: Console, work: Workload, failures: int, problems: list[Pro
               f"{human_bytes(s['spark_bytes_read'])} in the scans it measured, hive-bridge keeps "
               f"{human_bytes(s['hive_bridge_bytes_kept_measured'])} for them; {len(problems)} input problems; "
               f"{failures} failed", highlight=False)
+    out.print(lines_summary(work.accounts), highlight=False)

@@ -22,6 +22,7 @@ from hive_bridge.pruning import ListStatusResult
 from hive_bridge.pruning.pruner import READ_OPTIMIZED, SNAPSHOT
 from hive_bridge.pruning.snapshot import SnapshotCache, TableSnapshot
 from hive_bridge.typemap import table_sarg_schema
+from hive_bridge.workload.accounting import Accounts
 from hive_bridge.workload.eventlog import Problem, Scan
 from hive_bridge.workload.filters import translate
 from hive_bridge.workload.tables import TableResolver, redact
@@ -85,6 +86,8 @@ class FilterEntry:
     verified: bool | None = None
     verify_detail: str = ""
     query_type: str = SNAPSHOT
+    #: where the filter was first seen (``file:line``), for messages
+    origin: str = ""
 
     def as_json(self) -> dict[str, Any]:
         lst = self.listing
@@ -143,7 +146,9 @@ class Workload:
         #: scans whose table could not be resolved, by a printable name
         self.unresolved: dict[str, int] = {}
         self.problems: list[Problem] = []
-        self._memo: dict[tuple[str, tuple[tuple[object, ...], ...]], tuple[str | None, int, list[str]]] = {}
+        #: every input line of the workload, counted (see :mod:`hive_bridge.workload.accounting`)
+        self.accounts = Accounts()
+        self._memo: dict[tuple[str, tuple[tuple[object, ...], ...]], tuple[str | None, int, list[str], str | None]] = {}
 
     def table(self, uri: str) -> TableState:
         state = self.tables.get(uri)
@@ -189,9 +194,18 @@ class Workload:
             pkey = (uri, ((occ.parquet,),))
             hit = self._memo.get(pkey)
             if hit is None:
-                text, n = predicate_to_hiveql(occ.parquet, state.types)
-                hit = self._memo[pkey] = (text, n, [occ.parquet] if n else [])
-            hiveql, unknown, unknown_texts = hit
+                try:
+                    text, n = predicate_to_hiveql(occ.parquet, state.types)
+                    hit = (text, n, [occ.parquet] if n else [], None)
+                except RecursionError:
+                    hit = (None, 0, [], "expression nested too deeply to read")
+                    where, _, line = occ.origin.rpartition(":")
+                    self.problems.append(Problem(where or occ.origin, int(line) if line.isdigit() else 0,
+                                                 f"{hit[3]}: {occ.parquet[:200]!r}"))
+                self._memo[pkey] = hit
+            hiveql, unknown, unknown_texts, error = hit
+            if error is not None:
+                return
         elif occ.hiveql is not None or not occ.lists:
             hiveql, unknown, unknown_texts = occ.hiveql, occ.unknown, list[str]()
         else:
@@ -199,21 +213,27 @@ class Workload:
             hit = self._memo.get(key)
             if hit is None:
                 tr = translate(occ.lists, state.types)
-                hit = self._memo[key] = (tr.hiveql, tr.unknown, tr.unknown_texts)
+                hit = self._memo[key] = (tr.hiveql, tr.unknown, tr.unknown_texts, tr.error)
                 where, _, line = occ.origin.rpartition(":")
+                if tr.error is not None:  # the scan's filter is that of a failed filter: reported, not planned
+                    self.problems.append(Problem(where or occ.origin, int(line) if line.isdigit() else 0,
+                                                 f"{tr.error}: {occ.lists[0][0][:200]!r}"))
                 for text in tr.unread:  # once per distinct text (the count of its scans is in the report)
                     self.problems.append(Problem(where or occ.origin, int(line) if line.isdigit() else 0,
                                                  f"a filter list in a form not understood (kept files as unknown):"
                                                  f" {text[:300]!r}"))
                 if len(self._memo) > 100_000:
                     self._memo.clear()
-            hiveql, unknown, unknown_texts = hit
+            hiveql, unknown, unknown_texts, error = hit
+            if error is not None:
+                return
         # a table read by Hive sync's read-optimized name (t_ro) is read as its base files only
         qt = READ_OPTIMIZED if (occ.table_name or "").lower().endswith("_ro") else self.query_type
         entry = state.entries.get((hiveql, occ.time_zone, qt))
         if entry is None:
             entry = state.entries[(hiveql, occ.time_zone, qt)] = FilterEntry(
-                uri, hiveql, occ.time_zone, occ.source, unknown, list(unknown_texts), query_type=qt)
+                uri, hiveql, occ.time_zone, occ.source, unknown, list(unknown_texts), query_type=qt,
+                origin=occ.origin or occ.query)
         entry.occurrences += 1
         entry.sources.add(occ.source)
         if len(entry.queries) < MAX_QUERIES:
@@ -247,7 +267,7 @@ class Workload:
             return
         for tf in scans:
             self.add(Occurrence(occ.source, occ.query, tf.table, [], hiveql=tf.hiveql, time_zone=occ.time_zone,
-                                unknown=tf.unknown))
+                                unknown=tf.unknown, origin=occ.origin))
 
     def plan(self, progress: Callable[[], None] | None = None) -> int:
         """Plan every distinct filter of every opened table; the number of filters that failed."""
@@ -267,6 +287,9 @@ class Workload:
                 except (sarg.SargError, HiveBridgeError, ValueError) as exc:
                     failures += 1
                     entry.error = str(exc).splitlines()[0]
+                except RecursionError:
+                    failures += 1
+                    entry.error = "expression nested too deeply to read"
                 if progress is not None:
                     progress()
         return failures

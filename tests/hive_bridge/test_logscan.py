@@ -112,3 +112,9 @@ def test_status_lines_statements_and_json_are_not_filters() -> None:
     assert distinct_filters(lines) == []
     assert distinct_filters(['{"Event":"SparkListenerLogStart"}', "id = 5"]) == []
     assert [f.text for f in distinct_filters(["id = 5", "OK", "name IN ('a')"])] == ["id = 5", "name IN ('a')"]
+
+
+def test_null_safe_equality_is_a_comparison_not_key_value() -> None:
+    """``<=>`` is not the ``=>`` of a key-value line: a bare ``qty <=> NULL`` in a log is a filter."""
+    lines = ["2024-01-01 10:00:00 INFO Main: started", "qty <=> NULL", "price <=> 37.94D", "key => value"]
+    assert [f.text for f in distinct_filters(lines)] == ["qty <=> NULL", "price <=> 37.94D"]

@@ -66,3 +66,17 @@ def write_shared_log_table(path: Path, rows: int = 50) -> Path:
     })
     HudiWriter(path, partition_fields=("dt",), rows_per_file=5).insert(data)
     return path
+
+
+@pytest.fixture(scope="session")
+def tpch_eventlog(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """{"root", "logs": folder, "tables": name -> path, "queries": [(sql, table -> predicate or None)]}: TPC-H
+    queries 13, 14, 16 (and Q9's part filter) run by pyspark over small Hudi tables of TPC-H's schema."""
+    root = tmp_path_factory.mktemp("tpch")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE.parents[2]), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.run([sys.executable, str(HERE / "make_tpch_eventlog.py"), str(root)], env=env,
+                          capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0:
+        raise RuntimeError(f"make_tpch_eventlog.py failed:\n{proc.stderr[-3000:]}")
+    return {"root": root, "logs": root / "eventlogs", "tables": json.loads((root / "tables.json").read_text()),
+            "queries": json.loads((root / "queries.json").read_text())}

@@ -98,3 +98,20 @@ def test_one_table_and_text_logs_with_new_line_forms_replay_as_a_workload(tmp_pa
     first = next(r for r in rows if r["source"] == "spark-driver")
     assert first["filter"] == "id IS NOT NULL AND name IS NOT NULL AND id = 5 AND name = 'a,b[c] d'"
     assert first["files_kept"] == 0 and first["files_total"] == 4
+
+
+def test_statement_or_filter_line_running_over_many_lines_is_bounded() -> None:
+    """A HiveServer2 statement or a driver filter line whose continuation lines run past 8 MiB is reported with
+    the line it started on and not read; the log's next scan is."""
+    from hive_bridge.workload.eventlog import Problem
+
+    for first in ["2024-01-01T10:00:00,123 INFO [main] ql.Driver: Compiling command(queryId=q1): SELECT * FROM t",
+                  "24/01/01 10:00:00 INFO FileSourceStrategy: Post-Scan Filters: isnotnull(id#2),(name#3 = a"]:
+        lines = ["24/01/01 09:00:00 INFO x: start", first, *(["WHERE " + "b" * 80] * 110_000), ")",
+                 "24/01/01 10:00:01 INFO FileSourceStrategy: Pushed Filters: IsNotNull(id)",
+                 "24/01/01 10:00:01 INFO FileSourceStrategy: Post-Scan Filters: isnotnull(id#2),(id#2 > 7)"]
+        problems: list[Problem] = []
+        occ = list(file_occurrences("big.log", lines, problems=problems))
+        assert [(p.line, p.message.split(" of over")[0]) for p in problems] == \
+            [(2, "a statement" if "Compiling" in first else "a filter line")]
+        assert [translate(o.lists, TYPES).hiveql for o in occ] == ["id IS NOT NULL AND id > 7"]
