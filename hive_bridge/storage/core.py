@@ -20,6 +20,10 @@ Credentials, endpoint and region come from the usual environment variables (``AW
 storage options (``--storage-option k=v``, ``storage_options=``): the keyword arguments of the pyarrow file
 system (``S3FileSystem(endpoint_override=..., region=..., access_key=..., ...)``) or their AWS aliases
 (``aws_access_key_id``, ``aws_secret_access_key``, ``aws_session_token``, ``aws_region``, ``endpoint_url``).
+An S3 URI may hold them too (``s3://ACCESS_KEY:SECRET_KEY@bucket/path``, the secret URL-encoded if it holds a
+``/``: ``%2F``): they are taken out of the URI (the table's URI, its files' locations and cache keys never hold
+them) and used as ``access_key``/``secret_key`` unless the options give credentials. No credential is ever
+printed (see :mod:`hive_bridge.redaction`).
 Set ``AWS_EC2_METADATA_DISABLED=true`` where no EC2 metadata service exists, so that a credential lookup never
 waits on the network.
 """
@@ -40,6 +44,7 @@ import pyarrow.fs as pafs
 
 from hive_bridge import config
 from hive_bridge.errors import HudiTableError
+from hive_bridge.redaction import AZURE_SCHEMES, register_options, register_secret, split_userinfo
 
 #: schemes read as local paths
 LOCAL_SCHEMES = ("", "file")
@@ -147,12 +152,13 @@ def _option_value(key: str, value: Any) -> Any:
 
 
 def parse_storage_options(items: Iterable[str]) -> dict[str, str]:
-    """``k=v`` texts (the CLI's repeatable ``--storage-option``) as a mapping; a text without ``=`` is refused."""
+    """``k=v`` texts (the CLI's repeatable ``--storage-option``) as a mapping; a text without ``=`` is refused
+    (the error says which by its number, not its text)."""
     out: dict[str, str] = {}
-    for item in items:
+    for n, item in enumerate(items, start=1):
         key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise StorageError(f"storage option {item!r}: expected KEY=VALUE")
+        if not sep or not key.strip():   # not shown: it may be a credential given without its key
+            raise StorageError(f"storage option {n} ({len(item)} characters, not shown): expected KEY=VALUE")
         out[key.strip()] = value
     return out
 
@@ -202,6 +208,33 @@ def _s3_filesystem(options: Mapping[str, Any]) -> pafs.FileSystem:
                            "aws_region, endpoint_url)") from None
     except (OSError, pa.ArrowException, ValueError) as exc:
         raise StorageError(f"cannot set up S3 access: {exc}") from None
+
+
+def _without_userinfo(scheme: str, uri: str, options: dict[str, str]) -> tuple[str, dict[str, str]]:
+    """The URI without its user info, and the storage options with what the user info says: for S3
+    ``s3://KEY:SECRET@bucket/t`` is ``s3://bucket/t`` with ``access_key`` and ``secret_key`` (URL-decoded; unless
+    the options give credentials); for HDFS ``hdfs://user@nn`` is ``hdfs://nn`` as ``user``. Azure's
+    ``container@account`` is no user info. A password is hidden in every output from then on."""
+    if scheme in AZURE_SCHEMES:
+        return uri, options
+    bare, userinfo = split_userinfo(uri)
+    if userinfo is None:
+        return uri, options
+    user, colon, password = userinfo.partition(":")
+    register_secret(password)
+    if scheme in S3_SCHEMES and colon:
+        if not {_S3_ALIASES.get(k.lower(), k) for k in options} & {"access_key", "secret_key"}:
+            options = {**options, "access_key": unquote(user), "secret_key": unquote(password)}
+        return bare, options
+    if scheme in HDFS_SCHEMES and not colon:
+        return bare, {"user": unquote(user), **options}
+    if scheme in S3_SCHEMES:
+        why = "the user info of an S3 URI must be ACCESS_KEY:SECRET_KEY"
+    elif scheme in HDFS_SCHEMES:
+        why = "an HDFS URI may name a user, not a password"
+    else:
+        why = f"credentials in a {scheme}:// URI are not read"
+    raise StorageError(f"{bare}: {why} (credentials can be given as storage options)")
 
 
 def _filesystem(scheme: str, uri: str, options: Mapping[str, Any]) -> tuple[pafs.FileSystem, str]:
@@ -272,12 +305,15 @@ class Storage:
         text = os.fspath(uri)
         scheme, _ = split_uri(text)
         opts = dict(options or {})
+        register_options(opts)
         if scheme in LOCAL_SCHEMES:
             if opts:
                 raise StorageError(f"{text}: storage options are for object storage, not a local folder")
             path = unquote(urlsplit(text).path) if scheme == "file" else text
             root = str(Path(path).absolute())
             return cls(pafs.LocalFileSystem(), root, root, "")
+        # the URI kept (locations, cache keys, the index's cache folder) holds no credential
+        text, opts = _without_userinfo(scheme, text, opts)
         fs, root = _filesystem(scheme, text, opts)
         storage = cls(fs, root, text.rstrip("/"), scheme, opts)
         return storage
