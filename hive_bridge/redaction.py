@@ -51,7 +51,8 @@ from contextlib import contextmanager
 from typing import Any, TextIO
 from urllib.parse import quote, quote_plus, unquote
 
-__all__ = ["AZURE_SCHEMES", "MASK", "MIN_SECRET_LENGTH", "RedactingFilter", "RedactingStream", "is_secret_key",
+__all__ = ["AZURE_SCHEMES", "MASK", "MIN_SECRET_LENGTH", "RedactingFilter", "RedactingStream", "forget_secrets",
+           "is_secret_key",
            "redact", "redact_data", "redacted_output", "register_options", "register_secret",
            "register_secrets_in", "split_userinfo"]
 
@@ -67,23 +68,23 @@ MIN_TOKEN_LENGTH = 16
 
 #: characters that end a URI in a text
 _END = "\\s'\"<>`"
-_SCHEME = r"(?P<scheme>(?P<name>[A-Za-z][A-Za-z0-9+.\-]*)://)"
+_SCHEME = r"(?<![A-Za-z0-9+.\-])(?P<scheme>(?P<name>[A-Za-z][A-Za-z0-9+.\-]*)://)"
 _URI_USERINFO = re.compile(
     _SCHEME + rf"(?:(?P<pair>[^{_END}/@:]*:[^{_END}]*)|(?P<token>[^{_END}/@:]+))@")
 #: what a library may print of such a URI without its scheme: ``key:secret@bucket/...``
 _BARE_USERINFO = re.compile(
     rf"(?<![\w/.:@%+-])(?P<pair>[^{_END}/@:]+:[^{_END}/][^{_END}]*)@"
     rf"(?=[A-Za-z0-9][\w.-]*(?:[/:]|[{_END}]|$))")
-_KEY = (r"(?:[\w.-]*?(?:secret|passw(?:or)?d|token|signature|credential|(?:access|account|private|api)[_.-]?key)"
-        r"[\w.-]*|sig|sas|pwd)")
-_KEY_NAME = re.compile(_KEY, re.I)
-#: ``key=value``, ``key='value'``, ``key="value"``: a value ends at white space, ``&`` (the next query parameter)
-#: or its closing quote
-_PARAM = re.compile(rf"(?<![\w.-])(?P<key>{_KEY})=(?P<value>'[^']*'?|\"[^\"]*\"?|[^{_END}&]+)", re.I)
+_KEY_NAME = re.compile(r"[\w.-]*?(?:secret|passw(?:or)?d|token|signature|credential|"
+                       r"(?:access|account|private|api)[_.-]?key)[\w.-]*|sig|sas|pwd", re.I)
+#: ``key=`` (possessive: linear in the text's length); whether the key names a credential is asked apart
+_PARAM_KEY = re.compile(r"(?<![\w.-])(?P<key>[\w.-]++)=")
+#: a value: quoted, up to its closing quote; else up to white space, a quote or ``&`` (the next query parameter)
+_PARAM_VALUE = re.compile(rf"'[^']*+'?|\"[^\"]*+\"?|[^{_END}&]++")
 #: ``"key": "value"`` (JSON), ``'key': 'value'`` (a Python mapping's repr)
 _QUOTED_PARAM = re.compile(
-    rf"(?P<q>['\"])(?P<key>{_KEY})(?P=q)(?P<sep>\s*[:=]\s*)(?P<vq>['\"])(?P<value>(?:\\.|(?!(?P=vq))[^\\])*)(?P=vq)",
-    re.I)
+    r"(?P<q>['\"])(?P<key>[\w.-]++)(?P=q)(?P<sep>\s*+[:=]\s*+)(?P<vq>['\"])(?P<value>(?:\\.|(?!(?P=vq))[^\\])*+)"
+    r"(?P=vq)")
 _AUTHORIZATION = re.compile(r"(?P<head>\bauthorization['\"]?\s*[:=]\s*['\"]?)[^\r\n'\"]+", re.I)
 _BEARER = re.compile(r"(?P<head>\bbearer\s+)[A-Za-z0-9._~+/-]{16,}=*", re.I)
 
@@ -98,10 +99,28 @@ def _uri_userinfo(m: re.Match[str]) -> str:
     return m.group("scheme")
 
 
-def _param(m: re.Match[str]) -> str:
-    value = m.group("value")
-    quote_char = value[:1] if value[:1] in ("'", '"') else ""
-    return f"{m.group('key')}={quote_char}{MASK}{quote_char if value.endswith(quote_char) and len(value) > 1 else ''}"
+def _params(text: str) -> str:
+    """``text`` with the value of every ``key=value`` whose key names a credential masked."""
+    out: list[str] = []
+    done = 0
+    for m in _PARAM_KEY.finditer(text):
+        if m.start() < done or not is_secret_key(m.group("key")):
+            continue
+        value = _PARAM_VALUE.match(text, m.end())
+        if value is None:
+            continue
+        v = value.group()
+        quote_char = v[0] if v[0] in "'\"" else ""
+        closing = quote_char if len(v) > 1 and v.endswith(quote_char) else ""
+        out += [text[done:m.end()], quote_char, MASK, closing]
+        done = value.end()
+    return "".join(out) + text[done:] if out else text
+
+
+def _quoted_param(m: re.Match[str]) -> str:
+    if not is_secret_key(m.group("key")):
+        return m.group(0)
+    return f"{m['q']}{m['key']}{m['q']}{m['sep']}{m['vq']}{MASK}{m['vq']}"
 
 
 def redact(text: str) -> str:
@@ -116,9 +135,9 @@ def redact(text: str) -> str:
         text = _URI_USERINFO.sub(_uri_userinfo, text)
         text = _BARE_USERINFO.sub("", text)
     if "=" in text:
-        text = _PARAM.sub(_param, text)
-    if ":" in text or "=" in text:
-        text = _QUOTED_PARAM.sub(lambda m: f"{m['q']}{m['key']}{m['q']}{m['sep']}{m['vq']}{MASK}{m['vq']}", text)
+        text = _params(text)
+    if "'" in text or '"' in text:
+        text = _QUOTED_PARAM.sub(_quoted_param, text)
     if "uthori" in text.lower():
         text = _AUTHORIZATION.sub(lambda m: m.group("head") + MASK, text)
     if "earer" in text.lower():
@@ -164,6 +183,14 @@ def register_secret(secret: str | None) -> None:
         _known_pattern = re.compile("|".join(re.escape(s) for s in sorted(_known, key=len, reverse=True)))
 
 
+def forget_secrets() -> None:
+    """Forget every registered credential (tests; a long-lived process done with a table's credentials)."""
+    global _known_pattern
+    with _lock:
+        _known.clear()
+        _known_pattern = None
+
+
 def is_secret_key(key: str) -> bool:
     """Whether a parameter or storage option named ``key`` holds a credential (``secret_key``,
     ``aws_session_token``, ``X-Amz-Signature``, ``sig``, …)."""
@@ -188,10 +215,13 @@ def register_secrets_in(text: str) -> None:
             register_secret(m.group("token"))
     for m in _BARE_USERINFO.finditer(text):
         register_secret(m.group("pair").partition(":")[2])
-    for m in _PARAM.finditer(text):
-        register_secret(m.group("value").strip("'\""))
+    for m in _PARAM_KEY.finditer(text):
+        value = _PARAM_VALUE.match(text, m.end())
+        if value is not None and is_secret_key(m.group("key")):
+            register_secret(value.group().strip("'\""))
     for m in _QUOTED_PARAM.finditer(text):
-        register_secret(m.group("value"))
+        if is_secret_key(m.group("key")):
+            register_secret(m.group("value"))
 
 
 def split_userinfo(uri: str) -> tuple[str, str | None]:
