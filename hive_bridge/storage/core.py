@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -62,6 +63,8 @@ _FOOTER_READ = 64 * 1024
 #: the part size of pyarrow's S3 uploads
 _UPLOAD_PART = 10 * 1024 * 1024
 
+#: what an option's name looks like (a text that does not may be a credential, and is never shown)
+_OPTION_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
 #: storage options read as booleans / integers / floats (the rest stay strings)
@@ -142,13 +145,25 @@ def _option_value(key: str, value: Any) -> Any:
             return True
         if low in _FALSE:
             return False
-        raise StorageError(f"storage option {key}={value!r}: not a boolean (use true or false)")
+        raise StorageError(f"storage option {key}: not a boolean (use true or false)")
     if key in _NUMBER_OPTIONS:
         try:
             return float(value) if "." in value else int(value)
         except ValueError:
-            raise StorageError(f"storage option {key}={value!r}: not a number") from None
+            raise StorageError(f"storage option {key}: not a number") from None
     return value
+
+
+def _option_named(exc: TypeError, options: Mapping[str, Any]) -> str:
+    """The option a file system refused, for a message: its name when it looks like one (lower case, ``_``),
+    else its place: a key that is no option name may be a credential given without its key (a secret key
+    holding ``=`` parses as ``KEY=VALUE``)."""
+    names = [k for k in options if f"'{k}'" in str(exc)]
+    if not names:
+        return "(not shown: it may be a credential)"
+    if _OPTION_NAME.fullmatch(names[0]) and names[0].islower():
+        return names[0]
+    return f"number {list(options).index(names[0]) + 1} (not shown: it may be a credential)"
 
 
 def parse_storage_options(items: Iterable[str]) -> dict[str, str]:
@@ -157,8 +172,9 @@ def parse_storage_options(items: Iterable[str]) -> dict[str, str]:
     out: dict[str, str] = {}
     for n, item in enumerate(items, start=1):
         key, sep, value = item.partition("=")
-        if not sep or not key.strip():   # not shown: it may be a credential given without its key
-            raise StorageError(f"storage option {n} ({len(item)} characters, not shown): expected KEY=VALUE")
+        if not sep or not _OPTION_NAME.fullmatch(key.strip()):   # not shown: it may be a credential
+            raise StorageError(f"storage option {n} ({len(item)} characters, not shown): expected KEY=VALUE, "
+                               "KEY an option name such as endpoint_override")
         out[key.strip()] = value
     return out
 
@@ -203,9 +219,9 @@ def _s3_filesystem(options: Mapping[str, Any]) -> pafs.FileSystem:
     try:
         return pafs.S3FileSystem(**kwargs)
     except TypeError as exc:
-        raise StorageError(f"unknown S3 storage option: {exc} (options are pyarrow.fs.S3FileSystem's keyword "
-                           "arguments or aws_access_key_id, aws_secret_access_key, aws_session_token, "
-                           "aws_region, endpoint_url)") from None
+        raise StorageError(f"unknown S3 storage option {_option_named(exc, kwargs)} (options are "
+                           "pyarrow.fs.S3FileSystem's keyword arguments or aws_access_key_id, aws_secret_access_key, "
+                           "aws_session_token, aws_region, endpoint_url)") from None
     except (OSError, pa.ArrowException, ValueError) as exc:
         raise StorageError(f"cannot set up S3 access: {exc}") from None
 
@@ -251,7 +267,7 @@ def _filesystem(scheme: str, uri: str, options: Mapping[str, Any]) -> tuple[pafs
         try:
             fs: pafs.FileSystem = pafs.GcsFileSystem(**kwargs)
         except TypeError as exc:
-            raise StorageError(f"unknown GCS storage option: {exc}") from None
+            raise StorageError(f"unknown GCS storage option {_option_named(exc, kwargs)}") from None
         return fs, f"{parts.netloc}{unquote(parts.path)}".rstrip("/")
     if scheme in HDFS_SCHEMES:
         kwargs = {k: _option_value(k, v) for k, v in options.items()}
@@ -260,7 +276,7 @@ def _filesystem(scheme: str, uri: str, options: Mapping[str, Any]) -> tuple[pafs
         try:
             fs = pafs.HadoopFileSystem(host, int(port), **kwargs)
         except TypeError as exc:
-            raise StorageError(f"unknown HDFS storage option: {exc}") from None
+            raise StorageError(f"unknown HDFS storage option {_option_named(exc, kwargs)}") from None
         except (OSError, pa.ArrowException) as exc:
             raise StorageError(f"{uri}: cannot connect to HDFS: {exc}") from None
         return fs, unquote(parts.path).rstrip("/") or "/"

@@ -389,6 +389,16 @@ def test_storage_option_text_never_echoed() -> None:
     with pytest.raises(StorageError, match="expected KEY=VALUE") as exc:
         parse_storage_options(["region=x", "wJalrXUtnFEMI/K7MDENG"])
     assert "wJal" not in str(exc.value) and "storage option 2" in str(exc.value)
+    with pytest.raises(StorageError, match="expected KEY=VALUE") as exc:   # a secret holding '=' is no KEY=VALUE
+        parse_storage_options(["wJalrXUt/nFEMI=K7MDENG"])
+    assert "wJal" not in str(exc.value)
+    for options in ({"wJalrXUtnFEMIK7MDENG": "x"}, {"anonymous": "wJalrXUtnFEMIK7MDENG"},
+                    {"request_timeout": "wJalrXUtnFEMIK7MDENG"}):
+        with pytest.raises(StorageError) as exc:
+            Storage.for_uri("s3://bucket/t", options)
+        assert "wJal" not in str(exc.value)
+    with pytest.raises(StorageError, match="unknown S3 storage option no_such_option"):
+        Storage.for_uri("s3://bucket/t", {"no_such_option": "1"})
     Storage.for_uri("s3://bucket/t", {"endpoint_override": "http://127.0.0.1:1", "access_key": "AKIA",
                                       "secret_key": "Zq9Wx+Yv/Ut=="})
     assert redact("S3 refused Zq9Wx+Yv/Ut==") == "S3 refused ***"   # options' credentials are hidden from then on
