@@ -332,7 +332,7 @@ def test_logging_filter_redacts_messages_and_exceptions() -> None:
 def test_hive_bridge_error_message_is_redacted() -> None:
     exc = HiveBridgeError("cannot read s3://AKIA:wJal/rXUt+nFE@bucket/t: AccessDenied")
     assert str(exc) == "cannot read s3://bucket/t: AccessDenied"
-    assert "wJal" not in f"{exc}"
+    assert "wJal" not in f"{exc}" and repr(exc) == "HiveBridgeError('cannot read s3://bucket/t: AccessDenied')"
 
 
 def test_redact_data_walks_keys_and_values() -> None:
