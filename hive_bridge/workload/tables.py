@@ -14,13 +14,19 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from hive_bridge.redaction import AZURE_SCHEMES, split_userinfo
+
 # the one redaction, used here and by this package's outputs
 from hive_bridge.redaction import redact as redact
 
 
 def normalize(location: str) -> str:
-    """A printed Spark/Hadoop path as hive-bridge names it: ``file:`` dropped, ``s3a``/``s3n`` as ``s3``."""
+    """A printed Spark/Hadoop path as hive-bridge names it: ``file:`` dropped, ``s3a``/``s3n`` as ``s3``, without
+    user info (``s3a://key:secret@bucket/t`` is ``s3://bucket/t``: a log's credentials are neither kept nor used;
+    Azure's ``container@account`` stays)."""
     loc = location.strip()
+    if not loc.lower().startswith(tuple(f"{scheme}://" for scheme in AZURE_SCHEMES)):
+        loc = split_userinfo(loc)[0]
     if loc.startswith("file://"):
         loc = loc[len("file://"):]
         if not loc.startswith("/"):
