@@ -10,6 +10,10 @@ Every way out goes through it:
 - every :class:`~hive_bridge.errors.HiveBridgeError`'s message, so a library's message put into one (pyarrow's,
   a Thrift client's: they often quote the URI) is redacted with it, for programs using the Python API too.
 
+The streams redact whole lines; a text the console folds over several lines (a long cell of a table on a narrow
+terminal) is redacted where it is made as well: the reports redact the table URIs they print, and error messages
+are redacted when they are made into text.
+
 Inside, a table's URI holds no credential either: :class:`~hive_bridge.storage.core.Storage` takes the user
 info out of it (S3's ``access:secret@`` becomes storage options), so the locations of its files, the cache keys
 and the index's cache folder are made from the URI without it.
@@ -52,8 +56,7 @@ from typing import Any, TextIO
 from urllib.parse import quote, quote_plus, unquote
 
 __all__ = ["AZURE_SCHEMES", "MASK", "MIN_SECRET_LENGTH", "RedactingFilter", "RedactingStream", "forget_secrets",
-           "is_secret_key",
-           "redact", "redact_data", "redacted_output", "register_options", "register_secret",
+           "is_secret_key", "redact", "redact_data", "redacted_output", "register_options", "register_secret",
            "register_secrets_in", "split_userinfo"]
 
 #: what a hidden value is shown as
@@ -317,7 +320,7 @@ def redacted_output(args: Sequence[str] = ()) -> Iterator[None]:
     try:
         yield
     except Exception:   # a bug: its traceback, without credentials, instead of the interpreter's own
-        sys.stderr.write("internal error (please report it):\n" + redact(traceback.format_exc()))
+        sys.stderr.write("hive-bridge: unexpected error:\n" + redact(traceback.format_exc()))
         raise SystemExit(1) from None
     finally:
         for handler in handlers:

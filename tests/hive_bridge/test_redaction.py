@@ -313,7 +313,7 @@ def test_unexpected_error_traceback_is_redacted(capsys: pytest.CaptureFixture[st
         raise KeyError(f"s3://AKIA:{secret}@bucket/t")
     assert exc.value.code == 1
     err = capsys.readouterr().err
-    assert "internal error" in err and "KeyError" in err and "s3://bucket/t" in err and secret not in err
+    assert "unexpected error" in err and "KeyError" in err and "s3://bucket/t" in err and secret not in err
 
 
 def test_logging_filter_redacts_messages_and_exceptions() -> None:
