@@ -17,7 +17,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from rich.console import Console
 from rich.markup import escape
@@ -27,6 +27,7 @@ import sarg
 from hive_bridge.errors import HiveBridgeError
 from hive_bridge.pruning import FileVerdict, prune_slices
 from hive_bridge.pruning.pruner import filter_columns
+from hive_bridge.redaction import RedactingStream, redacted_output
 from hive_bridge.replay import read_inputs, replay, replay_workload, write_html
 from hive_bridge.stats.index import ColumnStatsIndex
 from hive_bridge.storage.core import is_local_uri, parse_storage_options
@@ -614,6 +615,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    """The ``hive-bridge`` command. No credential in any output: all it prints (messages, tables, JSON, argparse's
+    errors, warnings, log records) goes through :func:`~hive_bridge.redaction.redact`, and the credentials its
+    arguments hold are hidden however a library quotes them (see :mod:`hive_bridge.redaction`)."""
+    streams = [None if s is None else cast(TextIO, RedactingStream(s)) for s in (stdout, stderr)]
+    with redacted_output(sys.argv[1:] if argv is None else argv):
+        try:
+            return _run(argv, streams[0], streams[1])
+        finally:
+            for stream in streams:
+                if stream is not None:
+                    stream.flush()
+
+
+def _run(argv: Sequence[str] | None, stdout: TextIO | None, stderr: TextIO | None) -> int:
     args = build_parser().parse_args(argv)
     target = stdout or sys.stdout
     # a pipe or file gets wide lines (nothing to wrap for); a terminal gets its own width

@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+from hive_bridge.redaction import redact
+
 
 class HiveBridgeError(Exception):
-    """Base of every error hive_bridge raises on purpose (bad input, damaged table, failed server)."""
+    """Base of every error hive_bridge raises on purpose (bad input, damaged table, failed server). Its message
+    never shows a credential: ``str()`` and ``repr()`` redact it (a URI's user info, a library's message quoting
+    it; see :mod:`hive_bridge.redaction`)."""
+
+    def __str__(self) -> str:
+        return redact(super().__str__())
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({str(self)!r})"
 
 
 class HudiTableError(HiveBridgeError):

@@ -51,6 +51,7 @@ from hive_bridge.hive.model import (
 )
 from hive_bridge.hive.resolve import RegisteredHudiTable
 from hive_bridge.hive.sync import plan_hive_sync, spark_table_properties
+from hive_bridge.redaction import split_userinfo
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -69,7 +70,8 @@ class _Exists(MetastoreError):
 
 
 def _parse_uri(uri: str) -> tuple[str, int]:
-    parsed = urlparse(uri if "://" in uri else f"thrift://{uri}")
+    # user info (thrift://user:password@host) is not how a metastore authenticates: it is not used, nor kept
+    parsed = urlparse(split_userinfo(uri)[0] if "://" in uri else f"thrift://{uri}")
     if parsed.scheme != "thrift" or not parsed.hostname:
         raise MetastoreError(f"a metastore URI looks like thrift://host:9083, not {uri!r}")
     try:
@@ -103,7 +105,7 @@ class MetastoreClient:
     """
 
     def __init__(self, uri: str = DEFAULT_URI, retries: int = 3, timeout: float = 30.0, backoff: float = 0.5) -> None:
-        self.uri = uri
+        self.uri = split_userinfo(uri)[0]
         self.host, self.port = _parse_uri(uri)
         self.retries = max(1, int(retries))
         self.timeout = timeout

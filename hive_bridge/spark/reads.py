@@ -150,7 +150,8 @@ def read_slices_in_workers(spark: SparkSession, table: HudiTable, slices: Sequen
               dict(s.partition_values)) for s in slices]
     reader = (spark.read.format(PYTHON_SOURCE).schema(spark_schema(table.arrow_schema()))
               .option(SLICES_OPTION, json.dumps(files)))
-    for key, value in (storage_options or {}).items():
+    # the table's own options: they hold the credentials its URI held (taken out of the URI it is loaded by)
+    for key, value in {**(storage_options or {}), **table.storage.options}.items():
         reader = reader.option(STORAGE_OPTION_PREFIX + key, value)
     return reader.load(str(table.base_path))
 

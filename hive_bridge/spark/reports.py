@@ -1,6 +1,7 @@
 """Scan reports of the ``hudi-hive`` data source: planned in Python workers, written to a file on the driver's
-machine, read back by :func:`last_scan_report`. The file is bounded: past :data:`ROTATE_BYTES` it becomes
-``scans.jsonl.1`` (replacing the previous one) and a new file starts, so a long-lived driver keeps at most two."""
+machine, read back by :func:`last_scan_report`. A report holds no credential (its strings are redacted before it
+is written). The file is bounded: past :data:`ROTATE_BYTES` it becomes ``scans.jsonl.1`` (replacing the previous
+one) and a new file starts, so a long-lived driver keeps at most two."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import os
 from typing import Any
 
 from hive_bridge import config
+from hive_bridge.redaction import redact, redact_data
 
 #: the report folders made by this process (a scan need not ask the file system again)
 _MADE: set[str] = set()
@@ -35,7 +37,7 @@ def record_scan(report: dict[str, Any]) -> None:
     except OSError:  # no file yet, or another process rotated it first
         pass
     with open(name, "a", encoding="utf-8") as fh:
-        fh.write(json.dumps(report) + "\n")
+        fh.write(json.dumps(redact_data(report)) + "\n")   # a report never holds a credential
 
 
 def last_scan_report(path: str | os.PathLike[str] | None = None) -> dict[str, Any] | None:
@@ -44,7 +46,7 @@ def last_scan_report(path: str | os.PathLike[str] | None = None) -> dict[str, An
     slices_read."""
     import json
 
-    want = None if path is None else str(path).removeprefix("file:")
+    want = None if path is None else redact(str(path).removeprefix("file:"))   # as it was recorded
     name = report_file()
     for candidate in (name, name + ".1"):  # the newest reports first, then the rotated ones
         try:

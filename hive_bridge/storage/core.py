@@ -20,6 +20,10 @@ Credentials, endpoint and region come from the usual environment variables (``AW
 storage options (``--storage-option k=v``, ``storage_options=``): the keyword arguments of the pyarrow file
 system (``S3FileSystem(endpoint_override=..., region=..., access_key=..., ...)``) or their AWS aliases
 (``aws_access_key_id``, ``aws_secret_access_key``, ``aws_session_token``, ``aws_region``, ``endpoint_url``).
+An S3 URI may hold them too (``s3://ACCESS_KEY:SECRET_KEY@bucket/path``, the secret URL-encoded if it holds a
+``/``: ``%2F``): they are taken out of the URI (the table's URI, its files' locations and cache keys never hold
+them) and used as ``access_key``/``secret_key`` unless the options give credentials. No credential is ever
+printed (see :mod:`hive_bridge.redaction`).
 Set ``AWS_EC2_METADATA_DISABLED=true`` where no EC2 metadata service exists, so that a credential lookup never
 waits on the network.
 """
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -40,6 +45,7 @@ import pyarrow.fs as pafs
 
 from hive_bridge import config
 from hive_bridge.errors import HudiTableError
+from hive_bridge.redaction import AZURE_SCHEMES, register_options, register_secret, split_userinfo
 
 #: schemes read as local paths
 LOCAL_SCHEMES = ("", "file")
@@ -57,6 +63,8 @@ _FOOTER_READ = 64 * 1024
 #: the part size of pyarrow's S3 uploads
 _UPLOAD_PART = 10 * 1024 * 1024
 
+#: what an option's name looks like (a text that does not may be a credential, and is never shown)
+_OPTION_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
 #: storage options read as booleans / integers / floats (the rest stay strings)
@@ -137,22 +145,36 @@ def _option_value(key: str, value: Any) -> Any:
             return True
         if low in _FALSE:
             return False
-        raise StorageError(f"storage option {key}={value!r}: not a boolean (use true or false)")
+        raise StorageError(f"storage option {key}: not a boolean (use true or false)")
     if key in _NUMBER_OPTIONS:
         try:
             return float(value) if "." in value else int(value)
         except ValueError:
-            raise StorageError(f"storage option {key}={value!r}: not a number") from None
+            raise StorageError(f"storage option {key}: not a number") from None
     return value
 
 
+def _option_named(exc: TypeError, options: Mapping[str, Any]) -> str:
+    """The option a file system refused, for a message: its name when it looks like one (lower case, ``_``),
+    else its place: a key that is no option name may be a credential given without its key (a secret key
+    holding ``=`` parses as ``KEY=VALUE``)."""
+    names = [k for k in options if f"'{k}'" in str(exc)]
+    if not names:
+        return "(not shown: it may be a credential)"
+    if _OPTION_NAME.fullmatch(names[0]) and names[0].islower():
+        return names[0]
+    return f"number {list(options).index(names[0]) + 1} (not shown: it may be a credential)"
+
+
 def parse_storage_options(items: Iterable[str]) -> dict[str, str]:
-    """``k=v`` texts (the CLI's repeatable ``--storage-option``) as a mapping; a text without ``=`` is refused."""
+    """``k=v`` texts (the CLI's repeatable ``--storage-option``) as a mapping; a text without ``=`` is refused
+    (the error says which by its number, not its text)."""
     out: dict[str, str] = {}
-    for item in items:
+    for n, item in enumerate(items, start=1):
         key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise StorageError(f"storage option {item!r}: expected KEY=VALUE")
+        if not sep or not _OPTION_NAME.fullmatch(key.strip()):   # not shown: it may be a credential
+            raise StorageError(f"storage option {n} ({len(item)} characters, not shown): expected KEY=VALUE, "
+                               "KEY an option name such as endpoint_override")
         out[key.strip()] = value
     return out
 
@@ -197,11 +219,38 @@ def _s3_filesystem(options: Mapping[str, Any]) -> pafs.FileSystem:
     try:
         return pafs.S3FileSystem(**kwargs)
     except TypeError as exc:
-        raise StorageError(f"unknown S3 storage option: {exc} (options are pyarrow.fs.S3FileSystem's keyword "
-                           "arguments or aws_access_key_id, aws_secret_access_key, aws_session_token, "
-                           "aws_region, endpoint_url)") from None
+        raise StorageError(f"unknown S3 storage option {_option_named(exc, kwargs)} (options are "
+                           "pyarrow.fs.S3FileSystem's keyword arguments or aws_access_key_id, aws_secret_access_key, "
+                           "aws_session_token, aws_region, endpoint_url)") from None
     except (OSError, pa.ArrowException, ValueError) as exc:
         raise StorageError(f"cannot set up S3 access: {exc}") from None
+
+
+def _without_userinfo(scheme: str, uri: str, options: dict[str, str]) -> tuple[str, dict[str, str]]:
+    """The URI without its user info, and the storage options with what the user info says: for S3
+    ``s3://KEY:SECRET@bucket/t`` is ``s3://bucket/t`` with ``access_key`` and ``secret_key`` (URL-decoded; unless
+    the options give credentials); for HDFS ``hdfs://user@nn`` is ``hdfs://nn`` as ``user``. Azure's
+    ``container@account`` is no user info. A password is hidden in every output from then on."""
+    if scheme in AZURE_SCHEMES:
+        return uri, options
+    bare, userinfo = split_userinfo(uri)
+    if userinfo is None:
+        return uri, options
+    user, colon, password = userinfo.partition(":")
+    register_secret(password)
+    if scheme in S3_SCHEMES and colon:
+        if not {_S3_ALIASES.get(k.lower(), k) for k in options} & {"access_key", "secret_key"}:
+            options = {**options, "access_key": unquote(user), "secret_key": unquote(password)}
+        return bare, options
+    if scheme in HDFS_SCHEMES and not colon:
+        return bare, {"user": unquote(user), **options}
+    if scheme in S3_SCHEMES:
+        why = "the user info of an S3 URI must be ACCESS_KEY:SECRET_KEY"
+    elif scheme in HDFS_SCHEMES:
+        why = "an HDFS URI may name a user, not a password"
+    else:
+        why = f"credentials in a {scheme}:// URI are not read"
+    raise StorageError(f"{bare}: {why} (credentials can be given as storage options)")
 
 
 def _filesystem(scheme: str, uri: str, options: Mapping[str, Any]) -> tuple[pafs.FileSystem, str]:
@@ -218,7 +267,7 @@ def _filesystem(scheme: str, uri: str, options: Mapping[str, Any]) -> tuple[pafs
         try:
             fs: pafs.FileSystem = pafs.GcsFileSystem(**kwargs)
         except TypeError as exc:
-            raise StorageError(f"unknown GCS storage option: {exc}") from None
+            raise StorageError(f"unknown GCS storage option {_option_named(exc, kwargs)}") from None
         return fs, f"{parts.netloc}{unquote(parts.path)}".rstrip("/")
     if scheme in HDFS_SCHEMES:
         kwargs = {k: _option_value(k, v) for k, v in options.items()}
@@ -227,7 +276,7 @@ def _filesystem(scheme: str, uri: str, options: Mapping[str, Any]) -> tuple[pafs
         try:
             fs = pafs.HadoopFileSystem(host, int(port), **kwargs)
         except TypeError as exc:
-            raise StorageError(f"unknown HDFS storage option: {exc}") from None
+            raise StorageError(f"unknown HDFS storage option {_option_named(exc, kwargs)}") from None
         except (OSError, pa.ArrowException) as exc:
             raise StorageError(f"{uri}: cannot connect to HDFS: {exc}") from None
         return fs, unquote(parts.path).rstrip("/") or "/"
@@ -272,12 +321,15 @@ class Storage:
         text = os.fspath(uri)
         scheme, _ = split_uri(text)
         opts = dict(options or {})
+        register_options(opts)
         if scheme in LOCAL_SCHEMES:
             if opts:
                 raise StorageError(f"{text}: storage options are for object storage, not a local folder")
             path = unquote(urlsplit(text).path) if scheme == "file" else text
             root = str(Path(path).absolute())
             return cls(pafs.LocalFileSystem(), root, root, "")
+        # the URI kept (locations, cache keys, the index's cache folder) holds no credential
+        text, opts = _without_userinfo(scheme, text, opts)
         fs, root = _filesystem(scheme, text, opts)
         storage = cls(fs, root, text.rstrip("/"), scheme, opts)
         return storage

@@ -34,11 +34,11 @@ from bokeh.plotting import figure
 from bokeh.resources import Resources
 from bokeh.transform import dodge
 
+from hive_bridge.redaction import redact, redact_data
 from hive_bridge.workload.eventlog import Problem
 from hive_bridge.workload.insights import TOP_FILTERS, workload_insights
 from hive_bridge.workload.report import human_bytes
 from hive_bridge.workload.runner import Workload
-from hive_bridge.workload.tables import redact
 
 #: tables drawn in the overview chart (the largest by bytes; every table is in the table beside it)
 CHART_TABLES = 20
@@ -420,7 +420,10 @@ def render_report(work: Workload, failures: int, problems: Sequence[Problem], *,
 
 def render_insights(d: dict[str, Any], *, advice: list[dict[str, Any]] | None = None,
                     title: str = "hive-bridge workload report") -> str:
-    """The page for :func:`~hive_bridge.workload.insights.workload_insights`' data (see :func:`render_report`)."""
+    """The page for :func:`~hive_bridge.workload.insights.workload_insights`' data (see :func:`render_report`).
+    Every text of the page comes from ``d``, ``advice`` and ``title``: they are redacted first, so no credential
+    reaches the page whichever section or chart shows it."""
+    d, advice, title = redact_data(d), redact_data(advice), redact(title)
     tables = d["tables"]
     plots: dict[str, Any] = {}
     if (f := bytes_chart(tables)) is not None:

@@ -3,7 +3,7 @@
 A location inside a table (a partition folder, a data file) belongs to the table whose folder above holds
 ``.hoodie/hoodie.properties``; ``s3a://`` and ``s3n://`` are ``s3://``; ``file:/x`` is ``/x``. Answers are
 cached per folder, so a folder is looked at once however many scans name it. No output of this module holds a
-URI's user info (``scheme://user:secret@host``): :func:`redact` removes it.
+URI's user info (``scheme://user:secret@host``): :func:`~hive_bridge.redaction.redact` removes it.
 """
 
 from __future__ import annotations
@@ -14,19 +14,19 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][\w+.-]*://)[^/@\s'\"]*@")
-#: what a library may print of such a URI without its scheme: ``key:secret@bucket/...``
-_BARE_USERINFO = re.compile(r"(?<![\w/.-])[^\s/@:'\"]+:[^\s/@'\"]+@(?=[\w.-]+(?:/|:\d))")
+from hive_bridge.redaction import AZURE_SCHEMES, split_userinfo
 
-
-def redact(text: str) -> str:
-    """A URI (or a message holding URIs) without user info (``s3://key:secret@bucket/x`` -> ``s3://bucket/x``)."""
-    return _BARE_USERINFO.sub("", _USERINFO.sub(r"\g<scheme>", text))
+# the one redaction, used here and by this package's outputs
+from hive_bridge.redaction import redact as redact
 
 
 def normalize(location: str) -> str:
-    """A printed Spark/Hadoop path as hive-bridge names it: ``file:`` dropped, ``s3a``/``s3n`` as ``s3``."""
+    """A printed Spark/Hadoop path as hive-bridge names it: ``file:`` dropped, ``s3a``/``s3n`` as ``s3``, without
+    user info (``s3a://key:secret@bucket/t`` is ``s3://bucket/t``: a log's credentials are neither kept nor used;
+    Azure's ``container@account`` stays)."""
     loc = location.strip()
+    if not loc.lower().startswith(tuple(f"{scheme}://" for scheme in AZURE_SCHEMES)):
+        loc = split_userinfo(loc)[0]
     if loc.startswith("file://"):
         loc = loc[len("file://"):]
         if not loc.startswith("/"):

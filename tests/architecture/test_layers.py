@@ -27,7 +27,7 @@ EXCEPTIONS = {("hive_bridge.demo", "hive_bridge.testing.sample_table")}
 #: prefix; the longest matching prefix decides.
 LAYERS: list[tuple[str, ...]] = [
     ("sarg",),
-    ("hive_bridge.errors", "hive_bridge.config"),
+    ("hive_bridge.errors", "hive_bridge.config", "hive_bridge.redaction"),
     ("hive_bridge.storage",),
     ("hive_bridge.formats",),
     ("hive_bridge.layout",),

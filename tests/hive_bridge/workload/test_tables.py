@@ -40,3 +40,8 @@ def test_normalize_and_redact() -> None:
     assert normalize("file:/a/b/") == "/a/b"
     assert redact("s3://AKIAXXX:secret@bucket/t") == "s3://bucket/t"
     assert redact("hdfs://user@nn:8020/t") == "hdfs://nn:8020/t"
+    # a location's user info is no part of its name: neither kept nor shown, and prefixes still match
+    assert normalize("s3a://AKIAXXX:se/cr+et@bucket/t/dt=1") == "s3://bucket/t/dt=1"
+    assert normalize("abfss://c@acct.dfs.core.windows.net/t") == "abfss://c@acct.dfs.core.windows.net/t"
+    r = TableResolver({"s3://bucket/t": "/local/t"})
+    assert r.resolve(None, ["s3a://AKIAXXX:se/cr+et@bucket/t/dt=1/f.parquet"]) == "/local/t"
