@@ -24,6 +24,7 @@ from hive_bridge.pruning.snapshot import SnapshotCache, TableSnapshot
 from hive_bridge.typemap import table_sarg_schema
 from hive_bridge.workload.eventlog import Problem, Scan
 from hive_bridge.workload.filters import translate
+from hive_bridge.workload.readings import UNKNOWN_CALL
 from hive_bridge.workload.tables import TableResolver, redact
 
 #: how many queries are listed per filter (the count is always complete)
@@ -189,7 +190,12 @@ class Workload:
             pkey = (uri, ((occ.parquet,),))
             hit = self._memo.get(pkey)
             if hit is None:
-                text, n = predicate_to_hiveql(occ.parquet, state.types)
+                try:
+                    text, n = predicate_to_hiveql(occ.parquet, state.types)
+                except sarg.SargSyntaxError as exc:  # nested too deep: its files kept, the input reported
+                    text, n = None, 1
+                    self._problem(occ, f"a predicate not read: {exc.reason} (kept files as unknown): "
+                                       f"{occ.parquet[:300]!r}")
                 hit = self._memo[pkey] = (text, n, [occ.parquet] if n else [])
             hiveql, unknown, unknown_texts = hit
         elif occ.hiveql is not None or not occ.lists:
@@ -200,11 +206,9 @@ class Workload:
             if hit is None:
                 tr = translate(occ.lists, state.types)
                 hit = self._memo[key] = (tr.hiveql, tr.unknown, tr.unknown_texts)
-                where, _, line = occ.origin.rpartition(":")
-                for text in tr.unread:  # once per distinct text (the count of its scans is in the report)
-                    self.problems.append(Problem(where or occ.origin, int(line) if line.isdigit() else 0,
-                                                 f"a filter list in a form not understood (kept files as unknown):"
-                                                 f" {text[:300]!r}"))
+                for text, why in zip(tr.unread, tr.unread_reasons, strict=True):  # once per distinct text
+                    shown = "in a form not understood" if why == "a form not understood" else f"not read: {why}"
+                    self._problem(occ, f"a filter list {shown} (kept files as unknown): {text[:300]!r}")
                 if len(self._memo) > 100_000:
                     self._memo.clear()
             hiveql, unknown, unknown_texts = hit
@@ -225,6 +229,10 @@ class Workload:
             entry.spark_scans += 1
             entry.spark_files += occ.spark_files
             entry.spark_bytes += occ.spark_bytes or 0
+
+    def _problem(self, occ: Occurrence, message: str) -> None:
+        where, _, line = occ.origin.rpartition(":")
+        self.problems.append(Problem(where or occ.origin, int(line) if line.isdigit() else 0, message))
 
     def _add_statement(self, occ: Occurrence) -> None:
         from hive_bridge.workload.hiveserver2 import SqlError, table_filters
@@ -264,6 +272,10 @@ class Workload:
                     entry.seconds = time.perf_counter() - t0
                     entry.sarg_text = str(parsed) if parsed is not None else None
                     entry.columns = tuple(dict.fromkeys(leaf.column for leaf in parsed.leaves)) if parsed else ()
+                    for part in parsed.unknowns if parsed else ():  # what the filter's text could not say
+                        if part.text != UNKNOWN_CALL and str(part) not in entry.unknown_texts:
+                            entry.unknown_texts.append(str(part))
+                            entry.unknown += 1
                 except (sarg.SargError, HiveBridgeError, ValueError) as exc:
                     failures += 1
                     entry.error = str(exc).splitlines()[0]
