@@ -266,6 +266,32 @@ def _span(values: Iterable[Fraction | None]) -> LitRange | None:
     return LitRange(min(nums), max(nums))
 
 
+def _spark_rounded(value: int | Decimal, domain: Domain) -> Fraction | None:
+    """A decimal literal as Spark 4 compares it with a decimal(P, S) column (in the column's domain units), where
+    that is not its exact value, else None. Spark casts both sides to the wider decimal type; when that needs
+    more than 38 digits it keeps the integer digits (``boundedPreferIntegralDigits``): the scale becomes
+    ``38 - integer digits`` (never below S) and the literal is rounded half up to it, so ``d = 3.1399`` matches
+    3.14 in a decimal(38,2) column (measured with pyspark 4.3; Spark 3 casts without rounding)."""
+    if not isinstance(value, Decimal):
+        return None
+    sign, digits, exponent = value.as_tuple()
+    assert isinstance(exponent, int)
+    lit_scale = max(0, -exponent)
+    lit_precision = max(len(digits) + max(0, exponent), lit_scale)
+    precision = len(str(domain.high))
+    integral = max(precision - domain.scale, lit_precision - lit_scale)
+    scale = max(domain.scale, lit_scale)
+    if integral + scale <= 38:
+        return None
+    kept = max(38 - integral, domain.scale)
+    if kept >= lit_scale:
+        return None
+    step = 10**kept
+    magnitude = math.floor(abs(Fraction(value)) * step + Fraction(1, 2))  # half up: away from zero
+    rounded: Fraction = Fraction(-magnitude if sign else magnitude, step) * 10**domain.scale
+    return rounded
+
+
 def _wall_nanos(value: object, type_: Type) -> int | None:
     if type_ is Type.TIMESTAMP and isinstance(value, Timestamp):
         return value.epoch_nanos
@@ -344,7 +370,11 @@ def convert_literal(value: object, type_: Type, domain: Domain, session_tz: str 
             return LitRange(exact, exact)
         if fam == "decimal":
             scaled = exact * 10**domain.scale
-            return LitRange(scaled, scaled)
+            spark = _spark_rounded(value, domain) if scaled.denominator != 1 else None
+            if spark is None:
+                return LitRange(scaled, scaled)
+            # Hive compares exactly; Spark rounds this literal first: either reading's rows are kept
+            return LitRange(min(scaled, spark), max(scaled, spark))
         if fam == "float":
             candidates = [exact, _float64(exact)]
             if domain.float32:

@@ -38,7 +38,7 @@ from sarg.schema import find_column
 _MAX_TEXT = 200_000
 
 _ATTR = re.compile(r"(?P<name>[A-Za-z_][\w$]*(?:\.[\w$]+)*|`[^`]+`)#(?P<id>\d+)L?(?P<field>(?:\.[A-Za-z_][\w$]*)*)")
-_ITEM_START = re.compile(r", (?=\(|NOT |[A-Za-z_][\w$.]*\(|[A-Za-z_][\w$.]*#\d)")
+_ITEM_START = r"(?=\(|NOT |[A-Za-z_][\w$.]*\(|[A-Za-z_][\w$.]*#\d)"  # after a list's separator
 _DPP = re.compile(r"dynamicpruning#\d+(?: \[[^\]]*\])?")
 _V1_NAME = re.compile(r"(?P<name>`(?:[^`]|``)+`|[A-Za-z_][\w$]*(?:\.[A-Za-z_][\w$]*)*)")
 _INT = re.compile(r"-?\d+\Z")
@@ -68,16 +68,17 @@ class Translated:
 _OPAQUE_START = re.compile(r"[A-Za-z_][\w$]*\(|\(")
 _V1_CALL = re.compile(r"([A-Za-z]+)\(")
 _INFIX = re.compile(r" (?:NOT )?(?:LIKE|RLIKE|ILIKE) ")
-_ITEM_END = re.compile(r"\)|\]| AND | OR |, ")
 _CAST_DECIMAL = re.compile(r"cast\((?P<attr>[^()\s]+) as decimal\((?P<p>\d+),(?P<s>\d+)\)\)")
 
 
 class _Parser(Readings):
     """All readings of one printed filter list (see :mod:`hive_bridge.workload.readings`)."""
 
-    def __init__(self, text: str, v1: bool, shown: str, offset: int) -> None:
+    def __init__(self, text: str, v1: bool, shown: str, offset: int, sep: str = ", ") -> None:
         super().__init__(text, shown, offset)
         self.v1 = v1
+        self.item_end = re.compile(r"\)|\]| AND | OR |" + re.escape(sep))
+        self.item_start = re.compile(re.escape(sep) + _ITEM_START)
 
     def rule(self, pos: int) -> Rule:
         return self._v1_expr(pos) if self.v1 else self._cat_expr(pos)
@@ -89,7 +90,7 @@ class _Parser(Readings):
         if t.startswith("NOT ", pos):
             negated = yield pos + 4
             alts += [(self.node("not", (n,), pos), e) for n, e in negated]
-        for fn, kind in (("isnotnull(", "isnotnull"), ("isnull(", "isnull")):
+        for fn, kind in (("isnotnull(", "isnotnull"), ("isnull(", "isnull"), ("isnan(", "isnan")):
             if t.startswith(fn, pos):
                 m = _ATTR.match(t, pos + len(fn))
                 if m and t.startswith(")", m.end()):
@@ -131,7 +132,7 @@ class _Parser(Readings):
             elif t.startswith(" INSET ", m.end()):
                 lit = m.end() + 7
                 # the values run to where the item ends: any ", " or the list's close may be that end
-                ends = [i.start() for i in _ITEM_START.finditer(t, lit)][: self.max_readings]
+                ends = [i.start() for i in self.item_start.finditer(t, lit)][: self.max_readings]
                 if t.endswith("]"):
                     ends.append(len(t) - 1)
                 for c in ends:
@@ -140,7 +141,7 @@ class _Parser(Readings):
             elif infix is not None:
                 # LIKE / RLIKE print without brackets, their pattern raw: it may end wherever a filter may
                 alts += [(Node("unknown", text=t[pos:c], column_ref=m.group(0)), c) for c in self._item_ends(infix.end())]
-            elif t.startswith(("]", ")", ", ", " AND ", " OR "), m.end()):
+            elif self.item_end.match(t, m.end()):
                 alts.append((Node("bool", column=_attr_name(m), column_ref=m.group(0)), m.end()))  # a boolean column
         if t.startswith("StartsWith(", pos):
             m = _ATTR.match(t, pos + 11)
@@ -156,10 +157,11 @@ class _Parser(Readings):
         return alts
 
     def _item_ends(self, start: int) -> list[int]:
-        """Where a raw text from ``start`` may end: before a ``)``, ``]``, `` AND ``, `` OR `` or ``, ``."""
+        """Where a raw text from ``start`` may end: before a ``)``, ``]``, `` AND ``, `` OR `` or the list's
+        separator."""
         t = self.text
         ends: list[int] = []
-        for m in _ITEM_END.finditer(t, start):
+        for m in self.item_end.finditer(t, start):
             ends.append(m.start())
             if len(ends) >= self.max_readings:
                 break
@@ -243,18 +245,18 @@ class _Parser(Readings):
             # Catalyst's ids are the plan's, not text a user's literal holds; dropped while another reading stays
             attrs = {m.group(0) for reading in out for n in reading for m in _ATTR.finditer(_structure(n))}
             plausible = [r for r in out if not any(a in v for n in r for v in _literals(n) for a in attrs)
-                         and not any(_swallows(n, attrs) for n in r)]
+                         and not any(_swallows(n, attrs, self.item_start) for n in r)]
             out = plausible or out
         return out
 
 
-def _swallows(node: Node, attrs: set[str]) -> bool:
+def _swallows(node: Node, attrs: set[str], item_start: re.Pattern[str]) -> bool:
     """Whether an unknown part runs on over what reads as a next item of the list holding one of its
     attribute references (``(cast(id#2 as string) = 5), (price#3 > 1.5)`` read as one part)."""
     for n in walk(node):
         if n.kind != "unknown":
             continue
-        for m in _ITEM_START.finditer(n.text):
+        for m in item_start.finditer(n.text):
             rest = n.text[m.end():]
             if any(a in rest for a in attrs):
                 return True
@@ -295,7 +297,7 @@ def parse_list(text: str, v1: bool = False, sep: str = ", ") -> list[list[Node]]
     inner = text[1:]
     if inner.startswith("Set("):  # Spark 4's driver log: [Set(...)] is not a filter list form used in metadata
         return []
-    parser = _Parser(inner, v1, text, 1)
+    parser = _Parser(inner, v1, text, 1, sep)
     return parser.readings(0, sep, "]")
 
 
@@ -367,6 +369,8 @@ def _leaf_hiveql(node: Node, types: Mapping[str, str], v1: bool) -> str | None:
         return f"{col} IS NULL"
     if kind == "isnotnull":
         return f"{col} IS NOT NULL"
+    if kind == "isnan":  # Spark's isnan: NaN only, never NULL (HiveQL reads it as col <=> NaN)
+        return f"isnan({col})" if base in ("float", "double") else None
     if kind == "bool":  # a boolean column as a filter: HiveQL's bare column is the same (EQUALS col true)
         return col if hive_type.strip().lower() == "boolean" else None
     if kind == "prefix":  # a LIKE of exactly the strings starting with the literal (sarg.prefix)
@@ -441,7 +445,7 @@ def _describe_leaf(node: Node) -> str:
     kind = node.kind
     if kind == "unknown":
         return node.text
-    if kind in ("isnull", "isnotnull"):
+    if kind in ("isnull", "isnotnull", "isnan"):
         return f"{kind}({node.column})"
     if kind == "bool":
         return node.column
