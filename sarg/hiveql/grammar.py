@@ -96,7 +96,7 @@ def _spanned(callback: Any) -> Any:
 _FRIENDLY = {
     "OR": "OR", "AND": "AND", "NOT": "NOT", "IS": "IS", "IN": "IN", "NULL": "NULL", "TRUE": "TRUE",
     "FALSE": "FALSE", "BETWEEN": "BETWEEN", "LIKE_OP": "LIKE", "CAST": "CAST", "AS": "AS", "CASE": "CASE",
-    "WHEN": "WHEN", "THEN": "THEN", "ELSE": "ELSE", "END": "END", "DISTINCT": "DISTINCT",
+    "WHEN": "WHEN", "THEN": "THEN", "ELSE": "ELSE", "END": "END", "DISTINCT": "DISTINCT", "FROM": "FROM",
     "DATE_KW": "DATE'...'", "TIMESTAMP_KW": "TIMESTAMP'...'", "CONST_KW": "const", "COMP_OP": "a comparison",
     "ADD_OP": "an operator", "MUL_OP": "an operator", "MINUS": "'-'", "PLUS": "'+'", "TILDE": "'~'",
     "BANG": "'!'", "STAR": "'*'", "LPAR": "'('", "RPAR": "')'", "LSQB": "'['", "RSQB": "']'", "COMMA": "','",
@@ -188,6 +188,13 @@ class _Callbacks(Transformer[Token, Any]):
 
     def not_like(self, items: list[Any]) -> Like:
         return Like(_as_value(items[0]), _as_value(items[3]), str(items[2]).lower(), negated=True)
+
+    # ``a IS NOT DISTINCT FROM b`` is ``a <=> b`` (SQL's spelling, sqlglot's too); IS DISTINCT FROM its NOT
+    def not_distinct(self, items: list[Any]) -> Compare:
+        return Compare("<=>", _as_value(items[0]), _as_value(items[5]))
+
+    def distinct(self, items: list[Any]) -> HqlNot:
+        return HqlNot(Compare("<=>", _as_value(items[0]), _as_value(items[4]), span=_span(items)), 2)
 
     # ``b IS [NOT] TRUE|FALSE`` is exactly ``[NOT] (b <=> true|false)``: never NULL, and IS NOT TRUE holds for NULL
     def _is_bool(self, items: list[Any], truth: bool, negated: bool) -> Expr:
@@ -328,7 +335,7 @@ class _Callbacks(Transformer[Token, Any]):
 
 
 _SPANNED_RULES = (
-    "or_", "and_", "not_", "compare", "is_null", "is_not_null", "like", "not_like", "is_true", "is_false",
+    "or_", "and_", "not_", "compare", "not_distinct", "distinct", "is_null", "is_not_null", "like", "not_like", "is_true", "is_false",
     "is_not_true", "is_not_false", "in_", "not_in", "between", "not_between", "opaque_op", "negate", "plus",
     "dotted", "function", "cast", "case", "number", "string", "date_literal", "timestamp_literal", "raw_date",
     "raw_timestamp", "true", "false", "null",
