@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as _dt
 import re
 import struct
-from decimal import Decimal, InvalidOperation
+from decimal import Context, Decimal, InvalidOperation
 
 from sarg.hiveql.nodes import INTEGRAL_KINDS, NUMERIC_KINDS, HqlLiteral, LiteralKind, Opaque, Value
 from sarg.literals import Literal, Timestamp, decimal_str, java_double_str
@@ -23,6 +23,7 @@ from sarg.schema import ColumnType
 _INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
 _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
 _HIVE_DECIMAL_MAX_DIGITS = 38
+_WIDE = Context(prec=100)  # decimal arithmetic without rounding
 
 
 def _huge(value: float | Decimal) -> bool:
@@ -268,7 +269,7 @@ def _fold(value: HqlLiteral, base: str, p1: int | None, p2: int | None) -> Value
             return opaque
         if not d.is_finite():
             return HqlLiteral(LiteralKind.DECIMAL, None)
-        q = d.quantize(Decimal(1).scaleb(-scale), rounding="ROUND_HALF_UP")
+        q = d.quantize(Decimal(1).scaleb(-scale), rounding="ROUND_HALF_UP", context=_WIDE)  # 38 digits and more
         if len(q.as_tuple().digits) > precision and q != 0:
             return HqlLiteral(LiteralKind.DECIMAL, None)  # overflow: null
         return HqlLiteral(LiteralKind.DECIMAL, q)
