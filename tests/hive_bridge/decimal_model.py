@@ -101,17 +101,20 @@ def truth(op: str, v: Decimal | None, lits: Sequence[Decimal]) -> bool | None:
     return _cmp(v, op, lits[0])
 
 
-def matches(column: Column, op: str, v: Decimal | None, texts: Sequence[str]) -> bool:
-    """Whether the row matches under Hive's exact reading or Spark's (BETWEEN is two comparisons in Spark, each
-    typed on its own; an IN's values are typed together)."""
-    if truth(op, v, [Decimal(t) for t in texts]) is True:
-        return True
+def spark_truth(column: Column, op: str, v: Decimal | None, texts: Sequence[str]) -> bool | None:
+    """The truth as Spark compares (BETWEEN is two comparisons in Spark, each typed on its own; an IN's values
+    are typed together); None also where Spark refuses the literal."""
     if op in ("between", "not between"):
         lo, hi = spark_literal(column, texts[:1]), spark_literal(column, texts[1:])
         spark = None if lo is None or hi is None else lo + hi
     else:
         spark = spark_literal(column, texts)
-    return spark is not None and truth(op, v, spark) is True
+    return None if spark is None else truth(op, v, spark)
+
+
+def matches(column: Column, op: str, v: Decimal | None, texts: Sequence[str]) -> bool:
+    """Whether the row matches under Hive's exact reading or Spark's."""
+    return truth(op, v, [Decimal(t) for t in texts]) is True or spark_truth(column, op, v, texts) is True
 
 
 def hiveql(op: str, column: str, texts: Sequence[str], suffix: str = "") -> str:
