@@ -7,12 +7,18 @@ conjunct is kept only when every reading has it, so a filter whose split is not 
 files, as an unknown SearchArgument leaf does, and is counted.
 
 Literals are typed by the table's column types (Hive type names, as :func:`hive_bridge.typemap.table_sarg_schema`
-gives them); a literal that does not read as its column's type, a column the table lacks, a binary value, a
-function of a column (``cast(id#1 as string)``), a dynamic pruning expression: unknown. ``StartsWith(s#1, ab)``
-and V1's ``StringStartsWith(s,ab)`` on a string column are ``s LIKE 'ab%'`` (its wildcards escaped), which
-prunes as a prefix where it is a conjunct of the whole filter. The
+gives them); a decimal column's literal stays exact (``1.00000000000000000E-7`` is written ``0.000000100…``, which
+HiveQL reads exactly), a double's ``NaN`` / ``Infinity`` are casts of their text. A literal that does not read as
+its column's type, a column the table lacks, a binary value, a function of a column (``cast(id#1 as string)``;
+a decimal column cast to a decimal of more scale is its value or NULL, and is read), ``LIKE`` / ``RLIKE``
+patterns, a dynamic pruning expression: unknown. A boolean column alone (``flag#3``) is ``flag``, ``isnan(x#2)``
+Spark's ``isnan``. ``StartsWith(s#1, ab)`` and V1's ``StringStartsWith(s,ab)`` on a string column are
+``s LIKE 'ab%'`` (its wildcards escaped), which prunes as a prefix where it is a conjunct of the whole filter. The
 result is HiveQL filter text (read by :func:`sarg.parse_hiveql` like any other filter), where an unknown part
-inside ``OR``/``NOT`` is written ``unknown()`` (a call the SearchArgument reads as "maybe").
+inside ``OR``/``NOT`` is written ``unknown()`` (a call the SearchArgument reads as "maybe") and listed.
+
+Lists are read without recursion (:mod:`hive_bridge.workload.readings`); one nested deeper than
+``sarg.errors.MAX_DEPTH`` levels is not read, with that limit's error.
 """
 
 from __future__ import annotations
