@@ -46,6 +46,10 @@ _NOT_FILTER_START = re.compile(
     re.I,
 )
 _FILTER_HINT = re.compile(r"[=<>]|\b(?:is\s+(?:not\s+)?null\b|in\s*\(|between\b|r?like\s+')", re.I)
+# in a file of filters only (no log line seen): a boolean column alone or tested, and the null / NaN tests
+_NAME = r"(?:`[^`]+`|[A-Za-z_][\w$]*)"
+_BOOLEAN_FORM = re.compile(rf"(?:(?:not\s+|!\s*))*{_NAME}(?:\.{_NAME})*(?:\s+is\s+(?:not\s+)?(?:true|false))?", re.I)
+_TEST_FUNCTION = re.compile(r"\b(?:isnan|isnull|isnotnull)\s*\(", re.I)
 _KEY_VALUE = re.compile(r"^[A-Za-z][\w .-]*:\s|(?<!<)=>")
 _BINARY = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffd]")
 _OLD_ENTRY = re.compile(r"^\s*leaf-\d+\s*=\s*\(")
@@ -136,15 +140,20 @@ def _col(line: str, text: str) -> int:
     return at + 1 if at >= 0 else 1
 
 
-def bare_filter_line(line: str) -> bool:
+def bare_filter_line(line: str, in_log: bool = True) -> bool:
     """Whether a line with no log prefix and no known marker may be HiveQL filter text: it reads like a
-    comparison and is not JSON, binary, a SQL statement's line, a stack trace or a status line."""
+    comparison and is not JSON, binary, a SQL statement's line, a stack trace or a status line. In a file of
+    filters (``in_log`` False: no log line seen) a boolean column alone (``flag``, ``NOT flag``, ``flag IS NOT
+    TRUE``) and ``isnan(x)`` / ``isnull(x)`` / ``isnotnull(x)`` are filters too."""
     stripped = line.strip()
     if not stripped or stripped[0] in "{[}]\"'|+-=<>*/\\:;," or _BINARY.search(stripped):
         return False
     if _NOT_FILTER_START.match(stripped) or _KEY_VALUE.search(stripped):
         return False
-    return _FILTER_HINT.search(stripped) is not None
+    if _FILTER_HINT.search(stripped) is not None:
+        return True
+    return not in_log and (_BOOLEAN_FORM.fullmatch(stripped) is not None
+                           or _TEST_FUNCTION.search(stripped) is not None)
 
 
 def _parses(text: str) -> bool:
@@ -218,7 +227,7 @@ def scan_lines(lines: Iterable[str]) -> Iterator[FoundFilter]:
         if looks_like_sarg(stripped):
             yield FoundFilter(stripped, "sarg", "line", number, None, _col(line, stripped))
             continue
-        if _LOG_PREFIX.match(line) or in_statement or structured or not bare_filter_line(stripped):
+        if _LOG_PREFIX.match(line) or in_statement or structured or not bare_filter_line(stripped, in_log=log):
             continue
         if log and not _parses(stripped):
             continue

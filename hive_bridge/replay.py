@@ -58,6 +58,7 @@ class ReplayRow:
             "partitions_dropped_by_stats": self.listing.partitions_dropped_by_stats,
             "dropped_by_statistics": self.listing.dropped_by_statistics,
             "kept_unknown": self.listing.kept_unknown,
+            "unknown_parts": [str(part) for part in self.sarg.unknowns],
             "kept_log_files": self.listing.kept_log_files,
             "query_type": self.listing.query_type,
             "log_files_total": self.listing.log_files_total,
@@ -278,6 +279,9 @@ def print_replay(out: Console, table: HudiTable, rows: list[ReplayRow], failures
         bytes_kept += lst.bytes_kept
         unknown += lst.kept_unknown
     out.print(t)
+    for i, r in enumerate(rows, start=1):  # what each filter's text could not say (its files are kept for it)
+        if r.sarg.unknowns:
+            out.print(escape(f"#{i} unknown: " + "; ".join(str(part) for part in r.sarg.unknowns)), highlight=False)
     pct = 100.0 * (1 - files_kept / files_total) if files_total else 0.0
     out.print(f"{len(rows)} distinct filters ({sum(r.found.occurrences for r in rows)} occurrences); "
               f"files kept {files_kept} / {files_total} ({pct:.1f}% pruned), bytes kept "

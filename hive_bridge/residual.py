@@ -41,11 +41,12 @@ def sql_literal(value: Literal | None) -> str:
         return f"CAST({value} AS BIGINT)" if -(2**31) <= value < 2**31 else f"{value}L"
     if isinstance(value, float):
         return f"CAST('{java_double_str(value)}' AS DOUBLE)"
-    if isinstance(value, Decimal):
+    if isinstance(value, Decimal):  # exactly: its own precision and scale (1E+3 is 1000, four digits)
         text = format(value, "f")
-        digits = len(value.as_tuple().digits)
-        scale = max(0, -int(value.as_tuple().exponent))
-        precision = min(38, max(digits, scale, 1))
+        _, digits, exponent = value.as_tuple()
+        assert isinstance(exponent, int)
+        scale = max(0, -exponent)
+        precision = min(38, max(len(digits) + max(0, exponent), scale, 1))
         return f"CAST('{text}' AS DECIMAL({precision},{min(scale, precision)}))"
     if isinstance(value, Timestamp):
         return f"TIMESTAMP {sql_string(str(value))}"

@@ -10,7 +10,7 @@ Pure Python, no I/O::
 
 from sarg.builder import Builder
 from sarg.detect import looks_like_sarg
-from sarg.errors import SargBuildError, SargError, SargSyntaxError
+from sarg.errors import MAX_DEPTH, SargBuildError, SargError, SargSyntaxError
 from sarg.hiveql import parse_hiveql
 from sarg.literals import Literal, Timestamp, UnknownLiteral
 from sarg.model import (
@@ -22,6 +22,7 @@ from sarg.model import (
     TreeOperator,
     TreeVisitor,
     Type,
+    UnknownPart,
     post_order,
     visit,
 )
@@ -43,6 +44,7 @@ def builder() -> Builder:
 
 
 __all__ = [
+    "MAX_DEPTH",
     "Builder",
     "ColumnType",
     "ExpressionTree",
@@ -60,6 +62,7 @@ __all__ = [
     "TruthValue",
     "Type",
     "UnknownLiteral",
+    "UnknownPart",
     "builder",
     "looks_like_sarg",
     "parse",

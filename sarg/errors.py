@@ -1,4 +1,6 @@
-"""The sarg layer's errors: every one is a ``SargError`` (a ``ValueError``)."""
+"""The sarg layer's errors: every one is a ``SargError`` (a ``ValueError``); and the one nesting limit every reader
+of filter text shares (:data:`MAX_DEPTH`, :func:`too_deep`): SearchArgument text, HiveQL text, Spark's printed
+filters and parquet's printed predicates are all refused past it with the same error, never a RecursionError."""
 
 from __future__ import annotations
 
@@ -41,3 +43,13 @@ class SargSyntaxError(SargError):
         if self.expected:
             msg += f"\nexpected one of: {', '.join(self.expected)}"
         return msg
+
+
+MAX_DEPTH = 200
+"""Most levels a filter may have, its leaves and constants counted (so at most MAX_DEPTH - 1 nested operators).
+HiveQL and Spark's filters count an AND in an AND (an OR in an OR) as one level and cancel NOT NOT first."""
+
+
+def too_deep(text: str, pos: int) -> SargSyntaxError:
+    """The error for a filter nested deeper than :data:`MAX_DEPTH` levels, at ``pos`` of ``text``."""
+    return SargSyntaxError(f"expression nested deeper than {MAX_DEPTH} levels", text, pos)

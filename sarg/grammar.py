@@ -2,7 +2,8 @@
 reduces: the reference reader of SearchArgument text (``sarg.fastpath`` runs the same tables faster and hands
 every error to this one). The reading rules are in ``sarg.parser``'s doc; leaves are typed by ``sarg.leaves``.
 
-Nesting is limited here for both readers: ``MAX_DEPTH``, the opening tokens counted (``OPENS``), ``TooDeep``.
+Nesting is limited here for both readers (``sarg.errors.MAX_DEPTH``): the opening tokens counted (``OPENS``),
+``TooDeep``.
 """
 
 from __future__ import annotations
@@ -17,15 +18,11 @@ import lark
 from lark import Lark, Token, Transformer
 from lark.lark import PostLex
 
-from sarg.errors import SargSyntaxError
+from sarg.errors import MAX_DEPTH, SargSyntaxError, too_deep
 from sarg.leaves import misreadable, number_leaf, read_leaf
 from sarg.model import ExpressionTree, Operator, PredicateLeaf, SearchArgument, TreeOperator
 from sarg.schema import ColumnType
 from sarg.truth import TruthValue
-
-MAX_DEPTH = 200
-"""Most levels a tree may have, its leaves and constants counted (so at most MAX_DEPTH - 1 nested operators)."""
-
 
 _FRIENDLY = {
     "LEAF_NUM": "leaf-N", "INLINE_LEAF": "leaf-(OPERATOR column literal...)",
@@ -156,10 +153,6 @@ class TooDeep(Exception):
     def __init__(self, pos: int) -> None:
         super().__init__(pos)
         self.pos = pos
-
-
-def too_deep(text: str, pos: int) -> SargSyntaxError:
-    return SargSyntaxError(f"expression nested deeper than {MAX_DEPTH} levels", text, pos)
 
 
 class _DepthGuard(PostLex):

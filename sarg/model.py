@@ -312,6 +312,18 @@ class PrefixCondition:
 
 
 @dataclass(frozen=True)
+class UnknownPart:
+    """A part of a filter its reader could not turn into a leaf (it is YES_NO_NULL in the SearchArgument, or
+    folded away with it): keeps files. ``text`` is the part as written, ``reason`` why."""
+
+    text: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.text} ({self.reason})"
+
+
+@dataclass(frozen=True)
 class SearchArgument:
     """A filter as Hive hands it to a storage handler: leaves in leaf-id order and an expression over them."""
 
@@ -325,6 +337,9 @@ class SearchArgument:
     """Prefix conditions the filter also implies (top-level conjuncts Hive's SearchArgument cannot hold: they are
     a constant YES_NO_NULL in ``expression``, folded away as Hive folds it). The filter implies ``expression AND
     every prefix condition``; pruning judges both. Not printed: ``str()`` is Hive's text of ``expression``."""
+    unknowns: tuple[UnknownPart, ...] = field(default=(), compare=False)
+    """The parts of the filter text its reader could not turn into leaves (HiveQL: a function, ``LIKE``, two
+    columns, a literal that does not convert...), in text order: each keeps files. Not printed."""
 
     def __str__(self) -> str:
         """Hive's current ``toString()``: the tree with leaves inline."""

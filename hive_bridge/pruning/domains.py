@@ -10,7 +10,7 @@ import datetime as _dt
 import math
 import struct
 import zoneinfo
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Context, Decimal
 from enum import Enum
@@ -266,6 +266,47 @@ def _span(values: Iterable[Fraction | None]) -> LitRange | None:
     return LitRange(min(nums), max(nums))
 
 
+def _spark_digits(value: object) -> tuple[int, int] | None:
+    """(integer digits, scale) of a literal's decimal type in Spark, at most: a decimal's own; an integer may be
+    an int (decimal(10,0)) or a bigint (decimal(20,0)) or, beyond, a decimal of its digits."""
+    if isinstance(value, Decimal) and value.is_finite():
+        _, digits, exponent = value.as_tuple()
+        assert isinstance(exponent, int)
+        scale = max(0, -exponent)
+        return max(len(digits) + max(0, exponent), scale) - scale, scale
+    if isinstance(value, int) and not isinstance(value, bool):
+        return max(20, len(str(abs(value)))), 0
+    return None
+
+
+def _spark_rounded(value: int | Decimal, domain: Domain, peers: Sequence[object] = ()) -> Fraction | None:
+    """A decimal literal as Spark 4 compares it with a decimal(P, S) column (in the column's domain units), where
+    that is not its exact value, else None. Spark casts every side (a comparison's two, an IN's column and all
+    its values: ``peers``) to their wider decimal type; when that needs more than 38 digits it keeps the integer
+    digits: the scale becomes ``38 - integer digits`` (never below S) and the literal is rounded half up to it,
+    so ``d = 3.1399`` matches 3.14 in a decimal(38,2) column (measured with pyspark 4.3; Spark 3 casts without
+    rounding). In an IN, whose values' Spark types are not all known here (``5`` may be an int or a bigint), the
+    literal stands for its rounding to S instead, which covers the rounding to any scale between."""
+    own = _spark_digits(value)
+    if own is None or own[1] <= domain.scale:
+        return None
+    precision = len(str(domain.high))
+    integral, scale = max(precision - domain.scale, own[0]), max(domain.scale, own[1])
+    for peer in peers:
+        digits = _spark_digits(peer)
+        if digits is not None:
+            integral, scale = max(integral, digits[0]), max(scale, digits[1])
+    if integral + scale <= 38:
+        return None
+    kept = max(38 - integral, domain.scale) if not peers else domain.scale  # an IN: any scale down to S
+    if kept >= own[1]:
+        return None
+    step = 10**kept
+    magnitude = math.floor(abs(Fraction(value)) * step + Fraction(1, 2))  # half up: away from zero
+    rounded: Fraction = Fraction(-magnitude if value < 0 else magnitude, step) * 10**domain.scale
+    return rounded
+
+
 def _wall_nanos(value: object, type_: Type) -> int | None:
     if type_ is Type.TIMESTAMP and isinstance(value, Timestamp):
         return value.epoch_nanos
@@ -303,10 +344,11 @@ def _utc_instants(wall_nanos: int, session_tz: str) -> tuple[int, int] | None:
 
 
 def convert_literal(value: object, type_: Type, domain: Domain, session_tz: str = "UTC",
-                    widen_padding: bool = False) -> LitRange | str:
+                    widen_padding: bool = False, peers: Sequence[object] = ()) -> LitRange | str:
     """The literal as a LitRange in the column's domain, or a reason string when it cannot be compared safely.
 
-    ``widen_padding``: a STRING literal stands for every trailing-space padding of itself (equality tests)."""
+    ``widen_padding``: a STRING literal stands for every trailing-space padding of itself (equality tests).
+    ``peers``: the other literals of an IN list (Spark types a list's values together)."""
     fam = domain.family
     if value is None:
         return "a NULL literal"
@@ -344,7 +386,11 @@ def convert_literal(value: object, type_: Type, domain: Domain, session_tz: str 
             return LitRange(exact, exact)
         if fam == "decimal":
             scaled = exact * 10**domain.scale
-            return LitRange(scaled, scaled)
+            spark = _spark_rounded(value, domain, peers) if scaled.denominator != 1 else None
+            if spark is None:
+                return LitRange(scaled, scaled)
+            # Hive compares exactly; Spark rounds this literal first: either reading's rows are kept
+            return LitRange(min(scaled, spark), max(scaled, spark))
         if fam == "float":
             candidates = [exact, _float64(exact)]
             if domain.float32:

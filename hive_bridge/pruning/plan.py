@@ -399,7 +399,8 @@ def compile_leaf(pred: Predicate, column: str | None, arrow_type: pa.DataType | 
         if value is None:
             ranges.append(None)
             continue
-        converted = convert_literal(value, pred.type, domain, session_tz, widen_padding=_widen(pred, positive))
+        converted = convert_literal(value, pred.type, domain, session_tz, widen_padding=_widen(pred, positive),
+                                    peers=pred.literals if positive is Op.IN else ())
         if isinstance(converted, str):
             return constant_plan(TruthValue.YES_NO_NULL, f"{converted} ({arrow_type} column)", True, pred,
                                  column)

@@ -107,25 +107,7 @@ def spark_filters_to_sarg(filters: Sequence[Any], types: dict[str, sarg.Type]) -
             return sarg.Timestamp.from_datetime(value)
         raise ValueError(f"literal {value!r} does not fit {t}")
 
-    def _emit_into(b: sarg.Builder, f: Any) -> bool:
-        if isinstance(f, (AndFilter, OrFilter)):  # both sides understood, or the whole is unknown
-            probe = sarg.builder()
-            probe.start_and()
-            if not (_emit_into(probe, f.left) and _emit_into(probe, f.right)):
-                return False
-            b.start_or() if isinstance(f, OrFilter) else b.start_and()
-            _emit_into(b, f.left)
-            _emit_into(b, f.right)
-            b.end()
-            return True
-        if isinstance(f, ds.Not):
-            probe = sarg.builder()
-            if not _emit_into(probe, f.child):
-                return False
-            b.start_not()
-            _emit_into(b, f.child)
-            b.end()
-            return True
+    def _leaf_into(b: sarg.Builder, f: Any) -> bool:
         found = find_column(types, column(f)) if hasattr(f, "attribute") else None
         if found is None:  # not a column of the table, or an ambiguous name: Spark applies it, nothing prunes
             return False
@@ -153,6 +135,40 @@ def spark_filters_to_sarg(filters: Sequence[Any], types: dict[str, sarg.Type]) -
                 return False
         except (ValueError, sarg.SargError):
             return False
+        return True
+
+    understood: dict[int, bool] = {}
+
+    def _convertible(f: Any) -> bool:
+        """Whether every part of ``f`` converts (an AND / OR / NOT with a part that does not is unknown as a
+        whole); each part judged once, so a chain of ORs costs its length."""
+        known = understood.get(id(f))
+        if known is None:
+            if isinstance(f, (AndFilter, OrFilter)):
+                known = _convertible(f.left) and _convertible(f.right)
+            elif isinstance(f, ds.Not):
+                known = _convertible(f.child)
+            else:
+                probe = sarg.builder()
+                probe.start_and()
+                known = _leaf_into(probe, f)
+            understood[id(f)] = known
+        return known
+
+    def _emit_into(b: sarg.Builder, f: Any) -> bool:
+        if not _convertible(f):
+            return False
+        if isinstance(f, (AndFilter, OrFilter)):
+            b.start_or() if isinstance(f, OrFilter) else b.start_and()
+            _emit_into(b, f.left)
+            _emit_into(b, f.right)
+            b.end()
+        elif isinstance(f, ds.Not):
+            b.start_not()
+            _emit_into(b, f.child)
+            b.end()
+        else:
+            _leaf_into(b, f)
         return True
 
     prefixes: dict[sarg.PrefixCondition, None] = {}

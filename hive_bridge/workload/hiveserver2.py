@@ -19,9 +19,13 @@ A statement sqlglot cannot read raises :class:`SqlError`, which the caller repor
 
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import Callable, Mapping
+import sys
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+
+from sarg.errors import MAX_DEPTH, too_deep
 
 _EXPLAIN = re.compile(r"^\s*EXPLAIN(?:\s+(?:EXTENDED|FORMATTED|DEPENDENCY|AUTHORIZATION|VECTORIZATION|CBO|AST|"
                       r"LOGICAL|ANALYZE|LOCKS))*\s+", re.I)
@@ -55,30 +59,79 @@ def table_filters(sql: str, database: str = "default",
     from sqlglot import exp
 
     text = _EXPLAIN.sub("", sql.strip().rstrip(";"))
+    _check_nesting(text)
+    with _deep_enough():
+        try:
+            trees = [t for t in sqlglot.parse(text, read="hive") if t is not None]
+        except sqlglot.errors.ParseError as exc:
+            first = str(exc).splitlines()[0] if str(exc) else "cannot be parsed"
+            raise SqlError(f"SQL not read: {first}") from None
+        except Exception as exc:  # sqlglot's tokenizer raises its own errors
+            raise SqlError(f"SQL not read: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") \
+                from None
+        out: list[TableFilter] = []
+        for tree in trees:
+            ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+            for select in tree.find_all(exp.Select):
+                out.extend(_select_filters(select, database, ctes, columns_of))
+    return out
+
+
+def _check_nesting(text: str) -> None:
+    """Refuse a statement whose brackets nest ``sarg.errors.MAX_DEPTH`` deep (outside its quoted text) with the
+    error every filter reader gives (the SQL parser recurses on its depth)."""
+    depth = 0
+    quote = ""
+    for pos, ch in enumerate(text):
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"`":
+            quote = ch
+        elif ch == "(":
+            depth += 1
+            if depth >= MAX_DEPTH:
+                raise SqlError(f"SQL not read: {too_deep(text, pos).reason} (at character {pos + 1})")
+        elif ch == ")":
+            depth -= 1
+
+
+@contextlib.contextmanager
+def _deep_enough() -> Iterator[None]:
+    """sqlglot recurses about 40 frames per level of brackets: room for ``MAX_DEPTH`` levels while it reads."""
+    before = sys.getrecursionlimit()
+    wanted = 60 * MAX_DEPTH + 1000
+    if before < wanted:
+        sys.setrecursionlimit(wanted)
     try:
-        trees = [t for t in sqlglot.parse(text, read="hive") if t is not None]
-    except sqlglot.errors.ParseError as exc:
-        first = str(exc).splitlines()[0] if str(exc) else "cannot be parsed"
-        raise SqlError(f"SQL not read: {first}") from None
-    except Exception as exc:  # sqlglot's tokenizer raises its own errors
-        raise SqlError(f"SQL not read: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") \
-            from None
-    out: list[TableFilter] = []
-    for tree in trees:
-        ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
-        for select in tree.find_all(exp.Select):
-            out.extend(_select_filters(select, database, ctes, columns_of))
+        yield
+    finally:
+        if before < wanted:
+            sys.setrecursionlimit(before)
+
+
+def _operands(e: object, kind: type) -> list[object]:
+    """The operands of a chain of ``kind`` (And / Or) with brackets around parts of it dropped, in order, without
+    recursion: sqlglot's trees are binary, so ``a OR b OR ...`` of 5,000 terms is 5,000 deep."""
+    from sqlglot import exp
+
+    out: list[object] = []
+    todo = [e]
+    while todo:
+        node = todo.pop()
+        while isinstance(node, exp.Paren) and isinstance(node.this, kind):
+            node = node.this
+        if isinstance(node, kind):
+            todo += [node.right, node.left]  # type: ignore[attr-defined]
+        else:
+            out.append(node)
     return out
 
 
 def _conjuncts(e: object) -> list[object]:
     from sqlglot import exp
 
-    if isinstance(e, exp.And):
-        return _conjuncts(e.left) + _conjuncts(e.right)
-    if isinstance(e, exp.Paren) and isinstance(e.this, exp.And):
-        return _conjuncts(e.this)
-    return [e]
+    return _operands(e, exp.And)
 
 
 def _select_filters(select: object, database: str, ctes: set[str],
@@ -186,7 +239,23 @@ def _has_column(schema: Mapping[str, str] | None, name: str) -> bool:
 
 
 def _hiveql(conjunct: object) -> str | None:
-    """One conjunct as HiveQL filter text over unqualified columns, constants folded (None: not expressible)."""
+    """One conjunct as HiveQL filter text over unqualified columns, constants folded (None: not expressible).
+    Chains of AND / OR are written operand by operand (each in brackets), so their length never recurses."""
+    from sqlglot import exp
+
+    node = conjunct
+    while isinstance(node, exp.Paren) and isinstance(node.this, (exp.And, exp.Or)):
+        node = node.this
+    if isinstance(node, (exp.And, exp.Or)):
+        parts = [_hiveql(part) for part in _operands(node, type(node))]
+        if any(part is None for part in parts):
+            return None
+        word = " AND " if isinstance(node, exp.And) else " OR "
+        return "(" + word.join(part for part in parts if part is not None) + ")"
+    return _leaf_hiveql(node)
+
+
+def _leaf_hiveql(conjunct: object) -> str | None:
     from sqlglot import exp
     from sqlglot.optimizer.simplify import simplify
 

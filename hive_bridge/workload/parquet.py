@@ -16,65 +16,52 @@ import datetime as dt
 import re
 from collections.abc import Mapping
 from decimal import Decimal
-from typing import Any
+from functools import partial
 
-from hive_bridge.workload.filters import hiveql_identifier
+from hive_bridge.workload.filters import decimal_hiveql, hiveql_identifier
+from hive_bridge.workload.readings import UNKNOWN_CALL, Alternatives, Node, Readings, Rule, render
 from sarg.schema import find_column
 
 _CALL = re.compile(r"([a-z]+)\(")
 _COLUMN = re.compile(r"[A-Za-z_][\w$]*(?:\.[A-Za-z_][\w$]*)*")
-_MAX = 32
 _EPOCH = dt.date(1970, 1, 1)
-
-#: ("and"|"or", l, r) | ("not", p) | (op, column, values) | ("unknown", text)
-Node = tuple[Any, ...]
+_LEAVES = ("eq", "noteq", "lt", "lteq", "gt", "gteq", "in")
 
 
-class _Parser:
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.memo: dict[int, list[tuple[Node, int]]] = {}
+class _Parser(Readings):
+    """All readings of one printed predicate (see :mod:`hive_bridge.workload.readings`); leaves are
+    ``Node(<fn>, column, values=...)``."""
 
-    def expr(self, pos: int) -> list[tuple[Node, int]]:
-        hit = self.memo.get(pos)
-        if hit is None:
-            self.memo[pos] = []
-            hit = self.memo[pos] = list(dict.fromkeys(self._expr(pos)))[:_MAX]
-        return hit
-
-    def _closes(self, start: int) -> list[int]:
-        out: list[int] = []
-        i = self.text.find(")", start)
-        while i >= 0 and len(out) < 4 * _MAX:
-            out.append(i)
-            i = self.text.find(")", i + 1)
-        return out
-
-    def _expr(self, pos: int) -> list[tuple[Node, int]]:
+    def rule(self, pos: int) -> Rule:
         t = self.text
         m = _CALL.match(t, pos)
         if not m:
             return []
         fn, inner = m.group(1), m.end()
-        alts: list[tuple[Node, int]] = []
+        alts: Alternatives = []
         if fn in ("and", "or"):
-            for left, e in self.expr(inner):
+            for left, e in (yield inner):
+                if len(alts) >= self.max_readings:  # the readings kept at a position
+                    break
                 if t.startswith(", ", e):
-                    for right, e2 in self.expr(e + 2):
+                    for right, e2 in (yield e + 2):
+                        if len(alts) >= self.max_readings:  # the readings kept at a position
+                            break
                         if t.startswith(")", e2):
-                            alts.append(((fn, left, right), e2 + 1))
+                            alts.append((self.node(fn, (left, right), pos), e2 + 1))
         elif fn == "not":
-            alts += [(("not", n), e + 1) for n, e in self.expr(inner) if t.startswith(")", e)]
-        elif fn in ("eq", "noteq", "lt", "lteq", "gt", "gteq", "in"):
+            negated = yield inner
+            alts += [(self.node("not", (n,), pos), e + 1) for n, e in negated if t.startswith(")", e)]
+        elif fn in _LEAVES:
             c = _COLUMN.match(t, inner)
             if c and t.startswith(", ", c.end()):
                 start = c.end() + 2
-                for close in self._closes(start):
+                for close in self.closes(start):
                     body = t[start:close]
                     values = tuple(_split_values(body)) if fn == "in" else (body,)
-                    alts.append(((fn, c.group(0), values), close + 1))
+                    alts.append((Node(fn, column=c.group(0), values=values), close + 1))
         if not alts:
-            alts = [(("unknown", t[pos:c + 1]), c + 1) for c in self._closes(inner)]
+            alts = [(Node("unknown", text=t[pos:c + 1]), c + 1) for c in self.closes(inner)]
         return alts
 
 
@@ -125,31 +112,23 @@ def _value(raw: str, hive_type: str) -> str | None:
         m = re.fullmatch(r"decimal\(\s*\d+\s*,\s*(\d+)\s*\)", hive_type.lower().replace(" ", ""))
         if not m or not re.fullmatch(r"-?\d+", raw):
             return None
-        return str(Decimal(int(raw)).scaleb(-int(m.group(1))))
+        return decimal_hiveql(str(Decimal(int(raw)).scaleb(-int(m.group(1)))))
     return None
 
 
 _OPS = {"eq": "=", "lt": "<", "lteq": "<=", "gt": ">", "gteq": ">="}
 
 
-def _hiveql(node: Node, types: Mapping[str, str]) -> str | None:
-    kind = node[0]
-    if kind in ("and", "or"):
-        left, right = _hiveql(node[1], types), _hiveql(node[2], types)
-        if left is None and right is None:
-            return None
-        return f"({left or 'unknown()'} {kind.upper()} {right or 'unknown()'})"
-    if kind == "not":
-        inner = _hiveql(node[1], types)
-        return None if inner is None else f"NOT {inner}"
+def _leaf(node: Node, types: Mapping[str, str]) -> str | None:
+    kind = node.kind
     if kind == "unknown":
         return None
-    found = find_column(types, node[1])
+    found = find_column(types, node.column)
     if found is None:
         return None
     name, hive_type = found
     col = hiveql_identifier(name)
-    values = node[2]
+    values = node.values
     if kind in ("eq", "noteq") and values == ("null",):
         return f"{col} IS NULL" if kind == "eq" else f"{col} IS NOT NULL"
     typed = [_value(v, hive_type) for v in values]
@@ -163,13 +142,15 @@ def _hiveql(node: Node, types: Mapping[str, str]) -> str | None:
 
 
 def predicate_to_hiveql(text: str, types: Mapping[str, str]) -> tuple[str | None, int]:
-    """The HiveQL text of a printed parquet predicate (None: nothing certain) and 1 when some of it is unknown."""
+    """The HiveQL text of a printed parquet predicate (None: nothing certain) and 1 when some of it is unknown.
+    A predicate nested deeper than ``sarg.errors.MAX_DEPTH`` levels raises that limit's
+    :class:`sarg.SargSyntaxError`."""
     text = text.strip()
     readings = [n for n, e in _Parser(text).expr(0) if e == len(text)]
     if not readings:
         return None, 1
-    forms = {_hiveql(n, types) for n in readings}
+    forms = {render(n, partial(_leaf, types=types)) for n in readings}
     if len(forms) != 1:
         return None, 1
     (form,) = forms
-    return form, 0 if form is not None and "unknown()" not in form else 1
+    return form, 0 if form is not None and UNKNOWN_CALL not in form else 1

@@ -25,6 +25,7 @@ from hive_bridge.typemap import table_sarg_schema
 from hive_bridge.workload.accounting import Accounts
 from hive_bridge.workload.eventlog import Problem, Scan
 from hive_bridge.workload.filters import translate
+from hive_bridge.workload.readings import UNKNOWN_CALL
 from hive_bridge.workload.tables import TableResolver, redact
 
 #: how many queries are listed per filter (the count is always complete)
@@ -148,7 +149,7 @@ class Workload:
         self.problems: list[Problem] = []
         #: every input line of the workload, counted (see :mod:`hive_bridge.workload.accounting`)
         self.accounts = Accounts()
-        self._memo: dict[tuple[str, tuple[tuple[object, ...], ...]], tuple[str | None, int, list[str], str | None]] = {}
+        self._memo: dict[tuple[str, tuple[tuple[object, ...], ...]], tuple[str | None, int, list[str]]] = {}
 
     def table(self, uri: str) -> TableState:
         state = self.tables.get(uri)
@@ -196,16 +197,12 @@ class Workload:
             if hit is None:
                 try:
                     text, n = predicate_to_hiveql(occ.parquet, state.types)
-                    hit = (text, n, [occ.parquet] if n else [], None)
-                except RecursionError:
-                    hit = (None, 0, [], "expression nested too deeply to read")
-                    where, _, line = occ.origin.rpartition(":")
-                    self.problems.append(Problem(where or occ.origin, int(line) if line.isdigit() else 0,
-                                                 f"{hit[3]}: {occ.parquet[:200]!r}"))
-                self._memo[pkey] = hit
-            hiveql, unknown, unknown_texts, error = hit
-            if error is not None:
-                return
+                except sarg.SargSyntaxError as exc:  # nested too deep: its files kept, the input reported
+                    text, n = None, 1
+                    self._problem(occ, f"a predicate not read: {exc.reason} (kept files as unknown): "
+                                       f"{occ.parquet[:300]!r}")
+                hit = self._memo[pkey] = (text, n, [occ.parquet] if n else [])
+            hiveql, unknown, unknown_texts = hit
         elif occ.hiveql is not None or not occ.lists:
             hiveql, unknown, unknown_texts = occ.hiveql, occ.unknown, list[str]()
         else:
@@ -213,20 +210,13 @@ class Workload:
             hit = self._memo.get(key)
             if hit is None:
                 tr = translate(occ.lists, state.types)
-                hit = self._memo[key] = (tr.hiveql, tr.unknown, tr.unknown_texts, tr.error)
-                where, _, line = occ.origin.rpartition(":")
-                if tr.error is not None:  # the scan's filter is that of a failed filter: reported, not planned
-                    self.problems.append(Problem(where or occ.origin, int(line) if line.isdigit() else 0,
-                                                 f"{tr.error}: {occ.lists[0][0][:200]!r}"))
-                for text in tr.unread:  # once per distinct text (the count of its scans is in the report)
-                    self.problems.append(Problem(where or occ.origin, int(line) if line.isdigit() else 0,
-                                                 f"a filter list in a form not understood (kept files as unknown):"
-                                                 f" {text[:300]!r}"))
+                hit = self._memo[key] = (tr.hiveql, tr.unknown, tr.unknown_texts)
+                for text, why in zip(tr.unread, tr.unread_reasons, strict=True):  # once per distinct text
+                    shown = "in a form not understood" if why == "a form not understood" else f"not read: {why}"
+                    self._problem(occ, f"a filter list {shown} (kept files as unknown): {text[:300]!r}")
                 if len(self._memo) > 100_000:
                     self._memo.clear()
-            hiveql, unknown, unknown_texts, error = hit
-            if error is not None:
-                return
+            hiveql, unknown, unknown_texts = hit
         # a table read by Hive sync's read-optimized name (t_ro) is read as its base files only
         qt = READ_OPTIMIZED if (occ.table_name or "").lower().endswith("_ro") else self.query_type
         entry = state.entries.get((hiveql, occ.time_zone, qt))
@@ -245,6 +235,10 @@ class Workload:
             entry.spark_scans += 1
             entry.spark_files += occ.spark_files
             entry.spark_bytes += occ.spark_bytes or 0
+
+    def _problem(self, occ: Occurrence, message: str) -> None:
+        where, _, line = occ.origin.rpartition(":")
+        self.problems.append(Problem(where or occ.origin, int(line) if line.isdigit() else 0, message))
 
     def _add_statement(self, occ: Occurrence) -> None:
         from hive_bridge.workload.hiveserver2 import SqlError, table_filters
@@ -284,6 +278,10 @@ class Workload:
                     entry.seconds = time.perf_counter() - t0
                     entry.sarg_text = str(parsed) if parsed is not None else None
                     entry.columns = tuple(dict.fromkeys(leaf.column for leaf in parsed.leaves)) if parsed else ()
+                    for part in parsed.unknowns if parsed else ():  # what the filter's text could not say
+                        if part.text != UNKNOWN_CALL and str(part) not in entry.unknown_texts:
+                            entry.unknown_texts.append(str(part))
+                            entry.unknown += 1
                 except (sarg.SargError, HiveBridgeError, ValueError) as exc:
                     failures += 1
                     entry.error = str(exc).splitlines()[0]

@@ -16,25 +16,32 @@ Hive hands storage handlers the filter as readable text too (``hive.io.filter.te
 filters as people write them) with the LALR grammar in ``hiveql.lark`` and makes the same builder calls Hive's
 ``ConvertAstToSearchArg`` makes for the equivalent expression, so ``build()`` normalizes it the same way:
 
-- ``a = 5`` EQUALS, ``a <> 5`` / ``a != 5`` NOT EQUALS, ``a <=> 5`` NULL_SAFE_EQUALS, ``a < 5`` LESS_THAN,
+- ``a = 5`` EQUALS, ``a <> 5`` / ``a != 5`` NOT EQUALS, ``a <=> 5`` / ``a IS NOT DISTINCT FROM 5``
+  NULL_SAFE_EQUALS (``a IS DISTINCT FROM 5`` its NOT), ``a < 5`` LESS_THAN,
   ``a <= 5`` LESS_THAN_EQUALS, ``a > 5`` NOT LESS_THAN_EQUALS, ``a >= 5`` NOT LESS_THAN; a constant on the left
   is swapped (``5 < a`` is NOT(a <= 5)); ``a IN (...)`` IN, ``a NOT IN (...)`` NOT(IN); ``a BETWEEN x AND y``
   BETWEEN and ``a NOT BETWEEN x AND y`` NOT(BETWEEN) (the NOT is kept: HIVE-24209); ``a IS NULL`` IS_NULL,
-  ``a IS NOT NULL`` NOT(IS_NULL); a bare boolean column ``b`` is ``(EQUALS b true)``; AND, OR, NOT.
+  ``a IS NOT NULL`` NOT(IS_NULL), also as ``isnull(a)`` / ``isnotnull(a)``; a bare boolean column ``b`` is
+  ``(EQUALS b true)``; AND, OR, NOT.
+- Beyond Hive's forms, read exactly (Hive's builder makes YES_NO_NULL of them): ``a <=> NULL`` is IS_NULL;
+  ``b IS TRUE`` / ``b IS FALSE`` are ``b <=> true|false`` and ``IS NOT TRUE`` / ``IS NOT FALSE`` their NOT (NULL
+  is not true, so it matches); Spark's ``isnan(x)`` (NaN only, never NULL) is ``x <=> NaN``.
 - Anything else becomes the constant YES_NO_NULL: functions (LIKE, arithmetic, CASE, casts of columns), two
   columns or none in a comparison, a column that is not in the schema or whose type has no SARG type, and a
-  literal that does not convert to the column's type.
+  literal that does not convert to the column's type. Each such part is listed, as written and with why, in
+  ``SearchArgument.unknowns`` (not printed).
 - Beside Hive's SearchArgument, each top-level conjunct ``col LIKE 'literal'`` on a string column (not
   ``char(n)``) gives a prefix condition (``SearchArgument.prefixes``, :mod:`sarg.prefix`): the pattern's literal
   part before its first wildcard; ``col NOT LIKE 'abc%'`` / ``NOT (col LIKE 'abc%')`` its negation, only for a
   pattern that is exactly a literal and ``%``. They do not print: ``str()`` is Hive's text.
 
 Literal types follow Hive's lexer: ``5`` int, ``5L`` bigint, ``5S`` smallint, ``5Y`` tinyint, ``5.0`` / ``5D``
-/ ``1e3`` double, ``5BD`` decimal, ``'x'`` / ``"x"`` string (backslash escapes as ``unescapeSQLString``;
-adjacent strings are joined), ``DATE'2020-01-01'``, ``TIMESTAMP'2020-01-01 10:00:00'`` and, as Hive 2 prints
+/ ``1e3`` double (``5.0`` keeps its exact value: Hive 3+ and Spark read it as a decimal, and so does this reader
+for decimal and integer columns and casts to them), ``5BD`` decimal, ``'x'`` / ``"x"`` string (backslash escapes
+as ``unescapeSQLString``; adjacent strings are joined), ``DATE'2020-01-01'``, ``TIMESTAMP'2020-01-01 10:00:00'`` and, as Hive 2 prints
 them, bare ``2020-01-01`` / ``2020-01-01 10:00:00.0``, ``true``/``false``, ``null``. ``CAST(<literal> AS
 type)`` and Hive's ``UDFToLong(<literal>)``-style casts are folded into a literal of that type, as Hive's
-constant folding does.
+constant folding does, and so are a type's name called as a function (``double('NaN')``, ``int('7')``).
 
 Literals are converted to the column's type (from ``schema``) as Hive's type checker and ``boxLiteral`` do:
 
@@ -47,8 +54,8 @@ FLOAT         any number (``float`` columns take decimals as ``HiveDecimal.float
 STRING        strings (``char(n)`` columns pad the literal with spaces to n, as ``HiveChar.getPaddedValue``)
 DATE          DATE literals; strings ``yyyy-[m]m-[d]d``
 TIMESTAMP     TIMESTAMP literals; strings ``yyyy-[m]m-[d]d[ hh:mm:ss[.fffffffff]]`` (or T); DATE literals (midnight)
-DECIMAL       integers, decimals, doubles (their Java text, as ``new HiveDecimalWritable(lit.toString())``),
-              strings holding a number
+DECIMAL       integers, decimals (exactly), unsuffixed ``12.50`` exactly, doubles (``1.5D``, ``1e3``: their Java
+              text, as ``new HiveDecimalWritable(lit.toString())``), strings holding a number
 BOOLEAN       true / false
 ============  ==================================================================================================
 
@@ -67,8 +74,9 @@ column whose name equals it ignoring case (several such columns: unknown); leave
 
 A line copied from EXPLAIN (``filterExpr: ... (type: boolean)``, ``predicate: ...``) is read without its label
 and type. Bad text raises :class:`sarg.SargSyntaxError` with line, column, a caret and the expected tokens. Logical
-nesting deeper than ``MAX_DEPTH`` (after merging AND-in-AND, OR-in-OR and cancelling NOT NOT) is refused with
-that error too; any depth of parentheses alone is fine. Nothing recurses on the input's depth.
+nesting deeper than ``MAX_DEPTH`` (``sarg.errors``, the one limit every reader shares; after merging AND-in-AND,
+OR-in-OR and cancelling NOT NOT) is refused with that error too; any depth of parentheses alone is fine. Nothing
+recurses on the input's depth.
 
 Whether a text is HiveQL or a printed SearchArgument is ``sarg.detect.looks_like_sarg`` (re-exported here).
 """

@@ -27,7 +27,7 @@ from sarg.hiveql.nodes import (
     Opaque,
 )
 from sarg.literals import Literal, Timestamp
-from sarg.model import PrefixCondition, SearchArgument, Type
+from sarg.model import PrefixCondition, SearchArgument, Type, UnknownPart
 from sarg.prefix import like_prefix
 from sarg.schema import ColumnType, Schema, find_column, resolve_schema
 from sarg.truth import TruthValue
@@ -39,15 +39,19 @@ class _Emitter:
     columns: Mapping[str, ColumnType] | None  # None: no schema, types come from the literals
     notes: list[str] = field(default_factory=list)
     spark_rows: bool = False  # the rows are judged by Spark SQL, not by Hive (see parse_hiveql)
+    text: str = ""  # the filter's text, for the unknown parts' own text
+    #: the parts that became YES_NO_NULL: (the node, why), in the order met
+    unknown: list[tuple[Expr, str]] = field(default_factory=list)
 
     def box(self, const: HqlLiteral, sarg_type: Type, ctype: ColumnType | None) -> Literal | None:
         """``box_literal``; with ``spark_rows``, a double literal never becomes an exact integer or decimal:
-        Spark compares a bigint or decimal column with a double literal as doubles (several values round to
-        it) and reads an unsuffixed ``1.0`` as an exact decimal where Hive reads a double; it compares a decimal
-        column with a string literal as doubles too (``'12.5000000000000001'`` equals 12.50); and it truncates a
-        timestamp literal to microseconds where Hive keeps nanoseconds."""
+        Spark compares a bigint or decimal column with a double literal (``1.5D``, ``1e3``) as doubles (several
+        values round to it); an unsuffixed ``1.50`` it reads as an exact decimal, as this reader does for such
+        columns; it compares a decimal column with a string literal as doubles too (``'12.5000000000000001'``
+        equals 12.50); and it truncates a timestamp literal to microseconds where Hive keeps nanoseconds."""
         if self.spark_rows:
-            if const.kind in (LiteralKind.DOUBLE, LiteralKind.FLOAT) and sarg_type in (Type.LONG, Type.DECIMAL):
+            if (const.kind in (LiteralKind.DOUBLE, LiteralKind.FLOAT) and const.exact is None
+                    and sarg_type in (Type.LONG, Type.DECIMAL)):
                 raise ValueError(f"a {const.kind.value} literal against a {sarg_type.value} column compares as a "
                                  "double in Spark SQL")
             if const.kind is LiteralKind.STRING and sarg_type is Type.DECIMAL:
@@ -57,9 +61,22 @@ class _Emitter:
             raise ValueError(f"{value}: Spark SQL truncates a timestamp literal to microseconds")
         return value
 
-    def maybe(self, why: str) -> None:
+    def maybe(self, why: str, node: Expr) -> None:
         self.notes.append(why)
+        self.unknown.append((node, why))
         self.builder.literal(TruthValue.YES_NO_NULL)
+
+    def unknown_parts(self, exact_prefixes: set[int]) -> tuple[UnknownPart, ...]:
+        """The parts that became YES_NO_NULL, as written (a ``LIKE`` that is exactly its prefix condition, which
+        prunes, left out)."""
+        out: dict[UnknownPart, None] = {}
+        for node, why in self.unknown:
+            if id(node) in exact_prefixes:
+                continue
+            span = getattr(node, "span", None)
+            text = " ".join(self.text[span[0]:span[1]].split()) if span and self.text else _shown(node)
+            out.setdefault(UnknownPart(text, why), None)
+        return tuple(out)
 
     def resolve(self, column: Column) -> tuple[str, ColumnType | None]:
         """(leaf column name, its type) — type None when unknown (or when there is no schema)."""
@@ -88,9 +105,9 @@ class _Emitter:
             if ctype is not None and ctype.sarg_type is Type.BOOLEAN and _is_plain_boolean(ctype):
                 b.equals(name, Type.BOOLEAN, True)
             else:
-                self.maybe(f"column {node.name} is not a boolean column")
+                self.maybe(f"column {node.name} is not a boolean column", node)
         elif isinstance(node, (HqlLiteral, Opaque)):
-            self.maybe("not a predicate on a column")
+            self.maybe("not a predicate on a column", node)
         elif isinstance(node, Compare):
             self.compare(node)
         elif isinstance(node, InList):
@@ -98,7 +115,7 @@ class _Emitter:
         elif isinstance(node, Between):
             self.wrap_not(node.negated, lambda: self.between(node))
         elif isinstance(node, Like):
-            self.maybe(f"{node.op.upper()} is not pushed down")
+            self.maybe(f"{node.op.upper()} has no SearchArgument leaf", node)
         else:
             self.wrap_not(node.negated, lambda: self.is_null(node))
 
@@ -120,18 +137,18 @@ class _Emitter:
     def compare(self, node: Compare) -> None:
         op = node.op
         if op == "<>":
-            self.wrap_not(True, lambda: self.compare(Compare("=", node.left, node.right)))
+            self.wrap_not(True, lambda: self.compare(Compare("=", node.left, node.right, node.span)))
             return
         if op == ">":
-            self.wrap_not(True, lambda: self.compare(Compare("<=", node.left, node.right)))
+            self.wrap_not(True, lambda: self.compare(Compare("<=", node.left, node.right, node.span)))
             return
         if op == ">=":
-            self.wrap_not(True, lambda: self.compare(Compare("<", node.left, node.right)))
+            self.wrap_not(True, lambda: self.compare(Compare("<", node.left, node.right, node.span)))
             return
         sides = (node.left, node.right)
         columns = [i for i, side in enumerate(sides) if isinstance(side, Column)]
         if len(columns) != 1:
-            self.maybe("a comparison needs exactly one column")
+            self.maybe("a comparison needs exactly one column", node)
             return
         variable = columns[0]
         column = sides[variable]
@@ -141,7 +158,10 @@ class _Emitter:
         consts = [other] if isinstance(other, HqlLiteral) else []
         sarg_type = self._column_type(name, ctype, consts)
         if sarg_type is None:
-            self.maybe(f"column {column.name} has no SARG type")
+            self.maybe(f"column {column.name} has no SARG type", node)
+            return
+        if op == "<=>" and isinstance(other, HqlLiteral) and other.kind is LiteralKind.NULL:
+            self.builder.is_null(name, sarg_type)  # a <=> NULL is exactly a IS NULL (Hive's builder: YES_NO_NULL)
             return
         swap = variable != 0 and op in ("<", "<=")
         if swap:  # 5 < a is NOT (a <= 5); 5 <= a is NOT (a < 5)
@@ -150,57 +170,61 @@ class _Emitter:
         try:
             value = self.box(other, sarg_type, ctype) if isinstance(other, HqlLiteral) else None
         except ValueError as exc:
-            self.maybe(str(exc))
+            self.maybe(str(exc), node)
         else:
             method = {"=": self.builder.equals, "<=>": self.builder.null_safe_equals,
                       "<": self.builder.less_than, "<=": self.builder.less_than_equals}[op]
             if value is None:
                 self.notes.append("no literal to compare with")
+                self.unknown.append((node, "no literal to compare with (NULL or not a literal)"))
             method(name, sarg_type, value)
         if swap:
             self.builder.end()
 
     def in_list(self, node: InList) -> None:
         if not isinstance(node.value, Column):
-            self.maybe("IN needs a column on its left")
+            self.maybe("IN needs a column on its left", node)
             return
         name, ctype = self.resolve(node.value)
         consts = [item for item in node.items if isinstance(item, HqlLiteral)]
         sarg_type = self._column_type(name, ctype, consts)
         if sarg_type is None:
-            self.maybe(f"column {node.value.name} has no SARG type")
+            self.maybe(f"column {node.value.name} has no SARG type", node)
             return
         if len(consts) != len(node.items):
-            self.maybe("IN with a value that is not a literal")
+            self.maybe("IN with a value that is not a literal", node)
             return
         try:
             values = [self.box(c, sarg_type, ctype) for c in consts]
         except ValueError as exc:
-            self.maybe(str(exc))
+            self.maybe(str(exc), node)
             return
         self.builder.in_(name, sarg_type, *values)
 
     def between(self, node: Between) -> None:
         if not isinstance(node.value, Column):
-            self.maybe("BETWEEN needs a column on its left")
+            self.maybe("BETWEEN needs a column on its left", node)
             return
         name, ctype = self.resolve(node.value)
         consts = [v for v in (node.low, node.high) if isinstance(v, HqlLiteral)]
         sarg_type = self._column_type(name, ctype, consts)
         if sarg_type is None:
-            self.maybe(f"column {node.value.name} has no SARG type")
+            self.maybe(f"column {node.value.name} has no SARG type", node)
             return
         try:
             low = self.box(node.low, sarg_type, ctype) if isinstance(node.low, HqlLiteral) else None
             high = self.box(node.high, sarg_type, ctype) if isinstance(node.high, HqlLiteral) else None
         except ValueError as exc:
-            self.maybe(str(exc))
+            self.maybe(str(exc), node)
             return
+        if low is None or high is None:
+            self.unknown.append((node, "a NULL or non-literal bound"))
         self.builder.between(name, sarg_type, low, high)
 
-    def prefixes(self, expr: Expr) -> tuple[PrefixCondition, ...]:
+    def prefixes(self, expr: Expr, exact: set[int] | None = None) -> tuple[PrefixCondition, ...]:
         """The prefix each top-level conjunct ``col [NOT] LIKE 'literal'`` implies (:mod:`sarg.prefix`), on a
-        string column (any column without a schema; never ``char(n)``, whose values are padded)."""
+        string column (any column without a schema; never ``char(n)``, whose values are padded). ``exact``
+        collects the ``id`` of each LIKE whose pattern is exactly its prefix (a literal and ``%``)."""
         conjuncts = list(expr.children) if isinstance(expr, HqlLogic) and expr.op == "and" else [expr]
         out: dict[PrefixCondition, None] = {}
         for node in conjuncts:
@@ -215,21 +239,23 @@ class _Emitter:
             if self.columns is not None and (ctype is None or ctype.sarg_type is not Type.STRING
                                              or ctype.char_length is not None):
                 continue
-            prefix, exact = like_prefix(node.pattern.value)
+            prefix, is_exact = like_prefix(node.pattern.value)
             negated = negated != node.negated
-            if negated and not exact:  # NOT LIKE 'a_c%' does not imply NOT starting with 'a'
+            if negated and not is_exact:  # NOT LIKE 'a_c%' does not imply NOT starting with 'a'
                 continue
             out.setdefault(PrefixCondition(name, prefix, negated), None)
+            if is_exact and exact is not None:
+                exact.add(id(node))
         return tuple(out)
 
     def is_null(self, node: IsNull) -> None:
         if not isinstance(node.value, Column):
-            self.maybe("IS NULL needs a column")
+            self.maybe("IS NULL needs a column", node)
             return
         name, ctype = self.resolve(node.value)
         sarg_type = ctype.sarg_type if ctype is not None else (Type.STRING if self.columns is None else None)
         if sarg_type is None:
-            self.maybe(f"column {node.value.name} has no SARG type")
+            self.maybe(f"column {node.value.name} has no SARG type", node)
             return
         self.builder.is_null(name, sarg_type)
 
@@ -239,14 +265,28 @@ def _is_plain_boolean(ctype: ColumnType) -> bool:
     return ctype.hive_type.strip().lower() in ("boolean", "bool")
 
 
-def build_search_argument(expr: Expr, schema: Schema = None, *, spark_rows: bool = False) -> SearchArgument:
-    """The SearchArgument Hive builds for a parsed expression (see :func:`parse_hiveql` for ``spark_rows``)."""
+def build_search_argument(expr: Expr, schema: Schema = None, *, spark_rows: bool = False,
+                          text: str = "") -> SearchArgument:
+    """The SearchArgument Hive builds for a parsed expression (see :func:`parse_hiveql` for ``spark_rows``);
+    ``text``: the text it was parsed from (the unknown parts are listed as written)."""
     columns = resolve_schema(schema) if schema is not None else None
-    emitter = _Emitter(Builder(), columns, spark_rows=spark_rows)
+    emitter = _Emitter(Builder(), columns, spark_rows=spark_rows, text=text)
     emitter.emit(expr)
     built = emitter.builder.build()
-    prefixes = emitter.prefixes(expr)
-    return replace(built, prefixes=prefixes) if prefixes else built
+    exact: set[int] = set()
+    prefixes = emitter.prefixes(expr, exact)
+    return replace(built, prefixes=prefixes, unknowns=emitter.unknown_parts(exact))
+
+
+def _shown(node: Expr) -> str:
+    """A node's short form where its text is not known."""
+    if isinstance(node, Column):
+        return node.name
+    if isinstance(node, Opaque):
+        return node.what
+    if isinstance(node, HqlLiteral):
+        return str(node.value)
+    return type(node).__name__
 
 
 def parse_hiveql(text: str, schema: Schema = None, *, spark_rows: bool = False) -> SearchArgument:
@@ -258,7 +298,7 @@ def parse_hiveql(text: str, schema: Schema = None, *, spark_rows: bool = False) 
     Hive would box in a way Spark does not compare is left unknown (YES_NO_NULL) instead: a double literal
     against a bigint or decimal column (Hive boxes ``big = 9007199254740992D`` to the exact LONG
     9007199254740992; Spark compares as doubles and 9007199254740993 matches too)."""
-    return build_search_argument(parse_expression(text), schema, spark_rows=spark_rows)
+    return build_search_argument(parse_expression(text), schema, spark_rows=spark_rows, text=text)
 
 
 __all__ = ["build_search_argument", "parse_hiveql"]

@@ -12,13 +12,14 @@ import re
 import threading
 from collections import deque
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from importlib import resources
 from typing import Any, cast
 
 import lark
 from lark import Lark, Token, Transformer
 
-from sarg.errors import SargSyntaxError
+from sarg.errors import MAX_DEPTH, SargSyntaxError, too_deep
 from sarg.hiveql.lexing import (
     CAST_FUNCTIONS,
     fold_cast,
@@ -45,9 +46,6 @@ from sarg.hiveql.nodes import (
     Value,
 )
 
-MAX_DEPTH = 200
-"""Deepest logical nesting accepted (Hive's builder normalizes recursively; so does ours)."""
-
 
 def _depth(node: Expr) -> int:
     return node.depth if isinstance(node, (HqlLogic, HqlNot)) else 1
@@ -57,13 +55,48 @@ def _as_value(node: Expr) -> Value:
     """A node used as an operand: predicates and logic are then opaque expressions."""
     if isinstance(node, (Column, HqlLiteral, Opaque)):
         return node
-    return Opaque("a boolean expression used as a value")
+    return Opaque("a boolean expression used as a value", span=node.span)
+
+
+_FROZEN_NODES = (Column, HqlLiteral, Opaque, Compare, InList, Between, IsNull, Like)
+
+
+def _span(items: Sequence[Any]) -> tuple[int, int] | None:
+    """Where the text a rule reduced lies: from its first token or node to its last."""
+    start: int | None = None
+    end: int | None = None
+    todo = list(items)
+    while todo:
+        item = todo.pop()
+        if isinstance(item, Token):
+            here: tuple[int, int] | None = (item.start_pos or 0, item.end_pos or 0)
+        elif isinstance(item, list):
+            todo.extend(item)
+            continue
+        else:
+            here = getattr(item, "span", None)
+        if here is not None:
+            start = here[0] if start is None else min(start, here[0])
+            end = here[1] if end is None else max(end, here[1])
+    return None if start is None or end is None else (start, end)
+
+
+def _spanned(callback: Any) -> Any:
+    """A rule callback whose node knows where in the text it was read (``span``)."""
+    def call(items: list[Any]) -> Any:
+        node = callback(items)
+        if isinstance(node, (HqlLogic, HqlNot)):
+            node.span = _span(items)
+        elif isinstance(node, _FROZEN_NODES) and node.span is None:
+            node = replace(node, span=_span(items))
+        return node
+    return call
 
 
 _FRIENDLY = {
     "OR": "OR", "AND": "AND", "NOT": "NOT", "IS": "IS", "IN": "IN", "NULL": "NULL", "TRUE": "TRUE",
     "FALSE": "FALSE", "BETWEEN": "BETWEEN", "LIKE_OP": "LIKE", "CAST": "CAST", "AS": "AS", "CASE": "CASE",
-    "WHEN": "WHEN", "THEN": "THEN", "ELSE": "ELSE", "END": "END", "DISTINCT": "DISTINCT",
+    "WHEN": "WHEN", "THEN": "THEN", "ELSE": "ELSE", "END": "END", "DISTINCT": "DISTINCT", "FROM": "FROM",
     "DATE_KW": "DATE'...'", "TIMESTAMP_KW": "TIMESTAMP'...'", "CONST_KW": "const", "COMP_OP": "a comparison",
     "ADD_OP": "an operator", "MUL_OP": "an operator", "MINUS": "'-'", "PLUS": "'+'", "TILDE": "'~'",
     "BANG": "'!'", "STAR": "'*'", "LPAR": "'('", "RPAR": "')'", "LSQB": "'['", "RSQB": "']'", "COMMA": "','",
@@ -92,6 +125,8 @@ class _Callbacks(Transformer[Token, Any]):
     def __init__(self) -> None:
         super().__init__()
         self.text = ""
+        for name in _SPANNED_RULES:  # the instance's own attribute is what the parser calls
+            setattr(self, name, _spanned(getattr(self, name)))
 
     def _fail(self, message: str, token: Token | None) -> SargSyntaxError:
         pos = (token.start_pos or 0) if token is not None else 0
@@ -119,7 +154,7 @@ class _Callbacks(Transformer[Token, Any]):
         else:
             node = HqlLogic(op, deque([left, right]), 1 + max(_depth(left), _depth(right)))
         if node.depth > MAX_DEPTH:
-            raise self._fail(f"expression nested deeper than {MAX_DEPTH} levels", token)
+            raise too_deep(self.text, token.start_pos or 0)
         return node
 
     def or_(self, items: list[Any]) -> HqlLogic:
@@ -134,7 +169,7 @@ class _Callbacks(Transformer[Token, Any]):
             return child.child  # NOT NOT x is x (Hive's builder cancels them too)
         depth = _depth(child) + 1
         if depth > MAX_DEPTH:
-            raise self._fail(f"expression nested deeper than {MAX_DEPTH} levels", token)
+            raise too_deep(self.text, token.start_pos or 0)
         return HqlNot(child, depth)
 
     # predicates
@@ -154,8 +189,29 @@ class _Callbacks(Transformer[Token, Any]):
     def not_like(self, items: list[Any]) -> Like:
         return Like(_as_value(items[0]), _as_value(items[3]), str(items[2]).lower(), negated=True)
 
-    def opaque_bool(self, items: list[Any]) -> Opaque:
-        return Opaque("a predicate Hive does not push down")
+    # ``a IS NOT DISTINCT FROM b`` is ``a <=> b`` (SQL's spelling, sqlglot's too); IS DISTINCT FROM its NOT
+    def not_distinct(self, items: list[Any]) -> Compare:
+        return Compare("<=>", _as_value(items[0]), _as_value(items[5]))
+
+    def distinct(self, items: list[Any]) -> HqlNot:
+        return HqlNot(Compare("<=>", _as_value(items[0]), _as_value(items[4]), span=_span(items)), 2)
+
+    # ``b IS [NOT] TRUE|FALSE`` is exactly ``[NOT] (b <=> true|false)``: never NULL, and IS NOT TRUE holds for NULL
+    def _is_bool(self, items: list[Any], truth: bool, negated: bool) -> Expr:
+        test = Compare("<=>", _as_value(items[0]), HqlLiteral(LiteralKind.BOOLEAN, truth), span=_span(items))
+        return HqlNot(test, 2) if negated else test
+
+    def is_true(self, items: list[Any]) -> Expr:
+        return self._is_bool(items, True, False)
+
+    def is_false(self, items: list[Any]) -> Expr:
+        return self._is_bool(items, False, False)
+
+    def is_not_true(self, items: list[Any]) -> Expr:
+        return self._is_bool(items, True, True)
+
+    def is_not_false(self, items: list[Any]) -> Expr:
+        return self._is_bool(items, False, True)
 
     def in_(self, items: list[Any]) -> InList:
         args = items[3]
@@ -191,22 +247,30 @@ class _Callbacks(Transformer[Token, Any]):
         inner: Expr = items[1]
         return inner
 
-    def dotted(self, items: list[Any]) -> tuple[str, ...]:
+    def dotted(self, items: list[Any]) -> Column:
         parts: list[str] = []
         for tok in _tok(items, "NAME", "QUOTED_NAME"):
             text = str(tok)
             parts.append(text[1:-1].replace("``", "`") if tok.type == "QUOTED_NAME" else text)
-        return tuple(parts)
+        return Column(tuple(parts))
 
     def column(self, items: list[Any]) -> Column:
-        return Column(items[0])
+        column: Column = items[0]
+        return column
 
-    def function(self, items: list[Any]) -> Value:
-        parts: tuple[str, ...] = items[0]
+    def function(self, items: list[Any]) -> Expr:
+        parts: tuple[str, ...] = items[0].parts
         args = [a for a in items[1:] if isinstance(a, list)]
-        target = CAST_FUNCTIONS.get(parts[-1].lower()) if len(parts) == 1 else None
-        if target is not None and args and len(args[0]) == 1:
-            return fold_cast(_as_value(args[0][0]), target)
+        name = parts[-1].lower() if len(parts) == 1 else ""
+        arg = _as_value(args[0][0]) if args and len(args[0]) == 1 else None
+        target = CAST_FUNCTIONS.get(name)
+        if target is not None and arg is not None:
+            return fold_cast(arg, target)
+        if name in ("isnull", "isnotnull") and isinstance(arg, Column):  # Hive's and Spark's IS [NOT] NULL
+            return IsNull(arg, negated=name == "isnotnull")
+        if name == "isnan" and isinstance(arg, Column):
+            # Spark's isnan(x): true for NaN only, false for NULL: exactly x <=> NaN (NaN equals NaN in Spark)
+            return Compare("<=>", arg, HqlLiteral(LiteralKind.DOUBLE, float("nan")))
         return Opaque(f"function {'.'.join(parts)}")
 
     def args(self, items: list[Any]) -> list[Expr]:
@@ -269,6 +333,13 @@ class _Callbacks(Transformer[Token, Any]):
     def null(self, items: list[Token]) -> HqlLiteral:
         return HqlLiteral(LiteralKind.NULL, None)
 
+
+_SPANNED_RULES = (
+    "or_", "and_", "not_", "compare", "not_distinct", "distinct", "is_null", "is_not_null", "like", "not_like", "is_true", "is_false",
+    "is_not_true", "is_not_false", "in_", "not_in", "between", "not_between", "opaque_op", "negate", "plus",
+    "dotted", "function", "cast", "case", "number", "string", "date_literal", "timestamp_literal", "raw_date",
+    "raw_timestamp", "true", "false", "null",
+)
 
 _local = threading.local()
 

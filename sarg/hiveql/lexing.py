@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as _dt
 import re
 import struct
-from decimal import Decimal, InvalidOperation
+from decimal import Context, Decimal, InvalidOperation
 
 from sarg.hiveql.nodes import INTEGRAL_KINDS, NUMERIC_KINDS, HqlLiteral, LiteralKind, Opaque, Value
 from sarg.literals import Literal, Timestamp, decimal_str, java_double_str
@@ -23,6 +23,7 @@ from sarg.schema import ColumnType
 _INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
 _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
 _HIVE_DECIMAL_MAX_DIGITS = 38
+_WIDE = Context(prec=100)  # decimal arithmetic without rounding
 
 
 def _huge(value: float | Decimal) -> bool:
@@ -110,7 +111,8 @@ def number_literal(text: str) -> HqlLiteral:
     if suffix == "BD":
         return HqlLiteral(LiteralKind.DECIMAL, Decimal(body))
     if suffix == "D" or not integral:
-        return HqlLiteral(LiteralKind.DOUBLE, float(body))
+        exact = Decimal(body) if not suffix and "e" not in body.lower() else None
+        return HqlLiteral(LiteralKind.DOUBLE, float(body), exact)
     value = int(body)
     if value <= _INT_MAX:
         return HqlLiteral(LiteralKind.INT, value)
@@ -128,7 +130,7 @@ def negate_literal(const: HqlLiteral) -> HqlLiteral | Opaque:
     kind = const.kind
     if kind is LiteralKind.BIGINT and isinstance(negated, int) and negated == _INT_MIN:
         kind = LiteralKind.INT  # -2147483648 is an int
-    return HqlLiteral(kind, negated)
+    return HqlLiteral(kind, negated, None if const.exact is None else const.exact.copy_negate())
 
 
 def _float32(value: float) -> float:
@@ -174,9 +176,13 @@ def hql_timestamp(text: str) -> HqlLiteral:
 
 # -- casts of literals (Hive's constant folding) --------------------------------------------------------------
 
+_EXACT_TARGETS = frozenset({"tinyint", "smallint", "int", "integer", "bigint", "decimal", "numeric"})
 CAST_FUNCTIONS = {
     "udftobyte": "tinyint", "udftoshort": "smallint", "udftointeger": "int", "udftolong": "bigint",
     "udftofloat": "float", "udftodouble": "double", "udftostring": "string", "udftoboolean": "boolean",
+    # a type's name called as a function is that cast, in Hive (FunctionRegistry) and in Spark
+    "tinyint": "tinyint", "smallint": "smallint", "int": "int", "bigint": "bigint", "float": "float",
+    "double": "double", "string": "string", "boolean": "boolean", "date": "date", "timestamp": "timestamp",
 }
 _TYPE_PARAMS_RE = re.compile(r"(\w+)\s*(?:\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\))?")
 
@@ -200,6 +206,8 @@ def fold_cast(value: Value, type_text: str) -> Value:
 
 def _fold(value: HqlLiteral, base: str, p1: int | None, p2: int | None) -> Value:
     kind, v = value.kind, value.value
+    if value.exact is not None and base in _EXACT_TARGETS:  # 12.50 to a decimal or an integer: its exact value
+        kind, v = LiteralKind.DECIMAL, value.exact
     limits = {"tinyint": (LiteralKind.TINYINT, 7), "smallint": (LiteralKind.SMALLINT, 15),
               "int": (LiteralKind.INT, 31), "integer": (LiteralKind.INT, 31), "bigint": (LiteralKind.BIGINT, 63)}
     opaque = Opaque(f"CAST(... AS {base})")
@@ -236,7 +244,8 @@ def _fold(value: HqlLiteral, base: str, p1: int | None, p2: int | None) -> Value
         elif kind is LiteralKind.STRING:
             assert isinstance(v, str)
             if not _JAVA_DOUBLE_RE.fullmatch(v.strip()):
-                return HqlLiteral(target, None)
+                # null in Hive; Spark also reads 'nan', 'inf', '-Infinity' in any case (and Java hex floats)
+                return opaque
             f = float(v.strip().rstrip("dDfF"))
         else:
             return opaque
@@ -260,7 +269,7 @@ def _fold(value: HqlLiteral, base: str, p1: int | None, p2: int | None) -> Value
             return opaque
         if not d.is_finite():
             return HqlLiteral(LiteralKind.DECIMAL, None)
-        q = d.quantize(Decimal(1).scaleb(-scale), rounding="ROUND_HALF_UP")
+        q = d.quantize(Decimal(1).scaleb(-scale), rounding="ROUND_HALF_UP", context=_WIDE)  # 38 digits and more
         if len(q.as_tuple().digits) > precision and q != 0:
             return HqlLiteral(LiteralKind.DECIMAL, None)  # overflow: null
         return HqlLiteral(LiteralKind.DECIMAL, q)
@@ -345,6 +354,8 @@ def box_literal(const: HqlLiteral, sarg_type: Type, column_type: ColumnType | No
 
 def _box(const: HqlLiteral, sarg_type: Type, column_type: ColumnType | None) -> Literal | None:
     kind, v = const.kind, const.value
+    if const.exact is not None and sarg_type in (Type.LONG, Type.DECIMAL):  # 12.50: exactly, never a double
+        kind, v = LiteralKind.DECIMAL, const.exact
     if v is None or kind is LiteralKind.NULL:
         return None
     hive = (column_type.hive_type.strip().lower() if column_type is not None else "")

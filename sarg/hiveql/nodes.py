@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import Enum
 
@@ -46,6 +46,7 @@ class Column:
     """A column reference: its name parts (``t.a`` is ``("t", "a")``; a backquoted name is one part)."""
 
     parts: tuple[str, ...]
+    span: tuple[int, int] | None = field(default=None, compare=False)  # where in the text (start, end)
 
     @property
     def name(self) -> str:
@@ -54,10 +55,17 @@ class Column:
 
 @dataclass(frozen=True)
 class HqlLiteral:
-    """A literal: its Hive type and Python value (None for null)."""
+    """A literal: its Hive type and Python value (None for null).
+
+    ``exact``: for a number written with a fraction and neither exponent nor suffix (``12.50``), its exact
+    value. Hive 2's lexer types it a double; Hive 3+ (``HiveDecimal``) and Spark SQL read it as an exact decimal,
+    and so does this reader wherever the exact value matters (a decimal or integer column, a cast to one): it
+    never goes through a double there."""
 
     kind: LiteralKind
     value: HqlLiteralValue
+    exact: Decimal | None = None
+    span: tuple[int, int] | None = field(default=None, compare=False)  # where in the text (start, end)
 
 
 @dataclass(frozen=True)
@@ -65,6 +73,7 @@ class Opaque:
     """Anything ConvertAstToSearchArg does not understand (functions, arithmetic, CASE, LIKE...)."""
 
     what: str = "expression"
+    span: tuple[int, int] | None = field(default=None, compare=False)  # where in the text (start, end)
 
 
 Value = Column | HqlLiteral | Opaque
@@ -75,6 +84,7 @@ class Compare:
     op: str  # one of = <=> <> < <= > >=  (== and != are normalized)
     left: Value
     right: Value
+    span: tuple[int, int] | None = field(default=None, compare=False)  # where in the text (start, end)
 
 
 @dataclass(frozen=True)
@@ -82,6 +92,7 @@ class InList:
     value: Value
     items: tuple[Value, ...]
     negated: bool
+    span: tuple[int, int] | None = field(default=None, compare=False)  # where in the text (start, end)
 
 
 @dataclass(frozen=True)
@@ -90,12 +101,14 @@ class Between:
     low: Value
     high: Value
     negated: bool
+    span: tuple[int, int] | None = field(default=None, compare=False)  # where in the text (start, end)
 
 
 @dataclass(frozen=True)
 class IsNull:
     value: Value
     negated: bool
+    span: tuple[int, int] | None = field(default=None, compare=False)  # where in the text (start, end)
 
 
 @dataclass(frozen=True)
@@ -107,6 +120,7 @@ class Like:
     pattern: Value
     op: str
     negated: bool
+    span: tuple[int, int] | None = field(default=None, compare=False)  # where in the text (start, end)
 
 
 @dataclass(eq=False)
@@ -116,12 +130,14 @@ class HqlLogic:
     op: str  # "and" | "or"
     children: deque[Expr]
     depth: int
+    span: tuple[int, int] | None = None
 
 
 @dataclass(eq=False)
 class HqlNot:
     child: Expr
     depth: int
+    span: tuple[int, int] | None = None
 
 
 HqlPredicate = Compare | InList | Between | IsNull | Like

@@ -86,7 +86,7 @@ RULES = [
     ("bin = 'x'", "YES_NO_NULL"),
     ("nosuch = 1", "YES_NO_NULL"),
     ("i = null", "YES_NO_NULL"),
-    ("i <=> null", "YES_NO_NULL"),
+    ("i <=> null", "leaf-(IS_NULL i)"),  # exactly IS NULL (Hive's builder: YES_NO_NULL, test_hiveql_oracle)
     ("i BETWEEN null AND 5", "YES_NO_NULL"),
     ("i IN (1, i)", "YES_NO_NULL"),
     ("5 IN (i, 1)", "YES_NO_NULL"),
@@ -95,7 +95,21 @@ RULES = [
     ("not (i = 1 or upper(name) = 'A')", "(not leaf-(EQUALS i 1))"),
     ("i > 1.5", "YES_NO_NULL"),  # Hive would truncate 1.5 to 1 (unsafe); a cast of the column in Hive's plan
     ("(i = 1) = true", "YES_NO_NULL"),
-    ("i is true", "YES_NO_NULL"),
+    ("i is true", "YES_NO_NULL"),  # i is no boolean: true does not convert
+    ("b is true", "leaf-(NULL_SAFE_EQUALS b true)"),  # exactly b <=> true: never NULL
+    ("b is not true", "(not leaf-(NULL_SAFE_EQUALS b true))"),  # NULL is not true
+    ("b IS FALSE", "leaf-(NULL_SAFE_EQUALS b false)"),
+    ("b IS NOT FALSE", "(not leaf-(NULL_SAFE_EQUALS b false))"),
+    ("b <=> false", "leaf-(NULL_SAFE_EQUALS b false)"),
+    ("isnull(i)", "leaf-(IS_NULL i)"),
+    ("isnotnull(i)", "(not leaf-(IS_NULL i))"),
+    ("isnan(d)", "leaf-(NULL_SAFE_EQUALS d NaN)"),  # Spark's isnan: NaN only, never NULL
+    ("not isnan(d)", "(not leaf-(NULL_SAFE_EQUALS d NaN))"),
+    ("isnan(d + 1)", "YES_NO_NULL"),
+    ("d = double('NaN')", "leaf-(EQUALS d NaN)"),
+    ("d = cast('NaN' as double)", "leaf-(EQUALS d NaN)"),
+    ("d <=> double('nan')", "YES_NO_NULL"),  # Hive: NULL; Spark: NaN: never guessed
+    ("i = int('7')", "leaf-(EQUALS i 7)"),
     ("i IN (1, null)", "leaf-(IN i 1 null)"),
     ("arr[0] = 1", "YES_NO_NULL"),
     ("const struct(1, 'a') = s", "YES_NO_NULL"),

@@ -20,10 +20,14 @@ import json
 import random
 import subprocess
 from collections import Counter
+from collections.abc import Callable, Iterator
+from decimal import Context, Decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from sarg.hiveql import parse_hiveql
 from tests.sarg.hiveql_oracle import gen
@@ -123,6 +127,12 @@ DOCUMENTED_DIFFERENCES = [
                                       {"const": "string", "value": "2020-01-02"}]},
                  "ts = '2020-01-02'", "YES_NO_NULL", "leaf-(EQUALS ts 2020-01-02 00:00:00.0)",
                  id="date-only string for a timestamp column"),
+    pytest.param({"op": "<=>", "args": [C, {"const": "void", "value": None}]},
+                 "i <=> NULL", "YES_NO_NULL", "leaf-(IS_NULL i)", id="<=> NULL is exactly IS NULL"),
+    pytest.param({"op": "=", "args": [{"col": "dec", "type": "decimal(10,2)"},
+                                      {"const": "double", "value": "1.00000000000000001"}]},
+                 "dec = 1.00000000000000001", "leaf-(EQUALS dec 1)", "leaf-(EQUALS dec 1.00000000000000001)",
+                 id="unsuffixed 1.00000000000000001 exact (Hive 3+ and Spark), not Hive 2's double"),
 ]
 
 
@@ -177,3 +187,132 @@ def test_spark_orc_conversion_agrees(oracle: Any, filters: list[gen.Node]) -> No
     assert sum(exact) > FILTERS * 0.2, sum(exact)
     print(f"\nSpark OrcFilters vs sarg.hiveql over {FILTERS} filters: {dict(figures)}; "
           f"{sum(exact)} filters fully pushed, checked row by row for the exact SQL truth")
+
+
+# -- forms Hive has, read as Hive reads them (Hive 2.3.10 has no IS TRUE: its equivalent <=> is asked) ----------
+
+B = {"col": "b", "type": "boolean"}
+DBL = {"col": "d", "type": "double"}
+DD = {"col": "dd", "type": "decimal(38,24)"}
+FORMS_SCHEMA = {**gen.SCHEMA, "dd": "decimal(38,24)"}
+
+
+def _not(node: dict[str, Any]) -> dict[str, Any]:
+    return {"op": "not", "args": [node]}
+
+
+def _const(kind: str, value: str) -> dict[str, Any]:
+    return {"const": kind, "value": value}
+
+
+SAME_AS_HIVE = [
+    pytest.param({"op": "<=>", "args": [B, _const("boolean", "false")]}, ["b <=> false", "b IS FALSE"], id="false"),
+    pytest.param({"op": "<=>", "args": [B, _const("boolean", "true")]}, ["b <=> true", "b IS TRUE"], id="true"),
+    pytest.param(_not({"op": "<=>", "args": [B, _const("boolean", "true")]}),
+                 ["NOT (b <=> true)", "b IS NOT TRUE", "b IS DISTINCT FROM true"], id="not true (NULL too)"),
+    pytest.param(_not({"op": "<=>", "args": [B, _const("boolean", "false")]}), ["b IS NOT FALSE"], id="not false"),
+    pytest.param(B, ["b"], id="bare boolean"),
+    pytest.param(_not(B), ["NOT b", "!b"], id="not boolean"),
+    pytest.param({"op": "<=>", "args": [DBL, _const("double", "37.94")]},
+                 ["d <=> 37.94D", "d IS NOT DISTINCT FROM 37.94D"], id="null-safe double"),
+    pytest.param({"op": "<=>", "args": [DBL, _const("double", "NaN")]}, ["isnan(d)", "d <=> double('NaN')"],
+                 id="isnan"),
+    pytest.param({"op": "=", "args": [DBL, _const("double", "NaN")]},
+                 ["d = double('NaN')", "d = cast('NaN' as double)", "d = CAST('NaN' AS DOUBLE)"], id="NaN"),
+    pytest.param({"op": "isnull", "args": [C]}, ["isnull(i)", "i IS NULL"], id="isnull"),
+    pytest.param({"op": ">", "args": [DD, _const("decimal(29,24)", "12345.678899999999999999999999")]},
+                 ["dd > 12345.678899999999999999999999", "dd > 12345.678899999999999999999999BD"],
+                 id="decimal exact"),
+    pytest.param({"op": ">", "args": [DD, _const("decimal(34,28)", "12345.6788999999999999999999999999")]},
+                 ["dd > 12345.6788999999999999999999999999"], id="decimal with more scale than the column"),
+    pytest.param({"op": "in", "args": [DD, _const("decimal(2,1)", "1.5"), _const("decimal(25,24)",
+                                                                                     "-0.000000000000000000000001")]},
+                 ["dd IN (1.5, -0.000000000000000000000001)"], id="decimal IN"),
+]
+
+
+@pytest.fixture(scope="module")
+def hive_on_forms(oracle: Any) -> dict[str, str]:
+    lines = [json.dumps(p.values[0]) for p in SAME_AS_HIVE]
+    return dict(zip(lines, oracle("hive", lines), strict=True))
+
+
+@pytest.mark.parametrize(("hive_json", "texts"), SAME_AS_HIVE)
+def test_forms_read_as_hive_reads_them(hive_on_forms: dict[str, str], hive_json: dict[str, Any],
+                                       texts: list[str]) -> None:
+    hive = hive_on_forms[json.dumps(hive_json)]
+    assert "leaf" in hive, hive  # Hive has the form: a leaf, not YES_NO_NULL
+    for text in texts:
+        assert str(parse_hiveql(text, FORMS_SCHEMA)) == hive, text
+
+
+# -- decimal literals against Hive, one JVM asked line by line --------------------------------------------------
+
+@pytest.fixture(scope="module")
+def hive_live(tmp_path_factory: pytest.TempPathFactory, pyspark_jars: Path,
+              java_tools: tuple[str, str]) -> Iterator[Callable[[dict[str, Any]], str]]:
+    javac, java = java_tools
+    out = tmp_path_factory.mktemp("hiveql_oracle_live")
+    classpath = f"{pyspark_jars}/*"
+    subprocess.run([javac, "-nowarn", "-encoding", "UTF-8", "-cp", classpath, "-d", str(out), str(SOURCE)],
+                   check=True, capture_output=True, timeout=300)
+    proc = subprocess.Popen([java, "-Duser.timezone=UTC", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
+                             *(f"--add-opens=java.base/{p}=ALL-UNNAMED" for p in OPENS),
+                             "-cp", f"{classpath}:{out}", "HiveQlOracle", "hive"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            encoding="utf-8", bufsize=1)
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def ask(node: dict[str, Any]) -> str:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(json.dumps(node) + "\n")
+        proc.stdin.flush()
+        return _unescape(proc.stdout.readline().rstrip("\n"))
+
+    try:
+        yield ask
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=60)
+
+
+def _decimal_type(text: str) -> str:
+    """The type Hive 3's lexer gives a decimal literal (``HiveDecimal``: trailing zeros do not count)."""
+    _, digits, exponent = Decimal(text).normalize(Context(prec=100)).as_tuple()
+    assert isinstance(exponent, int)
+    scale = max(0, -exponent)
+    return f"decimal({max(len(digits) + max(0, exponent), scale, 1)},{scale})"
+
+
+@st.composite
+def _decimal_filters(draw: Any) -> tuple[str, str, str, list[str]]:
+    precision = draw(st.integers(1, 38))
+    column_type = f"decimal({precision},{draw(st.integers(0, precision))})"
+    op = draw(st.sampled_from(["=", "<>", "<", "<=", ">", ">=", "<=>", "in", "between"]))
+    integral = draw(st.integers(0, 20))
+    texts = []
+    for _ in range({"in": draw(st.integers(1, 3)), "between": 2}.get(op, 1)):
+        head = draw(st.text("0123456789", min_size=integral, max_size=integral)).lstrip("0") or "0"
+        tail = draw(st.text("0123456789", min_size=0, max_size=38 - max(len(head), 1)))
+        texts.append(("-" if draw(st.booleans()) else "") + head + ("." + tail if tail else ".0"))
+    return column_type, op, draw(st.sampled_from(["", "BD"])), texts
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=_decimal_filters())
+def test_decimal_literals_as_hive_reads_decimals(hive_live: Callable[[dict[str, Any]], str],
+                                                 case: tuple[str, str, str, list[str]]) -> None:
+    """A decimal column against a decimal literal of at most 38 digits (``12.5``, as Hive 3+ types it, and
+    ``12.5BD``): exactly Hive's SearchArgument, whatever the column's and the literal's precision and scale."""
+    column_type, op, suffix, texts = case
+    col = {"col": "x", "type": column_type}
+    consts = [_const(_decimal_type(t), t) for t in texts]
+    node: dict[str, Any] = {"op": op, "args": [col, *consts]}
+    if op == "between":
+        node["invert"] = False
+    lits = [t + suffix for t in texts]
+    text = (f"x IN ({', '.join(lits)})" if op == "in" else f"x BETWEEN {lits[0]} AND {lits[1]}"
+            if op == "between" else f"x {op} {lits[0]}")
+    hive = hive_live(node)
+    assert not hive.startswith("ERROR"), (node, hive)
+    assert str(parse_hiveql(text, {"x": column_type})) == hive, text

@@ -20,7 +20,7 @@
 // spark: org.apache.spark.sql.sources.Filter objects (as Spark's DataSourceStrategy makes them: column on the
 //        left, BETWEEN as >= AND <=, NOT IN as Not(In), a bare boolean column as EqualTo(b, true)) through
 //        OrcFilters.createFilter; prints toString() or NONE when Spark pushes nothing.
-// One output line per input line; a failure prints "ERROR <message>".
+// One output line per input line, flushed at once; a failure prints "ERROR <message>".
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -115,6 +115,7 @@ public class HiveQlOracle {
         }
         out.println("ERROR " + oneLine(String.valueOf(root)));
       }
+      out.flush();  // one answer per line as it comes: a test may keep one JVM and ask line by line
     }
     out.flush();
   }

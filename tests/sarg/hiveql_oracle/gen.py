@@ -127,8 +127,11 @@ def predicate(rng: random.Random) -> Node:
     column = rng.choice([*SCHEMA, UNKNOWN] if rng.random() < 0.1 else [c for c in SCHEMA if c != "bin"])
     r = rng.random()
     if r < 0.40:
-        return Node("cmp", [column, literal_for(rng, column)], cmp=rng.choice(["=", "<=>", "<>", "<", "<=", ">", ">="]),
-                    col_right=rng.random() < 0.25)
+        lit = literal_for(rng, column)
+        cmp = rng.choice(["=", "<=>", "<>", "<", "<=", ">", ">="])
+        if cmp == "<=>" and lit.kind is LiteralKind.NULL:  # read as IS NULL: a documented difference
+            cmp = "="
+        return Node("cmp", [column, lit], cmp=cmp, col_right=rng.random() < 0.25)
     if r < 0.55:
         lits = [literal_for(rng, column) for _ in range(rng.randint(1, 4))]
         return Node("in", [column, *lits], negated=rng.random() < 0.3)
