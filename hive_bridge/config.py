@@ -11,7 +11,9 @@ variable                         default                          meaning
 ``HIVE_BRIDGE_SNAPSHOTS``        4                                tables whose planning state a process keeps
 ``HIVE_BRIDGE_MDT_CACHE_MB``     512                              decoded metadata-table column statistics kept in
                                                                   memory, in MiB
-``HIVE_BRIDGE_SCAN_REPORTS``     ``<temp dir>/hive-bridge``       folder of the Spark data source's scan reports
+``HIVE_BRIDGE_SCAN_REPORTS``     ``<cache>/scans`` (the           folder of the Spark data source's scan reports:
+                                 ``HIVE_BRIDGE_CACHE`` folder's   private, created 0700; refused when it is a
+                                 ``scans``)                       link, another user's, or writable by others
 ``HIVE_BRIDGE_PINS``             512                              table states the Spark file index keeps pinned
                                                                   for the DataFrames that read them
 ``HIVE_BRIDGE_JAVA_SRC``         ``java/`` of the checkout, else  the Java source the Spark file index's jar is
@@ -34,7 +36,6 @@ with the same file names, sizes and timeline).
 from __future__ import annotations
 
 import os
-import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -96,7 +97,7 @@ def settings() -> Settings:
     else:
         xdg = os.environ.get("XDG_CACHE_HOME")
         root = Path(xdg or os.path.join(os.path.expanduser("~"), ".cache")) / "hive-bridge"
-    reports = os.environ.get("HIVE_BRIDGE_SCAN_REPORTS") or os.path.join(tempfile.gettempdir(), "hive-bridge")
+    reports = os.environ.get("HIVE_BRIDGE_SCAN_REPORTS") or root / "scans"
     return Settings(
         cache_root=root,
         snapshots=_int("HIVE_BRIDGE_SNAPSHOTS", 4, 1),
