@@ -309,10 +309,19 @@ class PythonPlanner:
     def _plan(self, pin_id: str, key: str) -> str:
         started = time.perf_counter()
         pin = self.pin(pin_id)
-        planned = self._planned(pin, key, None)
+        planned = self._planned(pin, key, None)  # a failure names the table and the filter (_prune)
         if planned.text is not None:  # every kept file a base file: the same answer as the first time
             self._scanned(pin, list(planned.kept), started)
             return planned.text
+        try:
+            return self._answer(pin, key, planned, started)
+        except Exception as exc:  # merging a kept slice, a file gone: named with the table and the filter
+            shown = filter_text(planned.filt) or key
+            raise SparkReadError(f"hudi-hive {pin.path}: the files the filter {shown} keeps could not be given "
+                                 f"to Spark: {type(exc).__name__}: {exc}") from None
+
+    def _answer(self, pin: Pin, key: str, planned: _Planned, started: float) -> str:
+        """The answer's text: the kept files by partition (a merged slice's file merged now if not cached)."""
         slices = planned.result.slices
         lines = ["OK"]
         kept: list[str] = []

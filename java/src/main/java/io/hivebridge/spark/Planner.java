@@ -58,6 +58,14 @@ public final class Planner {
 
   /** The planner's answer to one request; a failure, an error answer or a timeout is an exception naming what. */
   static String[] call(Supplier<String> what, String request) {
+    return call(what, null, request);
+  }
+
+  /**
+   * {@link #call(Supplier, String)} for a request about one table: an error answer that does not name
+   * {@code table} (a path) gets {@code what} (the table and the scan's filters) in front.
+   */
+  static String[] call(Supplier<String> what, String table, String request) {
     Function<String, String> p = planner;
     if (p == null) {
       throw new IllegalArgumentException("hudi-hive: " + what.get() + ": the hive-bridge planner is not registered in "
@@ -91,6 +99,9 @@ public final class Planner {
     String[] lines = text.split("\n", -1);
     if (!"OK".equals(lines[0])) {
       String msg = lines[0].startsWith("ERR\t") ? Protocol.unquote(lines[0].substring(4)) : lines[0];
+      if (table != null && !msg.contains(table)) {
+        msg = "hudi-hive: " + what.get() + ": " + msg;
+      }
       throw new IllegalArgumentException(msg);
     }
     return lines;
