@@ -26,7 +26,7 @@ from rich.table import Table
 import sarg
 from hive_bridge.errors import HiveBridgeError
 from hive_bridge.pruning import FileVerdict, prune_slices
-from hive_bridge.pruning.pruner import filter_columns
+from hive_bridge.pruning.pruner import filter_columns, unknown_column_note
 from hive_bridge.replay import ReplayInputError, input_lines, replay, replay_workload, write_html
 from hive_bridge.stats.index import ColumnStatsIndex
 from hive_bridge.storage.core import is_local_uri, parse_storage_options
@@ -262,6 +262,8 @@ def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
             "sarg": str(parsed),
             "sarg_old_form": parsed.to_old_string(),
             "hudi_expression": str(expression),
+            "unknown_columns": listing.unknown_columns,
+            "notes": [unknown_column_note(c) for c in listing.unknown_columns],
             "files_total": listing.files_total,
             "files_kept": listing.files_kept,
             "bytes_total": listing.bytes_total,
@@ -295,6 +297,8 @@ def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
     out.print(f"[bold]SearchArgument[/bold]  {escape(str(parsed))}", highlight=False)
     out.print(f"[bold]old form[/bold]        {escape(parsed.to_old_string())}", highlight=False)
     out.print(f"[bold]HudiExpression[/bold]  {escape(str(expression))}", highlight=False)
+    for column in listing.unknown_columns:
+        out.print(f"[bold]unknown column[/bold]  {escape(unknown_column_note(column))}", highlight=False)
     s = Table(title=f"verdicts of {listing.files_total} files by reason")
     s.add_column("files", justify="right")
     s.add_column("verdict")

@@ -66,6 +66,7 @@ class ReplayRow:
             "listing_source": self.listing.listing_source,
             "stats_sources": self.listing.stats_sources,
             "index_sources": self.listing.index_sources,
+            "unknown_columns": self.listing.unknown_columns,
             "seconds": round(self.seconds, 6),
             "kept": [relative_path(table, f.path) for f in self.listing.files],
             **({"verified": self.verified} if self.verified is not None else {}),

@@ -325,6 +325,9 @@ class SearchArgument:
     """Prefix conditions the filter also implies (top-level conjuncts Hive's SearchArgument cannot hold: they are
     a constant YES_NO_NULL in ``expression``, folded away as Hive folds it). The filter implies ``expression AND
     every prefix condition``; pruning judges both. Not printed: ``str()`` is Hive's text of ``expression``."""
+    unknown_columns: tuple[str, ...] = field(default=(), compare=False)
+    """Columns the filter text names that the schema it was read with does not have, as the text spells them
+    (HiveQL text: their conditions became YES_NO_NULL, so they keep every file). Not printed."""
 
     def __str__(self) -> str:
         """Hive's current ``toString()``: the tree with leaves inline."""

@@ -39,6 +39,7 @@ class _Emitter:
     columns: Mapping[str, ColumnType] | None  # None: no schema, types come from the literals
     notes: list[str] = field(default_factory=list)
     spark_rows: bool = False  # the rows are judged by Spark SQL, not by Hive (see parse_hiveql)
+    unknown: dict[str, None] = field(default_factory=dict)  # columns not in the schema, in order of first use
 
     def box(self, const: HqlLiteral, sarg_type: Type, ctype: ColumnType | None) -> Literal | None:
         """``box_literal``; with ``spark_rows``, a double literal never becomes an exact integer or decimal:
@@ -69,6 +70,8 @@ class _Emitter:
         if found is None and len(column.parts) > 1 and find_column(self.columns, column.parts[0]) is None:
             found = find_column(self.columns, ".".join(column.parts[1:]))  # a table alias in front
         if found is None:
+            if find_column(self.columns, column.parts[0]) is None:  # not a field of a column either
+                self.unknown.setdefault(column.name, None)
             return column.name, None
         return found
 
@@ -246,6 +249,8 @@ def build_search_argument(expr: Expr, schema: Schema = None, *, spark_rows: bool
     emitter.emit(expr)
     built = emitter.builder.build()
     prefixes = emitter.prefixes(expr)
+    if emitter.unknown:
+        built = replace(built, unknown_columns=tuple(emitter.unknown))
     return replace(built, prefixes=prefixes) if prefixes else built
 
 
