@@ -69,6 +69,16 @@ def test_replay_records_name_unknown_columns(table: Path, tmp_path: Path) -> Non
     assert [d["files_kept"] for d in docs] == [20, 2, 2]
 
 
+def test_workload_records_name_unknown_columns(table: Path, tmp_path: Path) -> None:
+    log = tmp_path / "explain.log"
+    log.write_text("      filterExpr: (nosuchcol = 1) (type: boolean)\n      filterExpr: (id < 15) (type: boolean)\n")
+    code, out, err = run("replay", "--table", str(table), "--json", "--html", str(tmp_path / "r.html"), str(log))
+    assert code == 0, err
+    docs = [json.loads(line) for line in out.splitlines() if '"summary": true' not in line]
+    assert [(d["filter"], d.get("unknown_columns")) for d in docs] == [("(nosuchcol = 1)", ["nosuchcol"]),
+                                                                      ("(id < 15)", None)]
+
+
 def test_hiveql_reading_records_columns_not_in_the_schema() -> None:
     schema = {"id": "int", "s": "struct<a:int>", "Name": "string"}
     filt = sarg.parse_hiveql("nosuchcol = 1 and t.id > 3 and s.a = 2 and name like 'a%' and other in (1, 2) "
