@@ -2,7 +2,7 @@
 machine, read back by :func:`last_scan_report`. The file is bounded: past :data:`ROTATE_BYTES` it becomes
 ``scans.jsonl.1`` (replacing the previous one) and a new file starts, so a long-lived driver keeps at most two.
 
-The folder (``HIVE_BRIDGE_SCAN_REPORTS``, by default ``scans`` in hive-bridge's cache folder: per user) is private
+The folder (``HIVE_BRIDGE_SCAN_REPORTS``, by default ``$XDG_CACHE_HOME/hive-bridge/scans``: per user) is private
 (:mod:`hive_bridge.spark.private`): created ``0700``, and refused when it is a link, another user's, or writable
 by group or others; the files are created ``0600``, appended to and read without following links. A report that
 cannot be written so is not written (a ``RuntimeWarning`` says why, once per reason): a scan never fails for its

@@ -53,17 +53,19 @@ def _mode(path: Path) -> int:
 
 def test_the_default_folder_is_the_users_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("HIVE_BRIDGE_SCAN_REPORTS", raising=False)
-    monkeypatch.delenv("HIVE_BRIDGE_CACHE", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert config.settings().scan_reports == tmp_path / "home" / ".cache" / "hive-bridge" / "scans"
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert config.settings().scan_reports == tmp_path / "xdg" / "hive-bridge" / "scans"
+    # HIVE_BRIDGE_CACHE (which a driver may set after its workers started) does not move the reports
     monkeypatch.setenv("HIVE_BRIDGE_CACHE", str(tmp_path / "cache"))
-    assert config.settings().scan_reports == tmp_path / "cache" / "scans"
+    assert config.settings().scan_reports == tmp_path / "xdg" / "hive-bridge" / "scans"
     old = os.umask(0)  # the modes are the ones asked for, whatever the umask
     try:
         record_scan({"path": "/t/a", "files_read": 3})
     finally:
         os.umask(old)
-    folder = tmp_path / "cache" / "scans"
+    folder = tmp_path / "xdg" / "hive-bridge" / "scans"
     assert _mode(folder) == 0o700 and _mode(folder / "scans.jsonl") == 0o600
     assert os.lstat(folder).st_uid == os.geteuid()
     assert last_scan_report("/t/a") == {"path": "/t/a", "files_read": 3}
