@@ -98,8 +98,8 @@ def require_authentication(gateway: Any) -> None:
                 continue
         if was_open:
             warnings.warn("py4j's callback server of this session was started without a secret; hive-bridge made "
-                          f"it require the gateway's secret and closed the {len(opened)} connection(s) it had "
-                          "accepted without one (a JVM callback running on one of them at that moment failed): call "
+                          f"it require one and closed the {len(opened)} connection(s) it had accepted without it (a "
+                          "JVM callback running on one of them at that moment fails): call "
                           "hive_bridge.spark.register(spark) before starting streaming queries or listeners",
                           RuntimeWarning, stacklevel=3)
         _SECURED[id(gateway)] = server
