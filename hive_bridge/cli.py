@@ -26,7 +26,7 @@ from rich.table import Table
 import sarg
 from hive_bridge.errors import HiveBridgeError
 from hive_bridge.pruning import FileVerdict, prune_slices
-from hive_bridge.pruning.pruner import filter_columns
+from hive_bridge.pruning.pruner import filter_columns, unknown_column_note
 from hive_bridge.redaction import RedactingStream, redacted_output
 from hive_bridge.replay import read_inputs, replay, replay_workload, write_html
 from hive_bridge.stats.index import ColumnStatsIndex
@@ -268,6 +268,8 @@ def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
             "sarg": str(parsed),
             "sarg_old_form": parsed.to_old_string(),
             "hudi_expression": str(expression),
+            "unknown_columns": listing.unknown_columns,
+            "notes": [unknown_column_note(c) for c in listing.unknown_columns],
             "files_total": listing.files_total,
             "files_kept": listing.files_kept,
             "bytes_total": listing.bytes_total,
@@ -303,6 +305,8 @@ def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
     out.print(f"[bold]SearchArgument[/bold]  {escape(str(parsed))}", highlight=False)
     out.print(f"[bold]old form[/bold]        {escape(parsed.to_old_string())}", highlight=False)
     out.print(f"[bold]HudiExpression[/bold]  {escape(str(expression))}", highlight=False)
+    for column in listing.unknown_columns:
+        out.print(f"[bold]unknown column[/bold]  {escape(unknown_column_note(column))}", highlight=False)
     s = Table(title=f"verdicts of {listing.files_total} files by reason")
     s.add_column("files", justify="right")
     s.add_column("verdict")

@@ -67,6 +67,7 @@ class ReplayRow:
             "stats_sources": self.listing.stats_sources,
             "index_sources": self.listing.index_sources,
             "index_segments_discarded": self.index_segments_discarded,
+            "unknown_columns": self.listing.unknown_columns,
             "seconds": round(self.seconds, 6),
             "kept": [relative_path(table, f.path) for f in self.listing.files],
             **({"verified": self.verified} if self.verified is not None else {}),

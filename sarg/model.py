@@ -340,6 +340,9 @@ class SearchArgument:
     unknowns: tuple[UnknownPart, ...] = field(default=(), compare=False)
     """The parts of the filter text its reader could not turn into leaves (HiveQL: a function, ``LIKE``, two
     columns, a literal that does not convert...), in text order: each keeps files. Not printed."""
+    unknown_columns: tuple[str, ...] = field(default=(), compare=False)
+    """Columns the filter text names that the schema it was read with does not have, as the text spells them
+    (HiveQL text: their conditions became YES_NO_NULL, so they keep every file). Not printed."""
 
     def __str__(self) -> str:
         """Hive's current ``toString()``: the tree with leaves inline."""

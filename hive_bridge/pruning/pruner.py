@@ -41,6 +41,7 @@ from hive_bridge.stats.log_stats import union_stats
 from hive_bridge.stats.rows import leaf_pairs
 from hive_bridge.table.table import HudiTable
 from hive_bridge.typemap import table_sarg_schema
+from sarg.schema import find_column
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,9 @@ class ListStatusResult:
     stats_sources: dict[str, int] = field(default_factory=dict)
     sarg: sarg.SearchArgument | None = None
     verdicts: list[FileVerdict] = field(default_factory=list)
+    #: columns the filter names that the table's schema does not have (:func:`unknown_columns`): their conditions
+    #: are unknown, so they keep every file
+    unknown_columns: list[str] = field(default_factory=list)
 
     @property
     def files_kept(self) -> int:
@@ -207,6 +211,23 @@ def filter_columns(table: HudiTable, filt: sarg.SearchArgument | None) -> set[st
         out.add(name if name is not None else column)
         out.add(column)
     return out
+
+
+def unknown_columns(filt: sarg.SearchArgument | None, schema: Mapping[str, str]) -> list[str]:
+    """The columns ``filt`` names that ``schema`` (a table's SearchArgument schema) does not have, by sarg's one
+    rule for names (:func:`sarg.schema.find_column`): those its text named when it was read (HiveQL: their
+    conditions were left unknown then), and its leaves' and prefix conditions' columns that are neither a column
+    of ``schema`` nor a field of one (``s.a`` of a struct column ``s``); each once, in order of first use."""
+    if filt is None:
+        return []
+    named = [*filt.unknown_columns, *(leaf.column for leaf in filt.leaves), *(p.column for p in filt.prefixes)]
+    return list(dict.fromkeys(c for c in named if find_column(schema, c) is None
+                              and find_column(schema, c.split(".")[0]) is None))
+
+
+def unknown_column_note(column: str) -> str:
+    """What a column of :func:`unknown_columns` means for pruning, as explain and replay say it."""
+    return f"column {column} is not in the table's schema: its conditions are unknown, files kept"
 
 
 def prune_slices(table: HudiTable, index: ColumnStatsIndex, slices: list[FileSlice],
@@ -443,7 +464,8 @@ class Pruner:
         for the kept slices only, and reasons only with ``explain``."""
         slices = self.slices
         n = len(slices)
-        result = ListStatusResult(files=[], slices=[], sarg=filt, query_type=self.query_type)
+        result = ListStatusResult(files=[], slices=[], sarg=filt, query_type=self.query_type,
+                                  unknown_columns=unknown_columns(filt, schema or self.sarg_schema))
         result.files_total = n
         result.bytes_total = self.bytes_total
         result.log_files_total = self.log_files

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
-import tempfile
 import threading
 import time
 import urllib.parse
@@ -36,6 +34,7 @@ from hive_bridge.errors import HudiTableError
 from hive_bridge.layout.fsview import HIVE_DEFAULT_PARTITION, FileSlice
 from hive_bridge.pruning.pruner import READ_OPTIMIZED, SNAPSHOT, ListStatusResult, check_query_type
 from hive_bridge.pruning.snapshot import TableSnapshot, default_cache
+from hive_bridge.spark.callbacks import answer_folder, require_authentication, spool
 from hive_bridge.spark.filters import AndFilter, OrFilter, filter_classes, filter_text, spark_filters_to_sarg
 from hive_bridge.spark.jar import JVM_PACKAGE, jar_path
 from hive_bridge.spark.merge import read_by_hudi_rs
@@ -143,13 +142,12 @@ SPOOL_CHARS = 1 << 16
 
 
 def _spooled(answer: str) -> str:
-    """The answer, or ``FILE\t<path>`` of a temporary file holding it (the JVM reads and deletes it)."""
+    """The answer, or ``FILE\t<path>`` of a file of this process's private answer folder holding it (the JVM reads
+    it from there only, and deletes it); inline when it cannot be written there."""
     if len(answer) <= SPOOL_CHARS:
         return answer
-    fd, path = tempfile.mkstemp(prefix="hive-bridge-answer-", suffix=".txt")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(answer)
-    return "FILE\t" + path
+    path = spool(answer)
+    return answer if path is None else "FILE\t" + path
 
 
 class PythonPlanner:
@@ -311,10 +309,19 @@ class PythonPlanner:
     def _plan(self, pin_id: str, key: str) -> str:
         started = time.perf_counter()
         pin = self.pin(pin_id)
-        planned = self._planned(pin, key, None)
+        planned = self._planned(pin, key, None)  # a failure names the table and the filter (_prune)
         if planned.text is not None:  # every kept file a base file: the same answer as the first time
             self._scanned(pin, list(planned.kept), started)
             return planned.text
+        try:
+            return self._answer(pin, key, planned, started)
+        except Exception as exc:  # merging a kept slice, a file gone: named with the table and the filter
+            shown = filter_text(planned.filt) or key
+            raise SparkReadError(f"hudi-hive {pin.path}: the files the filter {shown} keeps could not be given "
+                                 f"to Spark: {type(exc).__name__}: {exc}") from None
+
+    def _answer(self, pin: Pin, key: str, planned: _Planned, started: float) -> str:
+        """The answer's text: the kept files by partition (a merged slice's file merged now if not cached)."""
         slices = planned.result.slices
         lines = ["OK"]
         kept: list[str] = []
@@ -529,7 +536,8 @@ def is_classic(spark: SparkSession) -> bool:
 
 def attach(spark: SparkSession) -> None:
     """Make ``hudi-hive`` the JVM file index's in ``spark``'s driver: build (once) and load the jar into the
-    driver's class loader, start py4j's callback server, register :func:`planner`."""
+    driver's class loader, start py4j's callback server requiring the gateway's secret (or make the running one
+    require it: :func:`~hive_bridge.spark.callbacks.require_authentication`), register :func:`planner`."""
     if not is_classic(spark):
         raise SparkReadError("the hudi-hive file index needs a classic SparkSession (Spark Connect has no callback "
                              "path to the Python planner)")
@@ -537,14 +545,13 @@ def attach(spark: SparkSession) -> None:
     with _ATTACH_LOCK:
         jvm: Any = spark._jvm
         _load_jar(jvm)  # every call: the thread's context class loader may have changed since
+        # every call (a dictionary look-up once done): the callback server, started here if need be, takes only
+        # connections that present the gateway's secret, also when someone else started it since
+        require_authentication(spark.sparkContext._gateway)
         if app in _ATTACHED:
             return
-        from pyspark.java_gateway import ensure_callback_server_started
-
-        gateway: Any = spark.sparkContext._gateway
-        ensure_callback_server_started(gateway)  # type: ignore[no-untyped-call]
         timeout = int(spark.conf.get(TIMEOUT_CONF, "300000") or "300000")
-        getattr(jvm, JVM_PACKAGE).Planner.register(_PLANNER, timeout)
+        getattr(jvm, JVM_PACKAGE).Planner.register(_PLANNER, timeout, answer_folder())
         guard_parquet_pushdown(spark)
         _ATTACHED.add(app)
 

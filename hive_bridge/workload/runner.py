@@ -110,6 +110,8 @@ class FilterEntry:
                 "dropped_by_statistics": lst.dropped_by_statistics,
                 "query_type": lst.query_type, "seconds": round(self.seconds, 6),
             })
+            if lst.unknown_columns:
+                out["unknown_columns"] = lst.unknown_columns
         if self.spark_scans:
             out.update({"spark_scans_measured": self.spark_scans, "spark_files_read": self.spark_files,
                         "spark_bytes_read": self.spark_bytes})

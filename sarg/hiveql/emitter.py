@@ -42,6 +42,7 @@ class _Emitter:
     text: str = ""  # the filter's text, for the unknown parts' own text
     #: the parts that became YES_NO_NULL: (the node, why), in the order met
     unknown: list[tuple[Expr, str]] = field(default_factory=list)
+    unknown_columns: dict[str, None] = field(default_factory=dict)  # columns not in the schema, in order of first use
 
     def box(self, const: HqlLiteral, sarg_type: Type, ctype: ColumnType | None) -> Literal | None:
         """``box_literal``; with ``spark_rows``, a double literal never becomes an exact integer or decimal:
@@ -86,6 +87,8 @@ class _Emitter:
         if found is None and len(column.parts) > 1 and find_column(self.columns, column.parts[0]) is None:
             found = find_column(self.columns, ".".join(column.parts[1:]))  # a table alias in front
         if found is None:
+            if find_column(self.columns, column.parts[0]) is None:  # not a field of a column either
+                self.unknown_columns.setdefault(column.name, None)
             return column.name, None
         return found
 
@@ -275,7 +278,8 @@ def build_search_argument(expr: Expr, schema: Schema = None, *, spark_rows: bool
     built = emitter.builder.build()
     exact: set[int] = set()
     prefixes = emitter.prefixes(expr, exact)
-    return replace(built, prefixes=prefixes, unknowns=emitter.unknown_parts(exact))
+    return replace(built, prefixes=prefixes, unknowns=emitter.unknown_parts(exact),
+                   unknown_columns=tuple(emitter.unknown_columns))
 
 
 def _shown(node: Expr) -> str:

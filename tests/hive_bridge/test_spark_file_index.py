@@ -22,7 +22,7 @@ import pytest
 
 import sarg
 from hive_bridge.spark import PYTHON_SOURCE, pin_of, read_table, register
-from hive_bridge.spark.file_index import planner
+from hive_bridge.spark.file_index import PythonPlanner, planner
 from hive_bridge.spark.jar import JVM_PACKAGE, jar_path
 from hive_bridge.testing.writer import HudiWriter
 
@@ -240,8 +240,12 @@ def test_planner_errors_name_the_table_and_filter(spark, hudi_hive, tmp_path) ->
         with pytest.raises(Exception) as info:
             df.where("k = 5").collect()
         text = str(info.value)
+        first = text.split("\n")[0]
         assert str(root) in text and "k" in text and "statistics unreadable" in text
         assert "py4j" not in text.split("\n")[0].lower()
+        # the first line names the table and the scan's filter (as the SearchArgument it was planned as)
+        assert f"hudi-hive {root}: planning the filter " in first and "leaf-(EQUALS k 5)" in first
+        assert first.endswith("failed: RuntimeError: statistics unreadable")
     finally:
         pin.snapshot = real
     # opted in: a planner error reads every latest file instead
@@ -261,10 +265,35 @@ def test_planner_errors_name_the_table_and_filter(spark, hudi_hive, tmp_path) ->
     assert lenient.where("k = 5").count() == 1
     assert len(lenient_pin.last_kept) == 12
     assert df.where("k = 5").count() == 1
-    with pytest.raises(Exception, match="hudi-hive"):
+    with pytest.raises(Exception, match="hudi-hive") as info:
         spark.read.format("hudi-hive").load(str(tmp_path / "nothing-here")).count()
+    assert str(tmp_path / "nothing-here") in str(info.value).split("\n")[0]
     with pytest.raises(Exception, match="query"):
         spark.read.format("hudi-hive").option("hoodie.datasource.query.type", "sideways").load(str(root))
+
+
+def test_failures_after_planning_and_released_relations_name_the_table_and_filter(  # type: ignore[no-untyped-def]
+        spark, hudi_hive, tmp_path, monkeypatch) -> None:
+    root = _cow(tmp_path / "t")
+    df = spark.read.format("hudi-hive").load(str(root))
+
+    def unreadable(*args: Any, **kwargs: Any) -> Any:
+        raise OSError("the file system went away")
+
+    # planned, then failing while the kept files are given to Spark
+    monkeypatch.setattr(PythonPlanner, "_file_of", staticmethod(unreadable))
+    with pytest.raises(Exception, match="the file system went away") as info:
+        df.where("k = 5").collect()
+    first = str(info.value).split("\n")[0]
+    assert f"hudi-hive {root}: the files the filter " in first and "leaf-(EQUALS k 5)" in first
+    monkeypatch.undo()
+    # a relation whose pinned table state was released: the planner knows neither; the file index names both
+    monkeypatch.setenv("HIVE_BRIDGE_PINS", "1")
+    spark.read.format("hudi-hive").load(str(root))  # releases every other relation's table state
+    with pytest.raises(Exception, match="its table state was released") as info:
+        df.where("k = 6").collect()
+    first = str(info.value).split("\n")[0]
+    assert f"hudi-hive: table file:{root}, filters [" in first and "(k = 6" in first
 
 
 def test_a_planner_that_hangs_is_cut_off(spark, hudi_hive, tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -287,8 +316,11 @@ def test_a_planner_that_hangs_is_cut_off(spark, hudi_hive, tmp_path) -> None:  #
     pin.snapshot = Hangs()  # type: ignore[assignment]
     try:
         start = time.monotonic()
-        with pytest.raises(Exception, match="did not answer within 1500 ms"):
+        with pytest.raises(Exception, match="did not answer within 1500 ms") as info:
             df.where("k = 5").collect()
+        first = str(info.value).split("\n")[0]
+        # the table and the scan's filters, as Spark has them (the planner gave no answer to name them)
+        assert f"hudi-hive: table file:{root}, filters [" in first and "(k = 5" in first
         assert time.monotonic() - start < 20
     finally:
         release.set()

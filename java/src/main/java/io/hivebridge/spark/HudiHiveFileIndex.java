@@ -86,7 +86,7 @@ public final class HudiHiveFileIndex implements FileIndex {
     // what a message names (the filters' SQL text is made only for a message)
     Supplier<String> what = () -> "table " + root + ", filters [" + String.join(" AND ",
         all.stream().map(Expression::sql).toList()) + "]";
-    String[] lines = Planner.call(what, "plan\t" + id + "\n" + json);
+    String[] lines = Planner.call(what, root.toUri().getPath(), "plan\t" + id + "\n" + json);
     List<PartitionDirectory> out = parse(lines, what);
     List<Expression> pf = CollectionConverters.asJava(partitionFilters);
     if (pf.isEmpty() || partitionSchema.fields().length == 0) {
@@ -183,7 +183,7 @@ public final class HudiHiveFileIndex implements FileIndex {
   public String[] inputFiles() {
     List<String> out = new ArrayList<>();
     Supplier<String> what = () -> "table " + root;
-    for (PartitionDirectory d : parse(Planner.call(what, "plan\t" + id + "\n[]"), what)) {
+    for (PartitionDirectory d : parse(Planner.call(what, root.toUri().getPath(), "plan\t" + id + "\n[]"), what)) {
       scala.collection.Iterator<org.apache.spark.sql.execution.datasources.FileStatusWithMetadata> it =
           d.files().iterator();
       while (it.hasNext()) {
@@ -195,7 +195,7 @@ public final class HudiHiveFileIndex implements FileIndex {
 
   @Override
   public void refresh() {
-    Planner.call(() -> "refresh table " + root, "refresh\t" + id);
+    Planner.call(() -> "refresh table " + root, root.toUri().getPath(), "refresh\t" + id);
   }
 
   @Override

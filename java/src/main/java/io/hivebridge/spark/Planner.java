@@ -1,9 +1,12 @@
 package io.hivebridge.spark;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -21,6 +24,11 @@ import java.util.function.Supplier;
 public final class Planner {
   private static volatile Function<String, String> planner;
   private static volatile long timeoutMillis = 300_000L;
+  /** the private folder the planner writes long answers into (the only place an answer file is read from) */
+  private static volatile Path answers;
+  /** the name of an answer file (Python's {@code tempfile.mkstemp} with the planner's prefix and suffix) */
+  private static final java.util.regex.Pattern ANSWER_NAME =
+      java.util.regex.Pattern.compile("hive-bridge-answer-[A-Za-z0-9_]+\\.txt");
   private static final ExecutorService POOL = Executors.newCachedThreadPool(r -> {
     Thread t = new Thread(r, "hive-bridge-planner");
     t.setDaemon(true);
@@ -35,12 +43,29 @@ public final class Planner {
     timeoutMillis = timeoutMs;
   }
 
+  /**
+   * Registers the Python planner and the private folder its long answers come through (an answer naming a file
+   * anywhere else is refused).
+   */
+  public static void register(Function<String, String> p, long timeoutMs, String answerFolder) {
+    answers = Path.of(answerFolder).toAbsolutePath().normalize();
+    register(p, timeoutMs);
+  }
+
   public static boolean registered() {
     return planner != null;
   }
 
   /** The planner's answer to one request; a failure, an error answer or a timeout is an exception naming what. */
   static String[] call(Supplier<String> what, String request) {
+    return call(what, null, request);
+  }
+
+  /**
+   * {@link #call(Supplier, String)} for a request about one table: an error answer that does not name
+   * {@code table} (a path) gets {@code what} (the table and the scan's filters) in front.
+   */
+  static String[] call(Supplier<String> what, String table, String request) {
     Function<String, String> p = planner;
     if (p == null) {
       throw new IllegalArgumentException("hudi-hive: " + what.get() + ": the hive-bridge planner is not registered in "
@@ -68,27 +93,52 @@ public final class Planner {
     if (text == null) {
       throw new IllegalArgumentException("hudi-hive: " + what.get() + ": the hive-bridge planner gave no answer");
     }
-    if (text.startsWith("FILE\t")) { // a long answer comes through a temporary file (py4j moves long strings slowly)
-      Path spool = Path.of(text.substring(5));
-      try {
-        text = Files.readString(spool, StandardCharsets.UTF_8);
-      } catch (IOException e) {
-        throw new IllegalArgumentException("hudi-hive: " + what.get() + ": cannot read the planner's answer " + spool
-            + ": " + e.getMessage());
-      } finally {
-        try {
-          Files.deleteIfExists(spool);
-        } catch (IOException ignored) {
-          // a temporary file left behind
-        }
-      }
+    if (text.startsWith("FILE\t")) { // a long answer comes through a file (py4j moves long strings slowly)
+      text = readAnswer(what, text.substring(5));
     }
     String[] lines = text.split("\n", -1);
     if (!"OK".equals(lines[0])) {
       String msg = lines[0].startsWith("ERR\t") ? Protocol.unquote(lines[0].substring(4)) : lines[0];
+      if (table != null && !msg.contains(table)) {
+        msg = "hudi-hive: " + what.get() + ": " + msg;
+      }
       throw new IllegalArgumentException(msg);
     }
     return lines;
+  }
+
+  /**
+   * The answer in the file {@code name}, which is then deleted. Only a regular file (never a link) named as the
+   * planner names them, directly in the folder registered with {@link #register(Function, long, String)}, is
+   * read or deleted.
+   */
+  private static String readAnswer(Supplier<String> what, String name) {
+    Path folder = answers;
+    Path spool = Path.of(name).toAbsolutePath().normalize();
+    if (folder == null || !folder.equals(spool.getParent())
+        || !ANSWER_NAME.matcher(spool.getFileName().toString()).matches()) {
+      throw new IllegalArgumentException("hudi-hive: " + what.get() + ": the planner's answer names the file "
+          + name + ", which is not an answer file of its answer folder " + folder + "; not read");
+    }
+    try {
+      BasicFileAttributes attrs = Files.readAttributes(spool, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+      if (!attrs.isRegularFile()) {
+        throw new IllegalArgumentException("hudi-hive: " + what.get() + ": the planner's answer file " + spool
+            + " is not a regular file; not read");
+      }
+      try (InputStream in = Files.newInputStream(spool, LinkOption.NOFOLLOW_LINKS)) {
+        return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+      }
+    } catch (IOException e) {
+      throw new IllegalArgumentException("hudi-hive: " + what.get() + ": cannot read the planner's answer " + spool
+          + ": " + e.getMessage());
+    } finally {
+      try {
+        Files.deleteIfExists(spool); // in the private folder: the file itself (a link would be removed, not followed)
+      } catch (IOException ignored) {
+        // a file left behind in the private folder (removed with it when the Python process exits)
+      }
+    }
   }
 
   /** The pin ids of the hudi-hive relations a plan reads, comma-separated (for tests and reports). */
