@@ -27,6 +27,7 @@ from lark import Lark
 
 from sarg.errors import SargSyntaxError
 from sarg.grammar import MAX_DEPTH, OPENS, TooDeep, grammar_text
+from sarg.lark_build import build_lark
 from sarg.leaves import LeafEntry, cached_leaf, number_leaf
 from sarg.model import ExpressionTree, PredicateLeaf, SearchArgument, TreeOperator
 from sarg.schema import ColumnType
@@ -439,7 +440,7 @@ def engine() -> _Engine | None:
     if _engine is None and not _engine_failed:
         with _lock:
             if _engine is None and not _engine_failed:
-                parser = Lark(grammar_text(), parser="lalr", lexer="contextual", maybe_placeholders=False)
+                parser = build_lark(grammar_text(), parser="lalr", lexer="contextual", maybe_placeholders=False)
                 try:
                     _engine = _Engine(parser)
                 except (AttributeError, KeyError, TypeError, ValueError):  # pragma: no cover - another lark

@@ -19,6 +19,7 @@ from lark import Lark, Token, Transformer
 from lark.lark import PostLex
 
 from sarg.errors import MAX_DEPTH, SargSyntaxError, too_deep
+from sarg.lark_build import build_lark
 from sarg.leaves import misreadable, number_leaf, read_leaf
 from sarg.model import ExpressionTree, Operator, PredicateLeaf, SearchArgument, TreeOperator
 from sarg.schema import ColumnType
@@ -187,7 +188,7 @@ def _parser() -> tuple[Lark, _Callbacks]:
     state = getattr(_local, "state", None)
     if state is None:
         callbacks = _Callbacks()
-        parser = Lark(grammar_text(), parser="lalr", lexer="contextual", transformer=callbacks,
+        parser = build_lark(grammar_text(), parser="lalr", lexer="contextual", transformer=callbacks,
                       maybe_placeholders=False, postlex=_DepthGuard())
         state = _local.state = (parser, callbacks)
     return state

@@ -45,6 +45,7 @@ from sarg.hiveql.nodes import (
     Opaque,
     Value,
 )
+from sarg.lark_build import build_lark
 
 
 def _depth(node: Expr) -> int:
@@ -349,7 +350,7 @@ def _parser() -> tuple[Lark, _Callbacks]:
     if state is None:
         grammar = resources.files("sarg").joinpath("hiveql.lark").read_text(encoding="utf-8")
         callbacks = _Callbacks()
-        parser = Lark(grammar, parser="lalr", lexer="contextual", transformer=callbacks,
+        parser = build_lark(grammar, parser="lalr", lexer="contextual", transformer=callbacks,
                       maybe_placeholders=False, propagate_positions=False)
         state = _local.state = (parser, callbacks)
     return state

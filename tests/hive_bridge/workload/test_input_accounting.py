@@ -274,8 +274,9 @@ def test_five_thousand_deep_and_or_is_reported_as_explain_reports_it(table: Path
     code, out, err = run("replay", "--table", str(table), "--json", str(driver))
     rows, summary = json_lines(out)
     assert code == 1 and "Traceback" not in err and "RecursionError" not in err
-    assert f"error: {driver}:2: expression nested deeper than 200 levels" in err
-    assert [r["filter"] for r in rows] == ["id IS NOT NULL AND id = 5"]
+    assert re.search(rf"^error: {re.escape(str(driver))}:2: .*expression nested deeper than 200 levels", err, re.M), err
+    # the too-deep list is not read (its files kept as unknown); the scan's other list is, and the next scan too
+    assert sorted(r["filter"] for r in rows) == ["id IS NOT NULL", "id IS NOT NULL AND id = 5"], rows
     assert summary["failed"] == 1
 
 
