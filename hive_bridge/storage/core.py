@@ -558,17 +558,6 @@ class Storage:
         self.requests.add("get", 1 + (md.serialized_size + 8 > min(size, _FOOTER_READ)))
         return md
 
-    def read_ipc(self, location: str) -> pa.Table:
-        """A whole Arrow IPC file: memory-mapped locally; on object storage read whole with one GET (after the
-        HEAD pyarrow makes to learn the size), then decoded in memory — a random-access reader would make one
-        ranged GET per record batch and buffer."""
-        if self.is_local:
-            self.requests.add("get")
-            with pa.memory_map(location, "r") as source:
-                return pa.ipc.open_file(source).read_all()
-        data = self.read_bytes(location)
-        return pa.ipc.open_file(pa.BufferReader(data)).read_all()
-
     # ------------------------------------------------------------------------------------------- writing
 
     def write_bytes(self, location: str, data: bytes) -> None:
