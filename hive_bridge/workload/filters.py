@@ -46,9 +46,6 @@ _MAX_TEXT = 200_000
 _ATTR = re.compile(r"(?P<name>[A-Za-z_][\w$]*(?:\.[\w$]+)*|`[^`]+`)#(?P<id>\d+)L?(?P<field>(?:\.[A-Za-z_][\w$]*)*)")
 _ITEM_START = r"(?=\(|NOT |[A-Za-z_][\w$.]*\(|[A-Za-z_][\w$.]*#\d)"  # after a list's separator
 _DPP = re.compile(r"dynamicpruning#\d+(?: \[[^\]]*\])?")
-#: where an item of a Catalyst list not understood may end: the next item, a connective, a bracket
-_ITEM_END = re.compile(r", | AND | OR |\)|\]\Z")
-_WORD_OP = re.compile(r" (?:NOT )?[A-Za-z]+ ")
 _V1_NAME = re.compile(r"(?P<name>`(?:[^`]|``)+`|[A-Za-z_][\w$]*(?:\.[A-Za-z_][\w$]*)*)")
 _INT = re.compile(r"-?\d+\Z")
 _NUM = re.compile(r"-?\d+(?:\.\d+)?(?:[Ee][-+]?\d+)?\Z")
