@@ -47,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import sarg
 from hive_bridge.advisor import advise_workload
-from hive_bridge.replay import load_workload
+from hive_bridge.app.replay import load_workload
 from hive_bridge.stats.index import ColumnStatsIndex
 from hive_bridge.stats.rows import FORMAT_KEY, FORMAT_VERSION, stats_schema
 from hive_bridge.table.table import HudiTable

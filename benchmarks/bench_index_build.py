@@ -127,8 +127,8 @@ def child(args: argparse.Namespace) -> None:
     start_s = 0.0
     with TreeRss() as tree:
         if args.child == "spark":
-            from hive_bridge import spark_start
-            from hive_bridge.spark_index import SparkStatsReader
+            from hive_bridge.spark import start as spark_start
+            from hive_bridge.spark.index_build import SparkStatsReader
 
             t0 = time.perf_counter()
             spark = spark_start.start_session("bench-index-build", master=args.master)

@@ -59,7 +59,7 @@ import pyarrow as pa
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import sarg
-from hive_bridge.residual import to_sql
+from hive_bridge.filters.residual import to_sql
 from sarg import Operator, TreeOperator
 
 SCHEMA = {"event_id": "bigint", "city": "string", "amount": "double"}
@@ -523,7 +523,7 @@ class Report:
 def run(layout: Layout, work: Path, repeat: int, spark: Any = None, log: Callable[[str], None] = print,
         spark_repeat: int = 1) -> Report:
     from hive_bridge.spark import CACHE_PRUNING, PARQUET_PUSHDOWN, read_slices, spark_schema
-    from hive_bridge.spark_start import start_session
+    from hive_bridge.spark.start import start_session
     from hive_bridge.table.table import HudiTable
 
     lines: list[str] = []

@@ -32,7 +32,7 @@ import pyarrow.compute as pc
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import sarg
-from hive_bridge.expression import translate
+from hive_bridge.filters.expression import translate
 from hive_bridge.pruning.vectorized import StatsTable, prune
 from sarg import Timestamp, Type
 

@@ -28,8 +28,8 @@ import pyarrow.parquet as pq
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import sarg
+from hive_bridge.filters.residual import to_sql
 from hive_bridge.pruning import Pruner
-from hive_bridge.residual import to_sql
 from hive_bridge.spark import PARQUET_PUSHDOWN, read_slices, session, spark_schema
 from hive_bridge.stats.index import ColumnStatsIndex
 from hive_bridge.table.table import HudiTable

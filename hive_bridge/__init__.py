@@ -1,10 +1,10 @@
 """hive-bridge: Hive SearchArguments that prune Hudi tables by column statistics, read with Spark.
 
-The package is in layers, bottom first (``tests/architecture/test_layers.py`` checks them): ``errors`` and
-``config``; ``storage`` (where bytes live); ``formats`` (file byte layouts); ``layout`` (Hudi's table layout);
+The package is in layers, bottom first (``tests/architecture/test_layers.py`` checks them): ``errors``,
+``config`` and ``redaction``; ``storage`` (where bytes live); ``formats`` (file byte layouts); ``layout`` (Hudi's table layout);
 ``mdt`` (the metadata table); ``table`` (the ``HudiTable`` facade); ``stats`` (the statistics index);
-``typemap``, ``expression``, ``residual``; ``pruning``; ``hive`` (handler, metastore); ``spark``; ``workload``
-(log sources for replay); the CLI. ``testing`` holds the test writers and encoders.
+``filters`` (typemap, expression, residual); ``pruning``; ``hive`` (handler, metastore); ``spark``;
+``workload`` (log sources for replay); ``advisor``; ``app`` (the command). ``testing`` holds the test writers and encoders.
 """
 
 from hive_bridge.errors import HiveBridgeError, HudiTableError, MetadataTableError

@@ -46,7 +46,7 @@ from hive_bridge.advisor.simulate import (
     simulate,
 )
 from hive_bridge.errors import HiveBridgeError
-from hive_bridge.expression import HudiExpression, translate
+from hive_bridge.filters.expression import HudiExpression, translate
 from hive_bridge.pruning.pruner import filter_columns
 from hive_bridge.stats.contract import resolve_column
 from hive_bridge.workload.runner import FilterEntry, TableState, Workload

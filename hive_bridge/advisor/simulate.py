@@ -31,7 +31,7 @@ import pyarrow as pa
 
 from hive_bridge.advisor.curves import curve_order, linear_order, rank_nulls_first
 from hive_bridge.advisor.sample import FILE_COLUMN, PARTITION_COLUMN, Sample
-from hive_bridge.expression import HudiExpression
+from hive_bridge.filters.expression import HudiExpression
 from hive_bridge.pruning.vectorized import StatsTable, prune
 from hive_bridge.stats.groups import group_stats
 

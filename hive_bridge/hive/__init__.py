@@ -4,7 +4,7 @@ metastore holds and means is in :mod:`.model` (tables, partitions, Hudi's class 
 a table); what Hudi's Hive sync registers for a Hudi table in :mod:`.sync` (the tables, partition values, the
 Spark data source properties); the thrift client that reads and registers tables in :mod:`.client`; and a
 registered name resolved to the file slices a read starts from, its partitions pruned by their values, in
-:mod:`.resolve`. Type mappings (Hive, Arrow, Spark) are in :mod:`hive_bridge.typemap`.
+:mod:`.resolve`. Type mappings (Hive, Arrow, Spark) are in :mod:`hive_bridge.filters.typemap`.
 
 The names below are the metastore's; the handler's are imported from :mod:`hive_bridge.hive.handler` itself,
 which loads the pruning machinery (importing this package stays light).

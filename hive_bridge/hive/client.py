@@ -380,7 +380,7 @@ def _owner() -> str:
 def _arrow_fields(db: str, name: str, pairs: Sequence[tuple[str, str]]) -> list[pa.Field]:
     import pyarrow as pa
 
-    from hive_bridge.typemap import hive_to_arrow
+    from hive_bridge.filters.typemap import hive_to_arrow
 
     out = []
     for col, typ in pairs:

@@ -129,7 +129,7 @@ class HudiStorageHandler:
         Returns None when nothing can be pushed (the filter translates to "unknown" as a whole). The residual is
         always the whole filter: file pruning is inexact, so every row must still be filtered.
         """
-        from hive_bridge.expression import Constant, translate
+        from hive_bridge.filters.expression import Constant, translate
 
         schema = JobConf(job_conf).schema()
         if isinstance(predicate, sarg.SearchArgument):
@@ -295,7 +295,7 @@ def _slices_under(table: HudiTable, dirs: list[str]) -> list[FileSlice]:
 
 
 def table_desc(table: HudiTable, name: str | None = None) -> TableDesc:
-    from hive_bridge.typemap import arrow_to_sarg_hive_type
+    from hive_bridge.filters.typemap import arrow_to_sarg_hive_type
 
     schema = table.arrow_schema()
     parts = set(table.properties.partition_fields)

@@ -124,11 +124,11 @@ def _agrees(partition: HivePartition, keys: Sequence[tuple[str, str]], path_valu
 def _prune_by_values(partitions: Sequence[HivePartition], keys: Sequence[tuple[str, str]],
                      filt: sarg.SearchArgument, hudi: HudiTable, session_time_zone: str) -> list[bool]:
     """Whether the filter may be true on each partition, judged on its metastore values only: the keys typed as
-    Hive compares partition values (:func:`hive_bridge.typemap.hive_partition_key_to_arrow`), the partitions as a
+    Hive compares partition values (:func:`hive_bridge.filters.typemap.hive_partition_key_to_arrow`), the partitions as a
     statistics table judged by the files' rules (:func:`hive_bridge.pruning.partition_values.prune_partitions`)."""
-    from hive_bridge.expression import translate
+    from hive_bridge.filters.expression import translate
+    from hive_bridge.filters.typemap import hive_partition_key_to_arrow, table_sarg_schema
     from hive_bridge.pruning.partition_values import prune_partitions
-    from hive_bridge.typemap import hive_partition_key_to_arrow, table_sarg_schema
 
     typed = [(key, hive_partition_key_to_arrow(hive_type)) for key, hive_type in keys]
     if all(typ is None for _, typ in typed):

@@ -19,7 +19,7 @@ Tables are registered the way Hudi's ``HiveSyncTool`` registers them in its HMS 
   ``part.N``, ``numPartCols`` / ``partCol.N``: :func:`spark_table_properties`), which is how Spark reads the
   table as a Hudi data source table;
 - columns from the table's schema (meta columns included) without the partition columns, which are the
-  partition keys, typed by :func:`hive_bridge.typemap.arrow_to_hive_sync_type`; one metastore partition per
+  partition keys, typed by :func:`hive_bridge.filters.typemap.arrow_to_hive_sync_type`; one metastore partition per
   Hudi partition, located at ``<base path>/<partition path>``, its values extracted as Hudi's default extractor
   for the table does (hive-style ``k=v``, single or multiple parts: :func:`partition_values`).
 
@@ -134,9 +134,9 @@ def partition_values(partition_path: str, partition_fields: Sequence[str], hive_
 def spark_table_properties(fields: Sequence[pa.Field], partition_fields: Sequence[str],
                            spark_version: str = "") -> dict[str, str]:
     """Hive sync's Spark data source properties (``SparkDataSourceTableUtils.getSparkTableProperties``): the
-    provider, the schema as Spark's JSON (partition columns last; :func:`hive_bridge.typemap.
+    provider, the schema as Spark's JSON (partition columns last; :func:`hive_bridge.filters.typemap.
     arrow_to_spark_schema_json`) cut in parts of 4,000 characters, and the partition columns."""
-    from hive_bridge.typemap import arrow_to_spark_schema_json
+    from hive_bridge.filters.typemap import arrow_to_spark_schema_json
 
     parts = set(partition_fields)
     by_name = {f.name: f for f in fields}
@@ -184,8 +184,8 @@ def plan_hive_sync(base_path: str, database: str | None = None, table: str | Non
     """What ``HiveSyncTool`` registers on its first sync (HMS mode) of the Hudi table at ``base_path``, with its
     defaults (see :meth:`hive_bridge.hive.client.MetastoreClient.sync_hudi_table` for the options)."""
     from hive_bridge.errors import HudiTableError
+    from hive_bridge.filters.typemap import arrow_to_hive_sync_type
     from hive_bridge.table.table import HudiTable
-    from hive_bridge.typemap import arrow_to_hive_sync_type
 
     root = local_location(base_path)
     try:

@@ -19,7 +19,7 @@ from functools import lru_cache
 
 import pyarrow as pa
 
-from hive_bridge.expression import (
+from hive_bridge.filters.expression import (
     ExpressionError,
 )
 from sarg import Timestamp, Type

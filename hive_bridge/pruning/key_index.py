@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from hive_bridge.errors import MetadataTableError
-from hive_bridge.expression import HudiExpression, Op, Predicate
+from hive_bridge.filters.expression import HudiExpression, Op, Predicate
 from hive_bridge.formats.bloom import BloomFilter
 from hive_bridge.layout.fsview import BaseFile, FileSlice
 from hive_bridge.pruning.record_keys import (

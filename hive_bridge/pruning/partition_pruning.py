@@ -32,7 +32,7 @@ import numpy as np
 import pyarrow as pa
 
 from hive_bridge.errors import MetadataTableError
-from hive_bridge.expression import HudiExpression
+from hive_bridge.filters.expression import HudiExpression
 from hive_bridge.formats.parquet_footer import stat_leaves
 from hive_bridge.layout.fsview import FileSlice
 from hive_bridge.mdt.keys import PARTITION_STATS

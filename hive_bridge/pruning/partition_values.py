@@ -17,7 +17,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from hive_bridge.expression import HudiExpression
+from hive_bridge.filters.expression import HudiExpression
 from hive_bridge.layout.fsview import HIVE_DEFAULT_PARTITION
 from hive_bridge.stats.contract import bound_columns
 

@@ -16,7 +16,7 @@ from typing import Protocol, TypeVar
 
 import pyarrow as pa
 
-from hive_bridge.expression import (
+from hive_bridge.filters.expression import (
     And,
     Constant,
     ExpressionError,
@@ -605,7 +605,7 @@ class _Combine(ExpressionVisitor[_L]):
 
 
 def combine(expr: HudiExpression, leaf_value: Callable[[Predicate | Constant, bool], _L]) -> _L:
-    """Hive's and/or/not over the tree (one :func:`~hive_bridge.expression.visit`); ``leaf_value(leaf,
+    """Hive's and/or/not over the tree (one :func:`~hive_bridge.filters.expression.visit`); ``leaf_value(leaf,
     negated)`` gives each leaf's truth (a TruthValue for one file, a Triple of arrays for many)."""
     return visit(expr, _Combine(leaf_value))
 

@@ -19,7 +19,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 import sarg
-from hive_bridge.expression import translate
+from hive_bridge.filters.expression import translate
+from hive_bridge.filters.typemap import table_sarg_schema
 from hive_bridge.layout.fsview import HIVE_DEFAULT_PARTITION, FileSlice
 from hive_bridge.pruning.key_index import KeyIndexes
 from hive_bridge.pruning.partition_pruning import PartitionStatsStage, PartitionVerdicts
@@ -40,7 +41,6 @@ from hive_bridge.stats.index import ColumnStatsIndex, IndexCounters
 from hive_bridge.stats.log_stats import union_stats
 from hive_bridge.stats.rows import leaf_pairs
 from hive_bridge.table.table import HudiTable
-from hive_bridge.typemap import table_sarg_schema
 from sarg.schema import find_column
 
 

@@ -26,7 +26,7 @@ import itertools
 import math
 from collections.abc import Sequence
 
-from hive_bridge.expression import And, HudiExpression, Not, Op, Or, Predicate
+from hive_bridge.filters.expression import And, HudiExpression, Not, Op, Or, Predicate
 from sarg import Type
 from sarg.schema import find_column
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hive_bridge.expression import (
+from hive_bridge.filters.expression import (
     Constant,
     ExpressionError,
     HudiExpression,

@@ -15,7 +15,7 @@ type) for as long as the table's timeline does not change:
 
 The state is never stale: every query compares the timeline first, and the timeline is read *before* the table is
 opened again, so a commit landing meanwhile makes the next query open it again rather than be missed.
-``tests/hive_bridge/test_snapshot.py`` writes commits, rollbacks, replacecommits, deletes and a compaction
+``tests/hive_bridge/pruning/test_snapshot.py`` writes commits, rollbacks, replacecommits, deletes and a compaction
 between queries and compares every planning with one from a fresh open.
 
 Snapshots are shared by threads (two queries at once): a snapshot is never modified once made, apart from

@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hive_bridge.expression import Constant, ExpressionError, HudiExpression, Op, Predicate
+from hive_bridge.filters.expression import Constant, ExpressionError, HudiExpression, Op, Predicate
 from hive_bridge.pruning.domains import Domain, DomainKind, DomainValue, domain_of
 from hive_bridge.pruning.plan import (
     MAX_SIDE,

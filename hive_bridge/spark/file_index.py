@@ -494,7 +494,7 @@ def _to_pyspark(f: dict[str, Any], time_zone: str, positive: bool = True) -> Any
 
 def sarg_types(table: HudiTable) -> dict[str, sarg.Type]:
     """The table's columns' SearchArgument types (columns with no such type left out)."""
-    from hive_bridge.typemap import table_sarg_schema
+    from hive_bridge.filters.typemap import table_sarg_schema
     from sarg.schema import type_of
 
     types: dict[str, sarg.Type] = {}

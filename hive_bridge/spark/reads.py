@@ -23,11 +23,11 @@ import pyarrow as pa
 
 import sarg
 from hive_bridge.errors import HudiTableError
+from hive_bridge.filters.residual import to_sql
 from hive_bridge.layout.fsview import HIVE_DEFAULT_PARTITION, FileSlice
 from hive_bridge.pruning import ListStatusResult
 from hive_bridge.pruning.pruner import SNAPSHOT, check_query_type
 from hive_bridge.pruning.snapshot import default_cache
-from hive_bridge.residual import to_sql
 from hive_bridge.spark.datasource import PYTHON_SOURCE, register_python_source
 from hive_bridge.spark.merge import conform, hudi_reader, merge_with_hudi, read_by_hudi_rs
 from hive_bridge.spark.options import (
@@ -60,7 +60,7 @@ def filter_of(table: HudiTable, filt: str | sarg.SearchArgument | None) -> tuple
     """(SearchArgument to prune with, Spark SQL to apply to rows)."""
     if filt is None or (isinstance(filt, str) and not filt.strip()):
         return None, None
-    from hive_bridge.typemap import table_sarg_schema
+    from hive_bridge.filters.typemap import table_sarg_schema
     from sarg import hiveql
 
     schema = table_sarg_schema(table)

@@ -141,7 +141,7 @@ class ColumnStatsIndex:
         filter's columns: decoding every column's entries of a large table costs seconds), the others' when
         :meth:`complete` is asked for them (as after :meth:`want`). ``reader``: who reads the footers and log
         files the index lacks (a ``hive_bridge.stats.reader.StatsReader``); default ``None``: this process,
-        on ``max_workers`` threads; ``hive_bridge.spark_index.SparkStatsReader(spark)``: Spark executors. The
+        on ``max_workers`` threads; ``hive_bridge.spark.index_build.SparkStatsReader(spark)``: Spark executors. The
         rows stored are the same whoever reads them."""
         if source not in STATS_SOURCES:
             raise HudiTableError(f"unknown statistics source {source!r}: use {', '.join(STATS_SOURCES)}")

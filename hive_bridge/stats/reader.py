@@ -7,7 +7,7 @@ table root — and returns `ReadRows`: one row per file, in the order asked, in 
 then persists the rows of the files read and keeps the others, unknown, in memory only, whoever read them.
 
 - `LocalStatsReader` (the default): this process, a thread pool (`read_footer_stats`, `read_log_stats`).
-- `hive_bridge.spark_index.SparkStatsReader`: Spark executors, `mapPartitions` over the file list; the table
+- `hive_bridge.spark.index_build.SparkStatsReader`: Spark executors, `mapPartitions` over the file list; the table
   layer never imports pyspark.
 
 Both run the same functions, `footer_rows` and `log_rows`, on the whole list (local) or on consecutive chunks

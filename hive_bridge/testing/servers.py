@@ -50,7 +50,7 @@ from types import TracebackType
 from typing import TypeVar
 
 from hive_bridge.errors import HiveBridgeError
-from hive_bridge.logscan import pushdown_predicate, split_reader_line
+from hive_bridge.workload.logscan import pushdown_predicate, split_reader_line
 
 __all__ = [
     "LOOPBACK",

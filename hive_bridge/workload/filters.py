@@ -6,7 +6,7 @@ grammar admits (a literal may end at any closing bracket after which the text go
 conjunct is kept only when every reading has it, so a filter whose split is not certain is unknown — it keeps
 files, as an unknown SearchArgument leaf does, and is counted.
 
-Literals are typed by the table's column types (Hive type names, as :func:`hive_bridge.typemap.table_sarg_schema`
+Literals are typed by the table's column types (Hive type names, as :func:`hive_bridge.filters.typemap.table_sarg_schema`
 gives them); a decimal column's literal stays exact (``1.00000000000000000E-7`` is written ``0.000000100…``, which
 HiveQL reads exactly), a double's ``NaN`` / ``Infinity`` are casts of their text. A literal that does not read as
 its column's type, a column the table lacks, a binary value, a function of a column (``cast(id#1 as string)``;

@@ -18,10 +18,10 @@ from typing import Any
 
 import sarg
 from hive_bridge.errors import HiveBridgeError
+from hive_bridge.filters.typemap import table_sarg_schema
 from hive_bridge.pruning import ListStatusResult
 from hive_bridge.pruning.pruner import READ_OPTIMIZED, SNAPSHOT
 from hive_bridge.pruning.snapshot import SnapshotCache, TableSnapshot
-from hive_bridge.typemap import table_sarg_schema
 from hive_bridge.workload.accounting import Accounts
 from hive_bridge.workload.eventlog import Problem, Scan
 from hive_bridge.workload.filters import translate

@@ -1,5 +1,5 @@
 """Filters in text logs and files of filters, as occurrences: HiveServer2 statements, Spark driver lines, and the
-forms :mod:`hive_bridge.logscan` finds when its scanner is passed in (ORC readers, Hive's ORC pushdown, EXPLAIN's
+forms :mod:`hive_bridge.workload.logscan` finds when its scanner is passed in (ORC readers, Hive's ORC pushdown, EXPLAIN's
 ``filterExpr:``); in a file of filters (:mod:`hive_bridge.workload.inputs` tells one), every line that is not
 blank or a comment. Every line is accounted for (:class:`hive_bridge.workload.accounting.LineCount`).
 
@@ -191,7 +191,7 @@ class _State:
             self._end_statement(out)
 
 
-#: finds the line forms of :mod:`hive_bridge.logscan` in a stream of lines (its ``scan_lines``: objects with
+#: finds the line forms of :mod:`hive_bridge.workload.logscan` in a stream of lines (its ``scan_lines``: objects with
 #: ``source``, ``line``, ``last_line`` and ``text``); passed in by the caller, which sits above this package
 LineScanner = Callable[[Iterable[str]], Iterator[Any]]
 #: how many of a log's latest lines taken by the log readers are remembered, so that a line the scanner also
@@ -208,7 +208,7 @@ def _no_scanner(lines: Iterable[str]) -> Iterator[Any]:
 def file_occurrences(name: str, lines: Iterable[str], time_zone: str = "UTC", scanner: LineScanner | None = None,
                      count: LineCount | None = None, problems: list[Problem] | None = None) -> Iterator[Occurrence]:
     """Every filter occurrence of one text log (its lines streamed once); ``scanner`` also finds the ORC-era
-    forms (``hive_bridge.logscan.scan_lines``). With ``count``, the lines read into filters are counted in
+    forms (``hive_bridge.workload.logscan.scan_lines``). With ``count``, the lines read into filters are counted in
     ``count.filters`` (the others, less those counted failed, in ``count.other`` at the end); ``problems``
     gets a statement or filter line too long to be read."""
     state = _State(name, time_zone, problems)

@@ -251,7 +251,7 @@ def test_replay_resolves_table_names_through_the_metastore(trips: Path, hive_ser
     the filters against it; a name the metastore does not have is reported with its scans."""
     import io
 
-    from hive_bridge.cli import main
+    from hive_bridge.app.cli import main
 
     def stmt(qid: str, sql: str) -> str:
         return (f"2024-01-01T10:00:01,000  INFO [HiveServer2-Background-Pool: Thread-45] ql.Driver: Compiling "

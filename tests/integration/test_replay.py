@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 
 import sarg
-from hive_bridge.cli import main as cli_main
+from hive_bridge.app.cli import main as cli_main
 from hive_bridge.hive import MetastoreClient
 from hive_bridge.pruning import Pruner
 from hive_bridge.spark import read_slices

@@ -1,12 +1,12 @@
 """One rule tells a printed SearchArgument from HiveQL filter text (sarg.detect.looks_like_sarg), and every reader
-of mixed input uses it: sarg.read_filter and the log miner (hive_bridge.logscan) must agree on every text."""
+of mixed input uses it: sarg.read_filter and the log miner (hive_bridge.workload.logscan) must agree on every text."""
 
 from __future__ import annotations
 
 import pytest
 
 import sarg
-from hive_bridge.logscan import scan_lines
+from hive_bridge.workload.logscan import scan_lines
 from sarg import hiveql
 from sarg.detect import looks_like_sarg
 

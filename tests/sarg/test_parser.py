@@ -434,7 +434,7 @@ def test_unbalanced_paren_string_with_one_reading_parses(text: str) -> None:
 def test_misread_paren_strings_make_the_whole_reading_ambiguous() -> None:
     """Hive's text for (s=')' or s='(') and s='x' reads as something else (s='' among others): no single leaf
     can be trusted, so the SearchArgument as a whole is marked ambiguous and pruning treats it as unknown."""
-    from hive_bridge.expression import Constant, translate
+    from hive_bridge.filters.expression import Constant, translate
 
     s = sarg.parse(HIVE_MISREAD, {"s": "string"})
     hive = {")", "(", "x"}

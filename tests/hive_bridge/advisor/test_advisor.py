@@ -16,8 +16,8 @@ import pytest
 
 from hive_bridge.advisor import Advice, advise_workload, hilbert_index, ranks, z_index
 from hive_bridge.advisor.simulate import parse_layout
-from hive_bridge.cli import main
-from hive_bridge.replay import load_workload
+from hive_bridge.app.cli import main
+from hive_bridge.app.replay import load_workload
 from hive_bridge.stats.contract import stat_name
 from hive_bridge.stats.groups import group_stats
 from hive_bridge.stats.index import ColumnStatsIndex

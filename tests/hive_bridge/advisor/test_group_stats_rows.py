@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import sarg
-from hive_bridge.expression import translate
+from hive_bridge.filters.expression import translate
 from hive_bridge.pruning.vectorized import prune
 from hive_bridge.stats.groups import group_stats
 from tests.hive_bridge.rowmodel import (

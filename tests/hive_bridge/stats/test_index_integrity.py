@@ -23,7 +23,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sarg
-from hive_bridge.cli import main
+from hive_bridge.app.cli import main
+from hive_bridge.filters.typemap import table_sarg_schema
 from hive_bridge.formats.parquet_footer import StatsLeaf
 from hive_bridge.pruning import Pruner
 from hive_bridge.stats import segments
@@ -33,7 +34,6 @@ from hive_bridge.stats.integrity import FolderLock, SegmentRejected, clear_inver
 from hive_bridge.stats.reader import FileToRead, LocalStatsReader, ReadRows
 from hive_bridge.table.table import HudiTable
 from hive_bridge.testing.writer import HudiWriter
-from hive_bridge.typemap import table_sarg_schema
 
 REPO = Path(__file__).resolve().parents[3]
 

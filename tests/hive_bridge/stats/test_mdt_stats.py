@@ -250,7 +250,7 @@ def test_pruning_with_mdt_statistics_keeps_every_matching_slice(fixture_tables: 
 
 
 def _hive_types(table: HudiTable) -> list[str]:
-    from hive_bridge.typemap import table_sarg_schema
+    from hive_bridge.filters.typemap import table_sarg_schema
 
     sarg_schema = table_sarg_schema(table)
     return [sarg_schema.get(f.name, "string") for f in table.arrow_schema()]

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from hive_bridge.cli import main
+from hive_bridge.app.cli import main
 
 SHARED = Path(os.environ.get("HIVE_BRIDGE_WORKLOAD_LOGS", "/work/shared/data/workload-logs"))
 HERE = Path(__file__).parent

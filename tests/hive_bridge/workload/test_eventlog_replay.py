@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 import sarg
+from hive_bridge.app.replay import verify_filter
+from hive_bridge.filters.typemap import table_sarg_schema
 from hive_bridge.pruning.snapshot import SnapshotCache
-from hive_bridge.replay import verify_filter
-from hive_bridge.typemap import table_sarg_schema
 from hive_bridge.workload import application_files, read_application
 from hive_bridge.workload.eventlog import Problem
 from tests.hive_bridge.workload.conftest import SHARED, json_lines, run, write_shared_log_table

@@ -14,11 +14,11 @@ from typing import Any
 import pyarrow as pa
 
 import sarg
-from hive_bridge.cli import main
-from hive_bridge.logscan import distinct_filters
-from hive_bridge.residual import sql_literal
+from hive_bridge.app.cli import main
+from hive_bridge.filters.residual import sql_literal
 from hive_bridge.testing.writer import HudiWriter
 from hive_bridge.workload.filters import translate
+from hive_bridge.workload.logscan import distinct_filters
 
 TYPES = {"id": "bigint", "qty": "int", "price": "double", "flag": "boolean", "s": "string", "d": "decimal(38,24)"}
 

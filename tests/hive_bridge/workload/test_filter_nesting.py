@@ -14,7 +14,7 @@ import pyarrow as pa
 import pytest
 
 import sarg
-from hive_bridge.cli import main
+from hive_bridge.app.cli import main
 from hive_bridge.testing.writer import HudiWriter
 from hive_bridge.workload.filters import translate
 from hive_bridge.workload.hiveserver2 import SqlError, table_filters

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 import sarg
-from hive_bridge.residual import to_sql
+from hive_bridge.filters.residual import to_sql
+from hive_bridge.filters.typemap import table_sarg_schema
 from hive_bridge.table import HudiTable
-from hive_bridge.typemap import table_sarg_schema
 from hive_bridge.workload.hiveserver2 import table_filters
 from tests.hive_bridge.workload.conftest import SHARED, json_lines, run
 from tests.hive_bridge.workload.make_hudi_eventlogs import write_tables

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from hive_bridge.cli import main
+from hive_bridge.app.cli import main
 from hive_bridge.pruning.snapshot import SnapshotCache
 from hive_bridge.testing.workloads import SAMPLE_ADVICE, synthetic_workload
 from hive_bridge.workload.htmlreport import HEAT_PALETTE, render_report

@@ -8,9 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 import sarg
+from hive_bridge.app.replay import verify_filter
+from hive_bridge.filters.typemap import table_sarg_schema
 from hive_bridge.pruning.snapshot import SnapshotCache
-from hive_bridge.replay import verify_filter
-from hive_bridge.typemap import table_sarg_schema
 from hive_bridge.workload import application_files, read_application
 from hive_bridge.workload.eventlog import Problem
 from tests.hive_bridge.workload.conftest import json_lines, run
