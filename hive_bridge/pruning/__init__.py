@@ -69,7 +69,7 @@ from hive_bridge.pruning.pruner import (
     FileVerdict,
     ListStatusResult,
     Pruner,
-    partition_stats,
+    partition_value_stats,
     prune_slices,
 )
 from hive_bridge.pruning.scalar import LeafVerdict, Verdict, evaluate
@@ -99,7 +99,7 @@ __all__ = [
     "evaluate",
     "evaluate_table",
     "kept_paths",
-    "partition_stats",
+    "partition_value_stats",
     "plan_leaves",
     "prune",
     "prune_slices",

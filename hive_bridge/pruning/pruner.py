@@ -112,7 +112,7 @@ class ListStatusResult:
         return sum(f.length for f in self.files)
 
 
-def partition_stats(table: HudiTable, slices: list[FileSlice], num_rows: pa.Array | None,
+def partition_value_stats(table: HudiTable, slices: list[FileSlice], num_rows: pa.Array | None,
                     stats: pa.Table | None = None) -> pa.Table:
     """A statistics table of the partition columns.
 
@@ -163,10 +163,6 @@ def partition_stats(table: HudiTable, slices: list[FileSlice], num_rows: pa.Arra
         if has_nan_count(typ):
             columns[stat_name(name, NAN_COUNT)] = pa.nulls(n, pa.int64())   # a path value's NaN: unknown
     return pa.table(columns) if columns else pa.table({"_": pa.nulls(n)}).drop(["_"])
-
-
-#: :func:`partition_stats` under a name the ``partition_stats`` flags of :func:`prune_slices` do not hide
-partition_value_stats = partition_stats
 
 
 def _cast_each(values: list[Any], typ: pa.DataType) -> pa.Array:
@@ -417,7 +413,7 @@ class Pruner:
         return self.groups
 
     def _group(self, group: list[FileSlice], positions: Sequence[int], stats: pa.Table) -> _Group:
-        part = partition_stats(self.table, group, stats.column("num_rows"), stats)
+        part = partition_value_stats(self.table, group, stats.column("num_rows"), stats)
         base_cols = stats.select([c for c in ("path", "partition", "file_size", "instant", "num_rows",
                                               "has_log_files") if c in stats.column_names])
         # stage 1 sees partition values only; stage 2 the column statistics with the partition values
@@ -452,7 +448,7 @@ class Pruner:
         group = self._group(merged, positions, stats)
         with_flag = parts.append_column("has_log_files", pa.array([False] * parts.num_rows, pa.bool_()))
         part_slices = [merged[j] for j in part_slice]
-        group.parts_stats = StatsTable(_concat(with_flag, partition_stats(
+        group.parts_stats = StatsTable(_concat(with_flag, partition_value_stats(
             self.table, part_slices, with_flag.column("num_rows"), with_flag)))
         group.part_slice, group.part_names = part_slice, part_names
         group.whole_record = self.table.properties.whole_record_merge
@@ -488,7 +484,7 @@ class Pruner:
             pstats = None
             if self.use_partition_stats:
                 if self._partition_stage is None:
-                    self._partition_stage = PartitionStatsStage(self.table, slices, partition_stats)
+                    self._partition_stage = PartitionStatsStage(self.table, slices, partition_value_stats)
                 pstats = self._partition_stage.judge(expression, filter_columns(self.table, filt), session_time_zone)
                 result.partition_stats_note = pstats.not_used
                 result.partitions_dropped_by_stats = len(pstats.partitions_dropped)
