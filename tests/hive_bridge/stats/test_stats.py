@@ -562,9 +562,12 @@ def test_empty_table(fixture_copy: Callable[[str], Path]) -> None:
 
 
 def test_fixture_copy_is_private(fixture_copy: Callable[[str], Path], fixture_tables: dict[str, Path]) -> None:
+    shared = fixture_tables["sample_table.cow.v6_nonpartitioned"]
+    before = _segments(shared)  # other tests may have indexed the shared copy; this one must not add to it
     path = fixture_copy("sample_table.cow.v6_nonpartitioned")
+    assert not _segments(path)
     ColumnStatsIndex(HudiTable.open(path)).load()
-    assert _segments(path) and not _segments(fixture_tables["sample_table.cow.v6_nonpartitioned"])
+    assert _segments(path) and _segments(shared) == before
     shutil.rmtree(path)
 
 
