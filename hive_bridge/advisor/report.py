@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from hive_bridge.advisor.advise import Advice
-from hive_bridge.workload.report import human_bytes
+from hive_bridge.workload.formatting import human_bytes
 
 
 def print_advice(out: Console, advice: Sequence[Advice]) -> None:

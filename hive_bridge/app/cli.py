@@ -32,7 +32,7 @@ from hive_bridge.redaction import RedactingStream, redacted_output
 from hive_bridge.stats.index import ColumnStatsIndex
 from hive_bridge.storage.core import is_local_uri, parse_storage_options
 from hive_bridge.table.table import HudiTable
-from hive_bridge.workload.report import human_bytes
+from hive_bridge.workload.formatting import human_bytes
 
 
 class UsageError(HiveBridgeError):

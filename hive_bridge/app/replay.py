@@ -22,8 +22,9 @@ from hive_bridge.stats.index import ColumnStatsIndex
 from hive_bridge.table.table import HudiTable
 from hive_bridge.workload.accounting import EVENTS, Accounts
 from hive_bridge.workload.eventlog import Problem
+from hive_bridge.workload.formatting import human_bytes
 from hive_bridge.workload.logscan import FoundFilter, distinct, distinct_filters, input_filters, scan_lines
-from hive_bridge.workload.report import human_bytes, input_notes, lines_summary
+from hive_bridge.workload.report import input_notes, lines_summary
 
 
 @dataclass

@@ -9,7 +9,8 @@ parquet's printed FilterPredicates (physical values); ``hiveserver2`` derives ea
 from a HiveServer2 statement (sqlglot); ``textlogs`` finds all of these in text logs; ``tables`` resolves a
 scan's location or name to the Hudi table it read; ``sources`` tells event logs from text logs and reads event
 logs here or on Spark executors; ``runner`` collects the occurrences per table and filter and plans each
-distinct filter once through the table's snapshot; ``report`` prints the result or writes JSON Lines;
+distinct filter once through the table's snapshot; ``report`` prints the result or writes JSON Lines
+(``formatting``: figures as people read them, for every report);
 ``insights`` sums it up per table, filter, column and file, and ``htmlreport`` draws that as one self-contained
 HTML page (imported on use: it needs Bokeh).
 """

@@ -36,8 +36,8 @@ from bokeh.transform import dodge
 
 from hive_bridge.redaction import redact, redact_data
 from hive_bridge.workload.eventlog import Problem
+from hive_bridge.workload.formatting import human_bytes
 from hive_bridge.workload.insights import TOP_FILTERS, workload_insights
-from hive_bridge.workload.report import human_bytes
 from hive_bridge.workload.runner import Workload
 
 #: tables drawn in the overview chart (the largest by bytes; every table is in the table beside it)

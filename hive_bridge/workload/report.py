@@ -13,18 +13,9 @@ from rich.table import Table
 
 from hive_bridge.workload.accounting import Accounts
 from hive_bridge.workload.eventlog import Problem
+from hive_bridge.workload.formatting import human_bytes
 from hive_bridge.workload.runner import FilterEntry, TableState, Workload
 from hive_bridge.workload.tables import redact
-
-
-def human_bytes(n: int) -> str:
-    """A byte count as people read it (``48.4 KiB``)."""
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if value < 1024 or unit == "TiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{n} B"  # pragma: no cover
 
 
 def table_totals(state: TableState) -> dict[str, Any]:
