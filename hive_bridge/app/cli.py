@@ -75,6 +75,7 @@ def cmd_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
                                as_json=args.json, query_type=args.query_type, stats_source=args.stats_source,
                                listing=args.listing, storage_options=_storage_options(args),
                                time_zone=args.time_zone, html=args.html, filters=args.filters,
+                               kept_files=args.kept_files,
                                spark_master=(args.master or "local[2]") if args.spark or args.master else None)
     table = _open_table(default, args.listing, args)
     return replay(table, read_inputs(args.logs or [], args.filters), out=out, err=err, time_zone=args.time_zone,
@@ -134,7 +135,7 @@ def cmd_advise(args: argparse.Namespace, out: Console, err: Console) -> int:
     failed = bool(errors or problems or not advice)
     if args.html is not None:
         if not write_html(args.html, work, plan_failures + len(problems), problems, err,
-                          advice=[a.as_json() for a in advice]):
+                          advice=advice):
             return 1
     return 1 if failed else 0
 
@@ -372,6 +373,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "line (repeatable; '-': standard input)")
     p.add_argument("--json", action="store_true", help="JSON Lines: one object per table and distinct filter, "
                                                        "then a summary object")
+    p.add_argument("--kept-files", action="store_true",
+                   help="with --json, each filter's kept files in its object (\"kept\": paths relative to the "
+                        "table); the filter-by-filter replay of one --table always lists them")
     p.add_argument("--html", default=None, metavar="PATH",
                    help="also write the report as one self-contained HTML page (opens offline): bytes read per "
                         "table, the costliest filters, columns, a heat map of the files read, what could not be "

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from typing import Any
 
+from hive_bridge.advisor.advise import Advice, Candidate
 from hive_bridge.layout.fsview import BaseFile, FileSlice
 from hive_bridge.pruning import ListStatusResult
 from hive_bridge.pruning.pruner import FileStatus
@@ -64,26 +64,26 @@ def synthetic_workload(snap: TableSnapshot, tables: int, filters: int, seed: int
     return work
 
 
-SAMPLE_ADVICE: list[dict[str, Any]] = [{
-    "table": "s3://bucket/warehouse/db/events", "sample_rows": 200_000, "samples": 3,
-    "target_file_bytes": 128 * 1024 * 1024, "filters": 42,
-    "candidates": [
-        {"layout": "today", "files_read": 120.0, "bytes_read": 7.5e9, "bytes_low": 7.5e9, "bytes_high": 7.5e9,
-         "saving": 0.0},
-        {"layout": "linear(city)", "files_read": 60.5, "bytes_read": 3.9e9, "bytes_low": 3.1e9,
-         "bytes_high": 4.4e9, "saving": 0.48},
-        {"layout": "z-order(city,event_id)", "files_read": 21.0, "bytes_read": 1.4e9, "bytes_low": 1.0e9,
-         "bytes_high": 2.2e9, "saving": 0.81},
-        {"layout": "hilbert(city,event_id,ts)", "files_read": 25.0, "bytes_read": 1.6e9, "bytes_low": 1.1e9,
-         "bytes_high": 2.0e9, "saving": 0.79},
-        {"layout": "partition(region)", "files_read": 130.0, "bytes_read": 8.1e9, "bytes_low": 7.9e9,
-         "bytes_high": 8.6e9, "saving": -0.08},
+#: a sample of the layout advisor's advice: one table with candidates and a recommendation, one without
+SAMPLE_ADVICE: list[Advice] = [Advice(
+    table="s3://bucket/warehouse/db/events", sample_rows=200_000, samples=3,
+    target_file_bytes=128 * 1024 * 1024, filters=42,
+    candidates=[
+        Candidate("today", files_read=120.0, bytes_read=7.5e9, bytes_low=7.5e9, bytes_high=7.5e9, saving=0.0),
+        Candidate("linear(city)", files_read=60.5, bytes_read=3.9e9, bytes_low=3.1e9, bytes_high=4.4e9,
+                  saving=0.48),
+        Candidate("z-order(city,event_id)", files_read=21.0, bytes_read=1.4e9, bytes_low=1.0e9, bytes_high=2.2e9,
+                  saving=0.81),
+        Candidate("hilbert(city,event_id,ts)", files_read=25.0, bytes_read=1.6e9, bytes_low=1.1e9,
+                  bytes_high=2.0e9, saving=0.79),
+        Candidate("partition(region)", files_read=130.0, bytes_read=8.1e9, bytes_low=7.9e9, bytes_high=8.6e9,
+                  saving=-0.08),
     ],
-    "recommended": {"layout": "z-order(city,event_id)", "saving": 0.81, "settings": {
+    recommended={"layout": "z-order(city,event_id)", "saving": 0.81, "settings": {
         "hoodie.clustering.plan.strategy.sort.columns": "city,event_id",
         "hoodie.layout.optimize.strategy": "z-order", "hoodie.clustering.inline": "true"}},
-    "notes": ["<b>city</b> is filtered by 80% of the scans"],
-}, {
-    "table": "s3://bucket/warehouse/db/dim", "sample_rows": 1000, "samples": 1, "target_file_bytes": 1 << 27,
-    "filters": 2, "candidates": [], "recommended": None, "notes": ["too few filters to advise on"],
-}]
+    notes=["<b>city</b> is filtered by 80% of the scans"],
+), Advice(
+    table="s3://bucket/warehouse/db/dim", sample_rows=1000, samples=1, target_file_bytes=1 << 27,
+    filters=2, candidates=[], recommended=None, notes=["too few filters to advise on"],
+)]

@@ -5,15 +5,15 @@ Sections: totals; per table the bytes Spark read beside what hive-bridge keeps (
 where the log has it); what could not be read; the costliest filters of each table (bytes kept × occurrences,
 the top ones, with how many are left out); per column how often it is filtered on and how well it prunes; per
 table a heat map of the partitions and files the workload reads; and the layout advisor's what-if charts,
-drawn from plain data (``advice``: one dict per table, see :func:`render_report`) so that this layer needs
-nothing of the advisor itself. Every text taken from logs is escaped; URIs are redacted."""
+drawn from what :class:`LayoutAdvice` says of a table (the advisor's ``Advice`` is one) so that this layer
+needs nothing of the advisor itself. Every text taken from logs is escaped; URIs are redacted."""
 
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from bokeh.document import Document
 from bokeh.embed import components
@@ -39,6 +39,59 @@ from hive_bridge.workload.eventlog import Problem
 from hive_bridge.workload.formatting import human_bytes
 from hive_bridge.workload.insights import TOP_FILTERS, workload_insights
 from hive_bridge.workload.runner import Workload
+
+
+class LayoutEstimate(Protocol):
+    """One candidate layout's predicted reads for a table's workload (totals over its occurrences; mean, low and
+    high over the samples) and its saving over today's layout (a fraction; negative: it reads more)."""
+
+    @property
+    def layout(self) -> str: ...
+    @property
+    def files_read(self) -> float: ...
+    @property
+    def bytes_read(self) -> float: ...
+    @property
+    def bytes_low(self) -> float: ...
+    @property
+    def bytes_high(self) -> float: ...
+    @property
+    def saving(self) -> float: ...
+
+
+class LayoutAdvice(Protocol):
+    """What the page shows of the layout advisor's advice for one table: the table (its URI), the sampling, the
+    candidates, the recommended one (``{"layout": str, "saving": float, "settings": {str: str}}``, or None) and
+    notes."""
+
+    @property
+    def table(self) -> str: ...
+    @property
+    def sample_rows(self) -> int: ...
+    @property
+    def samples(self) -> int: ...
+    @property
+    def target_file_bytes(self) -> int: ...
+    @property
+    def filters(self) -> int: ...
+    @property
+    def candidates(self) -> Sequence[LayoutEstimate]: ...
+    @property
+    def recommended(self) -> Mapping[str, Any] | None: ...
+    @property
+    def notes(self) -> Sequence[str]: ...
+
+
+def _advice_data(advice: LayoutAdvice) -> dict[str, Any]:
+    """The advice as plain data, for redaction and drawing."""
+    return {"table": advice.table, "sample_rows": advice.sample_rows, "samples": advice.samples,
+            "target_file_bytes": advice.target_file_bytes, "filters": advice.filters,
+            "candidates": [{"layout": c.layout, "files_read": c.files_read, "bytes_read": c.bytes_read,
+                            "bytes_low": c.bytes_low, "bytes_high": c.bytes_high, "saving": c.saving}
+                           for c in advice.candidates],
+            "recommended": dict(advice.recommended) if advice.recommended is not None else None,
+            "notes": list(advice.notes)}
+
 
 #: tables drawn in the overview chart (the largest by bytes; every table is in the table beside it)
 CHART_TABLES = 20
@@ -406,24 +459,23 @@ def _advice_block(i: int, item: dict[str, Any], div: str | None) -> str:
 
 
 def render_report(work: Workload, failures: int, problems: Sequence[Problem], *,
-                  advice: list[dict[str, Any]] | None = None, top: int = TOP_FILTERS,
+                  advice: Sequence[LayoutAdvice] | None = None, top: int = TOP_FILTERS,
                   title: str = "hive-bridge workload report") -> str:
     """The workload replay as one self-contained HTML page (a string).
 
-    ``advice`` (the layout advisor's output, plain data): one dict per table, ``{"table": str (redacted URI),
-    "sample_rows": int, "samples": int, "target_file_bytes": int, "filters": int, "candidates": [{"layout": str,
-    "files_read": float, "bytes_read": float, "bytes_low": float, "bytes_high": float, "saving": float}],
-    "recommended": {"layout": str, "saving": float, "settings": {str: str}} | None, "notes": [str]}``; None when
-    the advisor was not run (the section says how to run it)."""
+    ``advice``: the layout advisor's advice, one :class:`LayoutAdvice` per table; None when the advisor was not
+    run (the section says how to run it)."""
     return render_insights(workload_insights(work, failures, problems, top=top), advice=advice, title=title)
 
 
-def render_insights(d: dict[str, Any], *, advice: list[dict[str, Any]] | None = None,
+def render_insights(d: dict[str, Any], *, advice: Sequence[LayoutAdvice] | None = None,
                     title: str = "hive-bridge workload report") -> str:
     """The page for :func:`~hive_bridge.workload.insights.workload_insights`' data (see :func:`render_report`).
     Every text of the page comes from ``d``, ``advice`` and ``title``: they are redacted first, so no credential
     reaches the page whichever section or chart shows it."""
-    d, advice, title = redact_data(d), redact_data(advice), redact(title)
+    d, title = redact_data(d), redact(title)
+    items: list[dict[str, Any]] | None = redact_data([_advice_data(a) for a in advice]) if advice is not None \
+        else None
     tables = d["tables"]
     plots: dict[str, Any] = {}
     if (f := bytes_chart(tables)) is not None:
@@ -434,7 +486,7 @@ def render_insights(d: dict[str, Any], *, advice: list[dict[str, Any]] | None = 
         heat = t.get("heat")
         if heat and (f := heat_chart(heat, f"Reads per file: {_short(t['table'], i)}")) is not None:
             plots[f"heat-{i}"] = f
-    for i, item in enumerate(advice or [], start=1):
+    for i, item in enumerate(items or [], start=1):
         if (f := advice_chart(item)) is not None:
             plots[f"advice-{i}"] = f
     if plots:   # one document for every chart, its model graph computed once (not once per chart added)
@@ -483,13 +535,13 @@ def render_insights(d: dict[str, Any], *, advice: list[dict[str, Any]] | None = 
                    f"{heat.get('reads', 0)} file reads in all</p>" + chart(f"heat-{i}") + _partitions_table(heat)
                    if heat else "")
     out.append("<h2 id=advisor>Layout advisor</h2>")
-    if advice is None:
+    if items is None:
         out.append(f"<p>The layout advisor was not run for this report. Run <code>{e(ADVISE_COMMAND)}</code> "
                    "for its what-if figures: the bytes each candidate layout (linear, z-order, Hilbert orders, "
                    "partitioning) would read for this workload, and the Hudi settings of the best one.</p>")
-    elif not advice:
+    elif not items:
         out.append("<p>The layout advisor had no table to advise on.</p>")
-    for i, item in enumerate(advice or [], start=1):
+    for i, item in enumerate(items or [], start=1):
         out.append(_advice_block(i, item, divs.get(f"advice-{i}")))
     res = Resources(mode="inline", components=["bokeh"])
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><meta name="viewport" '
@@ -499,7 +551,7 @@ def render_insights(d: dict[str, Any], *, advice: list[dict[str, Any]] | None = 
 
 
 def write_report(path: str | Path, work: Workload, failures: int, problems: Sequence[Problem], *,
-                 advice: list[dict[str, Any]] | None = None) -> int:
+                 advice: Sequence[LayoutAdvice] | None = None) -> int:
     """Write the page to ``path``; its size in bytes."""
     text = render_report(work, failures, problems, advice=advice)
     data = text.encode("utf-8")

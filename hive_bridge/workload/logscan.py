@@ -25,6 +25,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+import sarg
 from hive_bridge.workload.accounting import FILTERS, LOG, Accounts
 from hive_bridge.workload.eventlog import Problem
 from hive_bridge.workload.inputs import filter_lines, text_lines, with_gaps
@@ -157,8 +158,6 @@ def bare_filter_line(line: str, in_log: bool = True) -> bool:
 
 
 def _parses(text: str) -> bool:
-    import sarg
-
     try:
         sarg.parse_hiveql(text)
     except sarg.SargSyntaxError:
@@ -288,3 +287,23 @@ def input_filters(inputs: Sequence[tuple[str, str | None]], problems: list[Probl
             yield found
         count.filters += filters
         count.other += count.lines - count.failed - count.filters
+
+
+def describe_error(found: FoundFilter, exc: sarg.SargError | RecursionError) -> str:
+    """Where a filter failed, in the input's own file, line and column numbers, with the reason and a caret."""
+    more = f" (and {found.occurrences - 1} more occurrences)" if found.occurrences > 1 else ""
+    where = f"{found.file}: " if found.file else ""
+    if isinstance(exc, RecursionError):
+        return f"error: {where}line {found.line}{more}: expression nested too deeply to read: {_excerpt(found.text)}"
+    if not isinstance(exc, sarg.SargSyntaxError):
+        return f"error: {where}line {found.line}{more}: {exc}: {_excerpt(found.text)}"
+    line = found.line + exc.line - 1
+    column = exc.column + (found.column - 1 if exc.line == 1 else 0)
+    caret = " " * (exc.column - 1) + "^"
+    expected = f"\n  expected one of: {', '.join(exc.expected)}" if exc.expected else ""
+    return (f"error: {where}line {line}, column {column}{more}: {exc.reason}\n  {exc.source_line}\n  {caret}"
+            f"{expected}")
+
+
+def _excerpt(text: str, n: int = 200) -> str:
+    return repr(text if len(text) <= n else text[:n] + "...")

@@ -1,6 +1,7 @@
 """The replay of a workload printed: per table a table of its filters (occurrences, files and bytes kept of the
 total, unknowns, and Spark's own read figures beside hive-bridge's where the log has them), per table totals,
-overall totals and what could not be read; or JSON Lines (one object per table and filter, then one summary)."""
+overall totals and what could not be read; or JSON Lines (one object per table and filter, then one summary).
+The filter-by-filter replay of one table is printed from the same records (:func:`print_filters`)."""
 
 from __future__ import annotations
 
@@ -76,9 +77,16 @@ def input_notes(accounts: Accounts) -> list[str]:
             for c in accounts.inputs.values() if not c.unreadable and not c.filters]
 
 
-def write_json(out: IO[str], work: Workload, failures: int, problems: list[Problem]) -> None:
-    for entry in work.entries():
-        out.write(json.dumps(entry.as_json(), ensure_ascii=False) + "\n")
+def write_json(out: IO[str], work: Workload, failures: int, problems: list[Problem], *, kept_files: bool = False,
+               failed_filters: bool = True) -> None:
+    """JSON Lines: one record per table and filter (:meth:`FilterEntry.as_json`; its kept files too with
+    ``kept_files``; a filter that failed only with ``failed_filters``), then the summary object."""
+    for state in work.tables.values():
+        table = state.snapshot.table if kept_files and state.snapshot is not None else None
+        for entry in state.entries.values():
+            if entry.error and not failed_filters:
+                continue
+            out.write(json.dumps(entry.as_json(kept=table), ensure_ascii=False) + "\n")
     out.write(json.dumps(summary(work, failures, problems), ensure_ascii=False) + "\n")
 
 
@@ -146,3 +154,50 @@ def print_report(out: Console, work: Workload, failures: int, problems: list[Pro
               f"{human_bytes(s['hive_bridge_bytes_kept_measured'])} for them; {len(problems)} input problems; "
               f"{failures} failed", highlight=False)
     out.print(lines_summary(work.accounts), highlight=False)
+
+
+def print_filters(out: Console, state: TableState, failures: int) -> None:
+    """The filter-by-filter replay of one table: a row per filter planned (the text as written, its occurrences,
+    files and bytes kept of the total, files kept only because something was unknown, planning time, and the
+    verification when there was one), what each filter could not say, and the totals."""
+    entries = [e for e in state.entries.values() if e.listing is not None]
+    snap = state.snapshot
+    title = "Filter replay"
+    if snap is not None:
+        title += (f" against {snap.table.name} ({snap.table.properties.table_type}, {len(snap.slices)} latest "
+                  "file slices)")
+    t = Table(title=title, show_lines=False)
+    t.add_column("#", justify="right")
+    t.add_column("filter", overflow="fold", max_width=70)
+    t.add_column("seen", justify="right")
+    t.add_column("files kept", justify="right")
+    t.add_column("bytes kept", justify="right")
+    t.add_column("kept: unknown", justify="right")
+    t.add_column("time", justify="right")
+    if any(e.verified is not None for e in entries):
+        t.add_column("verify")
+    files_total = files_kept = bytes_total = bytes_kept = unknown = 0
+    for i, e in enumerate(entries, start=1):
+        lst = e.listing
+        assert lst is not None
+        cells = [str(i), (e.hiveql if e.kind == "hiveql" else e.sarg_text) or "(none)", str(e.occurrences),
+                 f"{lst.files_kept} / {lst.files_total}",
+                 f"{human_bytes(lst.bytes_kept)} / {human_bytes(lst.bytes_total)}",
+                 str(lst.kept_unknown), f"{e.seconds * 1000:.1f} ms"]
+        if e.verified is not None:
+            cells.append("rows identical" if e.verified else f"DIFFERENT: {e.verify_detail}")
+        t.add_row(*map(escape, cells))  # filter text is not rich markup: `[x]` stays
+        files_total += lst.files_total
+        files_kept += lst.files_kept
+        bytes_total += lst.bytes_total
+        bytes_kept += lst.bytes_kept
+        unknown += lst.kept_unknown
+    out.print(t)
+    for i, e in enumerate(entries, start=1):  # what each filter's text could not say (its files are kept for it)
+        if e.unknown_parts:
+            out.print(escape(f"#{i} unknown: " + "; ".join(e.unknown_parts)), highlight=False)
+    pct = 100.0 * (1 - files_kept / files_total) if files_total else 0.0
+    out.print(f"{len(entries)} distinct filters ({sum(e.occurrences for e in entries)} occurrences); "
+              f"files kept {files_kept} / {files_total} ({pct:.1f}% pruned), bytes kept "
+              f"{human_bytes(bytes_kept)} / {human_bytes(bytes_total)}; {unknown} kept only because something "
+              f"was unknown; {failures} failed", highlight=False)

@@ -14,6 +14,7 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import sarg
@@ -21,12 +22,16 @@ from hive_bridge.errors import HiveBridgeError
 from hive_bridge.filters.typemap import table_sarg_schema
 from hive_bridge.pruning import ListStatusResult
 from hive_bridge.pruning.pruner import READ_OPTIMIZED, SNAPSHOT
-from hive_bridge.pruning.snapshot import SnapshotCache, TableSnapshot
+from hive_bridge.pruning.snapshot import SnapshotCache, TableSnapshot, timeline_state
+from hive_bridge.stats.index import ColumnStatsIndex
+from hive_bridge.table.table import HudiTable
 from hive_bridge.workload.accounting import Accounts
 from hive_bridge.workload.eventlog import Problem, Scan
 from hive_bridge.workload.filters import translate
+from hive_bridge.workload.logscan import FoundFilter, describe_error
 from hive_bridge.workload.readings import UNKNOWN_CALL
 from hive_bridge.workload.tables import TableResolver, redact
+from sarg.detect import looks_like_sarg
 
 #: how many queries are listed per filter (the count is always complete)
 MAX_QUERIES = 50
@@ -89,16 +94,45 @@ class FilterEntry:
     query_type: str = SNAPSHOT
     #: where the filter was first seen (``file:line``), for messages
     origin: str = ""
+    #: the filter as a text input held it (file, line, column, every line it was seen on), when it came from one
+    #: read filter by filter (:meth:`Workload.add_found`)
+    found: FoundFilter | None = None
+    #: the parts of the typed filter that could not be said (their files kept), set when planned
+    unknown_parts: list[str] = field(default_factory=list)
+    #: storage requests made to plan this filter, and made since the table was opened (listing included)
+    requests: dict[str, int] | None = None
+    requests_total: dict[str, int] | None = None
+    #: segments of the persisted index discarded on load (damaged, failing a check, without a checksum)
+    index_segments_discarded: int = 0
+    #: the failure said in full (where, why, a caret under the offending text), for the terminal
+    error_detail: str = ""
 
-    def as_json(self) -> dict[str, Any]:
+    @property
+    def kind(self) -> str | None:
+        """How the filter is written: ``sarg`` (a printed SearchArgument) or ``hiveql``; None for no filter."""
+        if self.found is not None:
+            return self.found.kind
+        if self.hiveql is None:
+            return None
+        return "sarg" if looks_like_sarg(self.hiveql) else "hiveql"
+
+    def as_json(self, *, kept: HudiTable | None = None) -> dict[str, Any]:
+        """The one JSON form of a replayed filter (docs/replay.md lists its fields); with ``kept`` (the entry's
+        table) the kept files too, as paths relative to the table."""
         lst = self.listing
+        found = self.found
         out: dict[str, Any] = {
-            "table": redact(self.table), "filter": self.hiveql, "sarg": self.sarg_text, "time_zone": self.time_zone,
+            "table": redact(self.table), "filter": self.hiveql, "sarg": self.sarg_text, "kind": self.kind,
+            "time_zone": self.time_zone,
             "source": sorted(self.sources)[0] if len(self.sources) == 1 else sorted(self.sources),
-            "occurrences": self.occurrences, "queries": self.queries,
+            "origin": self.origin, "occurrences": self.occurrences, "queries": self.queries,
             "queries_listed": len(self.queries), "unknown_filters": self.unknown,
             "unknown_filter_texts": self.unknown_texts[:10],
         }
+        if found is not None:
+            out["first_line"] = found.line
+            if found.file:
+                out.update({"input": found.file, "lines": found.lines})
         if self.columns:
             out["columns"] = list(self.columns)
         if lst is not None:
@@ -107,11 +141,17 @@ class FilterEntry:
                 "bytes_kept": lst.bytes_kept, "kept_unknown": lst.kept_unknown,
                 "dropped_by_partition": lst.dropped_by_partition,
                 "dropped_by_partition_stats": lst.dropped_by_partition_stats,
+                "partitions_dropped_by_stats": lst.partitions_dropped_by_stats,
                 "dropped_by_statistics": lst.dropped_by_statistics,
-                "query_type": lst.query_type, "seconds": round(self.seconds, 6),
+                "unknown_parts": self.unknown_parts, "kept_log_files": lst.kept_log_files,
+                "query_type": lst.query_type, "log_files_total": lst.log_files_total,
+                "log_files_unknown": lst.log_files_unknown, "listing_source": lst.listing_source,
+                "stats_sources": lst.stats_sources, "index_sources": lst.index_sources,
+                "index_segments_discarded": self.index_segments_discarded,
+                "unknown_columns": lst.unknown_columns, "seconds": round(self.seconds, 6),
             })
-            if lst.unknown_columns:
-                out["unknown_columns"] = lst.unknown_columns
+            if kept is not None:
+                out["kept"] = [relative_path(kept, f.path) for f in lst.files]
         if self.spark_scans:
             out.update({"spark_scans_measured": self.spark_scans, "spark_files_read": self.spark_files,
                         "spark_bytes_read": self.spark_bytes})
@@ -121,7 +161,22 @@ class FilterEntry:
             out["error"] = self.error
         if self.verified is not None:
             out["verified"] = self.verified
+        if self.requests is not None:
+            out.update({"requests": self.requests, "requests_total": self.requests_total})
         return out
+
+
+def relative_path(table: HudiTable, path: str) -> str:
+    """A file's path relative to its table's folder (unchanged when it is not under it)."""
+    base = str(table.base_path).rstrip("/")
+    if path.startswith(base + "/"):
+        return path[len(base) + 1:]
+    if not table.storage.is_local:
+        return path
+    try:
+        return Path(path).relative_to(Path(table.base_path)).as_posix()
+    except ValueError:
+        return path
 
 
 @dataclass
@@ -164,6 +219,34 @@ class Workload:
             except (HiveBridgeError, OSError) as exc:
                 state.error = redact(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
         return state
+
+    def adopt(self, table: HudiTable) -> TableState:
+        """A table already opened, taken as one of the workload's (its statistics index made here, with the
+        workload's ``stats_source``)."""
+        uri = str(table.base_path)
+        state = self.tables.get(uri)
+        if state is None:
+            index = ColumnStatsIndex(table, source=self.stats_source)
+            snap = TableSnapshot(table, index, timeline_state(table), table.latest_file_slices())
+            state = self.tables[uri] = TableState(uri, snap, types=table_sarg_schema(table))
+        return state
+
+    def add_found(self, uri: str, found: FoundFilter, time_zone: str = "UTC") -> FilterEntry:
+        """A filter a text input held, read filter by filter (:func:`hive_bridge.workload.logscan.distinct`:
+        deduplicated, its occurrences counted), counted under table ``uri`` (opened first) as it is: its text is
+        the entry's filter, its input, lines and column say where a failure is."""
+        state = self.table(uri)
+        key = (found.text, time_zone, self.query_type)
+        entry = state.entries.get(key)
+        if entry is None:
+            entry = state.entries[key] = FilterEntry(uri, found.text, time_zone, found.source,
+                                                     query_type=self.query_type, origin=found.where, found=found)
+        entry.occurrences += found.occurrences
+        entry.sources.add(found.source)
+        state.scans += found.occurrences
+        if len(entry.queries) < MAX_QUERIES:
+            entry.queries.append(found.where)
+        return entry
 
     def add_scan(self, scan: Scan) -> None:
         if scan.other:
@@ -272,24 +355,32 @@ class Workload:
             snap = state.snapshot
             if snap is None:
                 continue
+            requests = snap.table.storage.requests
             for entry in state.entries.values():
                 try:
                     parsed = sarg.read_filter(entry.hiveql, state.types) if entry.hiveql else None
                     t0 = time.perf_counter()
-                    entry.listing = snap.plan(parsed, None, entry.time_zone, query_type=entry.query_type)
+                    before = requests.snapshot()
+                    entry.listing = snap.plan(parsed, session_time_zone=entry.time_zone,
+                                              query_type=entry.query_type)
                     entry.seconds = time.perf_counter() - t0
+                    entry.requests, entry.requests_total = requests.since(before), requests.snapshot()
+                    entry.index_segments_discarded = snap.index.counters.corrupt_segments
                     entry.sarg_text = str(parsed) if parsed is not None else None
                     entry.columns = tuple(dict.fromkeys(leaf.column for leaf in parsed.leaves)) if parsed else ()
+                    entry.unknown_parts = [str(part) for part in parsed.unknowns] if parsed else []
                     for part in parsed.unknowns if parsed else ():  # what the filter's text could not say
                         if part.text != UNKNOWN_CALL and str(part) not in entry.unknown_texts:
                             entry.unknown_texts.append(str(part))
                             entry.unknown += 1
-                except (sarg.SargError, HiveBridgeError, ValueError) as exc:
+                except (sarg.SargError, HiveBridgeError, ValueError, RecursionError) as exc:
                     failures += 1
-                    entry.error = str(exc).splitlines()[0]
-                except RecursionError:
-                    failures += 1
-                    entry.error = "expression nested too deeply to read"
+                    if isinstance(exc, RecursionError):
+                        entry.error = "expression nested too deeply to read"
+                    else:
+                        entry.error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                    if entry.found is not None and isinstance(exc, (sarg.SargError, RecursionError)):
+                        entry.error_detail = describe_error(entry.found, exc)
                 if progress is not None:
                     progress()
         return failures

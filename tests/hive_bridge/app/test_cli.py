@@ -66,7 +66,10 @@ def test_replay_json_lines(table: Path, tmp_path: Path) -> None:
     log.write_text(LOG)
     code, out, err = run("replay", "--table", str(table), "--json", str(log))
     assert code == 1  # one filter does not parse
-    docs = [json.loads(line) for line in out.splitlines()]
+    *docs, summary = [json.loads(line) for line in out.splitlines()]
+    # the summary object last, as the workload replay writes it: the filter that failed is counted there
+    assert summary["summary"] is True and summary["failed"] == 1 and summary["filters"] == 5
+    assert summary["tables"][0]["scans"] == 6 and summary["filter_lines"] == 8
     assert [d["filter"] for d in docs] == [
         "leaf-(EQUALS id 5)",
         "leaf-0 = (EQUALS region us)\nleaf-1 = (LESS_THAN id 150)\nexpr = (and leaf-0 leaf-1)",
@@ -416,7 +419,8 @@ def test_replay_reads_each_filters_columns_from_the_metadata_table(tmp_path: Pat
     code, out, err = run("replay", "--json", "--table", str(root), "--listing", "mdt", "--stats-source", "mdt",
                          str(log))
     assert code == 0, err
-    rows = [json.loads(line) for line in out.splitlines()]
+    *rows, summary = [json.loads(line) for line in out.splitlines()]
+    assert summary["summary"] is True and summary["filters"] == len(filters)
     table = HudiTable.open(root)
     eager = Pruner(table, ColumnStatsIndex(table, persist=False, source="mdt"), table.latest_file_slices())
     schema = table_sarg_schema(table)

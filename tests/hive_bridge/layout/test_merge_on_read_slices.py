@@ -152,7 +152,8 @@ def test_replay_judges_the_slice_by_its_log(emptied_base: tuple[Path, str], tmp_
     log = tmp_path / "filters.txt"
     log.write_text("\n".join(FILTERS) + "\n", encoding="utf-8")
     assert main(["replay", "--json", "--table", str(root), str(log)]) == 0
-    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    *rows, summary = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    assert summary["summary"] is True
     assert len(rows) == len(FILTERS)
     for row in rows:
         expected = FILTERS[row["filter"]]
@@ -229,7 +230,8 @@ def test_replay_verify_covers_merged_slices(spark, shared_tables: dict[str, Path
              "(not leaf-(LESS_THAN_EQUALS _hoodie_commit_time 20251220210000000))"]
     log.write_text("\n".join(texts) + "\n", encoding="utf-8")
     code = main(["replay", "--json", "--verify", "--query-type", query_type, "--table", str(root), str(log)])
-    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    *rows, summary = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    assert summary["summary"] is True
     assert code == 0 and len(rows) == len(texts)
     assert all(r["verified"] for r in rows), rows
     assert all(r["query_type"] == query_type for r in rows)

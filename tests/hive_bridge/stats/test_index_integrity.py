@@ -309,8 +309,9 @@ def test_index_and_replay_say_a_segment_was_discarded(three_files: Path, tmp_pat
     log.write_text("      filterExpr: (id = 1) (type: boolean)\n")
     out, err = io.StringIO(), io.StringIO()
     assert main(["replay", "--table", str(three_files), "--json", str(log)], stdout=out, stderr=err) == 0
-    (row,) = [json.loads(line) for line in out.getvalue().splitlines()]
+    row, summary = [json.loads(line) for line in out.getvalue().splitlines()]
     assert row["index_segments_discarded"] == 1 and row["files_kept"] == 1
+    assert summary["summary"] is True and summary["tables"][0]["index_segments_discarded"] == 1
     assert "hive-bridge replay: index segment" in err.getvalue()
 
 

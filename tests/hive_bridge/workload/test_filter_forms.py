@@ -100,7 +100,9 @@ def test_replay_lists_unknown_parts(tmp_path: Path) -> None:
         "s": pa.array(["a special requests", "special x requests", None])}))
     filters = tmp_path / "filters.txt"
     filters.write_text("qty > 3 AND s LIKE '%special%requests%'\nqty <=> NULL\n")
-    rows = {r["filter"]: r for r in _run("replay", "--json", "--table", str(table), str(filters))}
+    *records, summary = _run("replay", "--json", "--table", str(table), str(filters))
+    assert summary["summary"] is True and summary["filters"] == 2
+    rows = {r["filter"]: r for r in records}
     like = rows["qty > 3 AND s LIKE '%special%requests%'"]
     assert like["files_kept"] == 1 and like["unknown_parts"] == [
         "s LIKE '%special%requests%' (LIKE has no SearchArgument leaf)"]

@@ -108,7 +108,8 @@ def test_every_line_of_a_file_of_filters_is_replayed_or_reported(table: Path, tm
         code, out, err = run("replay", "--table", str(table), "--json", *args)
         name = str(path)
     assert "Traceback" not in err
-    rows = [json.loads(line) for line in out.splitlines()]
+    rows, summary = json_lines(out)
+    assert summary["failed"] == 3 and summary["filters"] == len(rows) + 3
     replayed = {line: r["filter"] for r in rows for line in r["lines"]}
     assert all(r["input"] == name for r in rows)
     failed = _failed_lines(err, Path(name))
