@@ -63,8 +63,9 @@ def test_replay_verify_real_sargs(hs2_replay: Any, hudi_copy: Path, spark: Any, 
     log.write_text("\n".join(_orc_log_line(t, s, i) for i, (t, s) in enumerate(pairs)) + "\n")
     out, err = io.StringIO(), io.StringIO()
     code = cli_main(["replay", "--table", str(hudi_copy), "--verify", "--json", str(log)], stdout=out, stderr=err)
-    docs = [json.loads(line) for line in out.getvalue().splitlines()]
+    *docs, summary = [json.loads(line) for line in out.getvalue().splitlines()]
     assert code == 0, err.getvalue()
+    assert summary["summary"] is True and summary["failed"] == 0
     assert docs and all(d["verified"] for d in docs)
     assert sum(d["files_total"] - d["files_kept"] for d in docs) > 0  # the replay pruned files
     assert len(docs) == len({t for t, _ in pairs})

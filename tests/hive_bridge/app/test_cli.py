@@ -88,6 +88,42 @@ def test_replay_json_lines(table: Path, tmp_path: Path) -> None:
     assert "Traceback" not in err
 
 
+def test_filter_by_filter_replay_is_a_view_of_the_workload_replay(table: Path, tmp_path: Path) -> None:
+    """The same filters through both replays: the same record form and the same figures; the kept files listed
+    by the filter-by-filter replay always, by the workload replay with --kept-files only."""
+    filters = tmp_path / "filters.txt"
+    filters.write_text("leaf-(EQUALS id 5)\nid < 20\nregion = 'us' AND id >= 150\nname = 'n007'\nid = 5 AND\n")
+    code, out, err = run("replay", "--table", str(table), "--json", str(filters))
+    assert code == 1 and "line 5, column" in err
+    *single, single_summary = [json.loads(line) for line in out.splitlines()]
+    views = {}
+    for extra in ([], ["--kept-files"]):
+        code, out, err = run("replay", "--table", str(table), "--json", "--html", str(tmp_path / "r.html"), *extra,
+                             "--filters", str(filters))
+        assert code == 1, err
+        *records, summary = [json.loads(line) for line in out.splitlines()]
+        views[bool(extra)] = [r for r in records if "error" not in r], summary
+        # the workload replay writes the failed filter's record too (the view reports it on stderr only)
+        assert [r["error"] for r in records if "error" in r] == ["line 1, column 11: unexpected end of text"]
+    workload, summary = views[True]
+    assert not any("kept" in r for r in views[False][0])
+    assert [r["filter"] for r in single] == [r["filter"] for r in workload] == [
+        "leaf-(EQUALS id 5)", "id < 20", "region = 'us' AND id >= 150", "name = 'n007'"]
+    provenance = {"first_line", "input", "lines"}
+    for a, b in zip(single, workload, strict=True):
+        assert set(a) - provenance == set(b) - provenance, set(a) ^ set(b)
+        assert a["kind"] == b["kind"] and a["origin"] == b["origin"] and a["sarg"] == b["sarg"]
+        for key in ("files_kept", "files_total", "bytes_kept", "kept", "unknown_parts", "dropped_by_statistics",
+                    "dropped_by_partition", "occurrences", "table", "columns"):
+            assert a.get(key) == b.get(key), key
+    assert [r["kind"] for r in single] == ["sarg", "hiveql", "hiveql", "hiveql"]
+    assert single[0]["files_kept"] == 1 and len(single[0]["kept"]) == 1
+    assert [r["first_line"] for r in single] == [1, 2, 3, 4] and single[0]["input"] == str(filters)
+    for key in ("filters", "failed", "filter_lines", "lines", "inputs"):
+        assert single_summary[key] == summary[key], key
+    assert single_summary["failed"] == 1 and single_summary["filters"] == 5
+
+
 def test_replay_table_output_and_totals(table: Path) -> None:
     code, out, err = run("replay", "--table", str(table), "-", stdin="leaf-(EQUALS id 5)\nid < 20\n")
     assert code == 0, err

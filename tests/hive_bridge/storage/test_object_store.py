@@ -289,9 +289,10 @@ def test_replay_json_counts_the_requests_of_each_query(s3: S3Server, tables: dic
         s3.set_latency(0)
     seen = s3.requests()
     assert code == 0, text
-    rows = [json.loads(line) for line in text.splitlines()]
+    *rows, summary = [json.loads(line) for line in text.splitlines()]
+    assert summary["summary"] is True and summary["filters"] == 2 and summary["failed"] == 0
     code, local_text = _cli(["replay", "--table", str(local), "--json", "--listing", "folders", str(log)])
-    local_rows = [json.loads(line) for line in local_text.splitlines()]
+    *local_rows, _ = [json.loads(line) for line in local_text.splitlines()]
     assert [r["kept"] for r in rows] == [r["kept"] for r in local_rows]
     assert [r["files_kept"] for r in rows] == [r["files_kept"] for r in local_rows]
     # the first query read what the index lacked (metadata table, footers, log files), the second read nothing
