@@ -143,7 +143,8 @@ def test_replay_verify_finds_no_difference(table: Path, spark) -> None:  # type:
     code, out, err = run("replay", "--table", str(table), "--verify", "--json", "-",
                          stdin="(or leaf-(EQUALS id 5) leaf-(BETWEEN id 120 125))\nname = 'n199'\n")
     assert code == 0, err
-    docs = [json.loads(line) for line in out.splitlines()]
+    *docs, summary = [json.loads(line) for line in out.splitlines()]
+    assert summary["summary"] is True and summary["failed"] == 0
     assert [d["verified"] for d in docs] == [True, True]
     assert [d["files_kept"] for d in docs] == [2, 1]
 
