@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# two test processes, each test module kept whole in one (its module-scoped tables and Spark work built once)
+PYTEST_ARGS ?= -n 2 --dist loadfile
 
 .PHONY: demo test lint bench java-check jar jar-check browser clean
 
