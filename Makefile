@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 # two test processes, each test module kept whole in one (its module-scoped tables and Spark work built once)
 PYTEST_ARGS ?= -n 2 --dist loadfile
 
-.PHONY: demo test lint bench java-check jar jar-check browser clean
+.PHONY: demo test lint bench java-check jar jar-check browser s3a-jars clean
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,10 +37,16 @@ browser:
 jar-check: $(STAMP) java-check
 	$(BIN)/python tools/check_spark_jar.py $(PYSPARKS)
 
+# Hadoop's S3A connector (hadoop-aws and the AWS SDK v2 bundle it declares, versions pinned in tools/s3a_jars.py)
+# for the tests reading tables on S3 through Spark's parquet reader: fetched once with Maven into .cache/jars/
+# (git-ignored); a failed fetch is reported and those tests skip saying why (under CI they fail). Not for the demo.
+s3a-jars:
+	$(PYTHON) tools/s3a_jars.py
+
 demo: $(STAMP) java-check jar
 	$(BIN)/hive-bridge demo
 
-test: $(STAMP) java-check jar browser
+test: $(STAMP) java-check jar browser s3a-jars
 	$(BIN)/python -m ruff check sarg hive_bridge tests benchmarks
 	$(BIN)/python -m mypy
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

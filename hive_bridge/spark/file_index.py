@@ -36,6 +36,7 @@ from hive_bridge.pruning.pruner import READ_OPTIMIZED, SNAPSHOT, ListStatusResul
 from hive_bridge.pruning.snapshot import TableSnapshot, default_cache
 from hive_bridge.spark.callbacks import answer_folder, require_authentication, spool
 from hive_bridge.spark.filters import AndFilter, OrFilter, filter_classes, filter_text, spark_filters_to_sarg
+from hive_bridge.spark.hadoop import can_open, session_hadoop_conf, spark_storage
 from hive_bridge.spark.jar import JVM_PACKAGE, jar_path
 from hive_bridge.spark.merge import read_by_hudi_rs
 from hive_bridge.spark.merged_cache import CACHE as MERGED_CACHE
@@ -89,6 +90,9 @@ class Pin:
     time_zone: str
     path_cols: list[str]
     read_all_on_error: bool
+    #: the storage options the Python side reads the table with (derived from the session's Hadoop settings,
+    #: explicit ``storage.*`` options winning; never shown)
+    storage_options: dict[str, str] = field(default_factory=dict, repr=False)
     #: what the last scans kept (for tests and reports): the kept file paths of the latest scan
     last_kept: list[str] = field(default_factory=list)
     scans: int = 0
@@ -108,9 +112,21 @@ def _listing_of(options: Mapping[str, str]) -> str:
     return "auto" if str(options.get("hoodie.metadata.enable", "false")).lower() == "true" else "folders"
 
 
-def _snapshot(path: str, options: Mapping[str, str]) -> TableSnapshot:
-    return default_cache().get(path, listing=_listing_of(options),
-                               storage_options=storage_options_of(options) or None)
+def _snapshot(path: str, options: Mapping[str, str], storage_options: Mapping[str, str]) -> TableSnapshot:
+    return default_cache().get(path, listing=_listing_of(options), storage_options=storage_options or None)
+
+
+def _spark_storage(path: str, options: Mapping[str, str]) -> tuple[str, dict[str, str]]:
+    """(the table's URI as Spark reads it, the storage options the planner reads it with): the driver's session
+    is asked whether its Hadoop file systems open the table's scheme (``s3://`` read as ``s3a://``) and what its
+    S3A settings are (:mod:`hive_bridge.spark.hadoop`); explicit ``storage.*`` options win."""
+    explicit = storage_options_of(options)
+    conf = session_hadoop_conf()
+    if conf is None:
+        if not can_open(path, None):
+            raise SparkReadError(f"hudi-hive {path}: no Spark session in this driver to read it with")
+        return path, explicit
+    return spark_storage(path, explicit, conf)
 
 
 def _quote(text: str) -> str:
@@ -197,18 +213,16 @@ class PythonPlanner:
             query_type = check_query_type(options.get(QUERY_TYPE_OPTION) or options.get("querytype") or SNAPSHOT)
         except ValueError as exc:
             raise SparkReadError(f"hudi-hive {path}: {exc}") from None
+        path, storage = _spark_storage(path, options)   # says what is missing when Spark cannot open it
         try:
-            snap = _snapshot(path, options)
+            snap = _snapshot(path, options, storage)
         except HudiTableError as exc:
             raise SparkReadError(f"hudi-hive {path}: {exc}") from None
         table = snap.table
-        if not table.storage.spark_readable:
-            raise SparkReadError(f"hudi-hive {path}: Spark's Hadoop file systems cannot open this storage here; read "
-                                 "it with hive_bridge.spark.read_hudi() or format('hudi-hive-python')")
         data, partitions, path_cols = relation_schemas(table)
         on_error = options.get(ON_ERROR_OPTION.lower(), "fail").strip().lower() == "readall"
         pin_id = f"{next(self._ids)}"
-        pin = Pin(path, options, snap, query_type, time_zone, path_cols, on_error)
+        pin = Pin(path, options, snap, query_type, time_zone, path_cols, on_error, storage)
         with self._lock:
             self._pins[pin_id] = pin
             while len(self._pins) > config.settings().pins:
@@ -247,11 +261,13 @@ class PythonPlanner:
     def refresh(self, pin_id: str) -> None:
         """The relation reads the table's current state from now on."""
         pin = self.pin(pin_id)
+        _, storage = _spark_storage(pin.path, pin.options)   # the session's settings now (rotated credentials)
         try:
-            snap = _snapshot(pin.path, pin.options)
+            snap = _snapshot(pin.path, pin.options, storage)
         except HudiTableError as exc:
             raise SparkReadError(f"hudi-hive {pin.path}: {exc}") from None
         with self._lock:
+            pin.storage_options = storage
             pin.snapshot = snap
             pin.planned = OrderedDict()
             pin.types = None
@@ -592,9 +608,12 @@ def indexed_read(spark: SparkSession, path: str, filt: str | sarg.SearchArgument
     ``.where`` prunes too), ``listing`` what the filter alone keeps (for reports); columns in the table's order.
     Tables on storage Spark's Hadoop file systems cannot open are read by :func:`read_hudi`."""
     tz = spark.conf.get("spark.sql.session.timeZone") or "UTC"
-    table, listing, residual = list_files(path, filt, session_time_zone=tz, query_type=query_type)
-    if not table.storage.spark_readable:
+    conf = session_hadoop_conf(spark)
+    if not can_open(str(path), conf):
         return read_hudi(spark, path, filt, query_type=query_type)
+    uri, storage = spark_storage(str(path), {}, conf)
+    table, listing, residual = list_files(uri, filt, session_time_zone=tz, query_type=query_type,
+                                          storage_options=storage or None)
     df = load(spark, path, {QUERY_TYPE_OPTION: query_type})
     df = df.select(*[f"`{name}`" for name in table.arrow_schema().names])
     if residual:

@@ -38,6 +38,7 @@ _HUDI_RS_S3_KEYS = {
     "session_token": "aws_session_token", "aws_session_token": "aws_session_token",
     "region": "aws_region", "aws_region": "aws_region",
     "endpoint_override": "aws_endpoint", "endpoint_url": "aws_endpoint",
+    "force_virtual_addressing": "aws_virtual_hosted_style_request", "anonymous": "aws_skip_signature",
 }
 #: the same from the environment, when no option says otherwise
 _HUDI_RS_S3_ENV = {

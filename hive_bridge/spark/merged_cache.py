@@ -177,7 +177,7 @@ def _unlink(path: str) -> None:
 def _write(table: HudiTable, s: FileSlice, schema: pa.Schema, out: Path) -> None:
     base = s.base_file.path if s.base_file is not None else ""
     try:
-        batches = merge_with_hudi(hudi_reader(str(table.base_path)), base, [lf.path for lf in s.log_files])
+        batches = merge_with_hudi(hudi_reader(str(table.base_path), table.storage.options), base, [lf.path for lf in s.log_files])
         rows = pa.Table.from_batches(batches) if batches else schema.empty_table()
         rows = conform(rows, schema, s.partition_values)
     except Exception as exc:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 import pyarrow as pa
 
@@ -29,6 +30,14 @@ from hive_bridge.pruning import ListStatusResult
 from hive_bridge.pruning.pruner import SNAPSHOT, check_query_type
 from hive_bridge.pruning.snapshot import default_cache
 from hive_bridge.spark.datasource import PYTHON_SOURCE, register_python_source
+from hive_bridge.spark.hadoop import (
+    can_open,
+    conf_getter,
+    merge_storage_options,
+    s3a_storage_options,
+    session_hadoop_conf,
+    spark_storage,
+)
 from hive_bridge.spark.merge import conform, hudi_reader, merge_with_hudi, read_by_hudi_rs
 from hive_bridge.spark.options import (
     ROUTE_SPARK,
@@ -37,6 +46,7 @@ from hive_bridge.spark.options import (
     STORAGE_OPTION_PREFIX,
 )
 from hive_bridge.spark.sessions import SparkReadError, guard_parquet_pushdown, spark_schema
+from hive_bridge.storage.core import S3_SCHEMES, SPARK_NATIVE_SCHEMES, is_local_uri, split_uri
 from hive_bridge.table.table import HudiTable
 
 if TYPE_CHECKING:
@@ -124,10 +134,11 @@ def read_hudi(spark: SparkSession, path: str, filt: str | sarg.SearchArgument | 
     slices). ``HiveRead.route`` says which.
     """
     tz = session_time_zone or spark.conf.get("spark.sql.session.timeZone") or "UTC"
+    path, storage_options, by_spark = _session_storage(spark, str(path), storage_options)
     table, result, residual = list_files(path, filt, prune=prune, session_time_zone=tz, query_type=query_type,
                                          listing=listing, stats_source=stats_source,
                                          storage_options=storage_options)
-    if table.storage.spark_readable:
+    if by_spark:
         df, route = read_slices(spark, table, result.slices), ROUTE_SPARK
     else:
         df, route = read_slices_in_workers(spark, table, result.slices, storage_options), ROUTE_WORKERS
@@ -136,6 +147,26 @@ def read_hudi(spark: SparkSession, path: str, filt: str | sarg.SearchArgument | 
     return HiveRead(df, result, residual, route)
 
 
+
+
+def _session_storage(spark: SparkSession, path: str, storage_options: Mapping[str, str] | None
+                     ) -> tuple[str, Mapping[str, str] | None, bool]:
+    """(the table's URI, its storage options, whether Spark's parquet reader reads its files): a table on storage
+    the session's Hadoop file systems open is read by Spark (``s3://`` as ``s3a://``), with the session's S3A
+    settings for the Python side too (explicit ``storage_options`` winning); any other object storage in the
+    Python workers, S3 still with the session's S3A settings (one configuration for both sides)."""
+    if is_local_uri(path) or split_uri(path)[0] in SPARK_NATIVE_SCHEMES:
+        return path, storage_options, True
+    conf = session_hadoop_conf(spark)
+    if conf is None:
+        return path, storage_options, False
+    if can_open(path, conf):
+        uri, options = spark_storage(path, storage_options or {}, conf)
+        return uri, options or None, True
+    if split_uri(path)[0] in S3_SCHEMES:
+        derived = s3a_storage_options(conf_getter(conf), urlsplit(path).hostname or "")
+        return path, merge_storage_options(derived, storage_options or {}) or None, False
+    return path, storage_options, False
 
 
 def read_slices_in_workers(spark: SparkSession, table: HudiTable, slices: Sequence[FileSlice],
@@ -228,7 +259,7 @@ def _read_merged(spark: SparkSession, table: HudiTable, slices: Sequence[FileSli
                              "them is not installed; refusing to return stale or missing rows")
     parts: list[pa.Table] = []
     try:
-        reader = hudi_reader(str(table.base_path))
+        reader = hudi_reader(str(table.base_path), table.storage.options)
         for s in slices:
             base = s.base_file.path if s.base_file is not None else ""
             batches = merge_with_hudi(reader, base, [lf.path for lf in s.log_files])
