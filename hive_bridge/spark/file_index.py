@@ -45,6 +45,7 @@ from hive_bridge.spark.options import QUERY_TYPE_OPTION, storage_options_of
 from hive_bridge.spark.reads import HiveRead, list_files, read_hudi
 from hive_bridge.spark.reports import record_scan
 from hive_bridge.spark.sessions import SparkReadError, guard_parquet_pushdown, spark_schema
+from hive_bridge.storage.core import LOCAL_SCHEMES, split_uri
 from hive_bridge.table.table import HudiTable
 
 if TYPE_CHECKING:
@@ -121,6 +122,10 @@ def _spark_storage(path: str, options: Mapping[str, str]) -> tuple[str, dict[str
     is asked whether its Hadoop file systems open the table's scheme (``s3://`` read as ``s3a://``) and what its
     S3A settings are (:mod:`hive_bridge.spark.hadoop`); explicit ``storage.*`` options win."""
     explicit = storage_options_of(options)
+    if split_uri(path)[0] in LOCAL_SCHEMES:
+        # local files need nothing of the JVM: a call into it from here would travel back over the connection
+        # the JVM's request came in on (py4j's pinned threads), which is not always the JVM's own
+        return path, explicit
     conf = session_hadoop_conf()
     if conf is None:
         if not can_open(path, None):

@@ -141,7 +141,7 @@ def print_report(out: Console, work: Workload, failures: int, problems: list[Pro
                      f"{tot['spark_files_read']} files, {human_bytes(tot['spark_bytes_read'])} and hive-bridge keeps "
                      f"{tot['hive_bridge_files_kept_measured']} files, "
                      f"{human_bytes(tot['hive_bridge_bytes_kept_measured'])}")
-        out.print(line, highlight=False)
+        out.print(line, highlight=False, soft_wrap=True)   # one line however long the table's URI (greppable)
     s = summary(work, failures, problems)
     for uri, info in s["tables_unopened"].items():
         out.print(f"table {escape(uri)} ({info['scans']} scans) could not be opened: {escape(info['error'] or '')}",
