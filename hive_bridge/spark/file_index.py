@@ -36,7 +36,7 @@ from hive_bridge.pruning.pruner import READ_OPTIMIZED, SNAPSHOT, ListStatusResul
 from hive_bridge.pruning.snapshot import TableSnapshot, default_cache
 from hive_bridge.spark.callbacks import answer_folder, require_authentication, spool
 from hive_bridge.spark.filters import AndFilter, OrFilter, filter_classes, filter_text, spark_filters_to_sarg
-from hive_bridge.spark.hadoop import can_open, session_hadoop_conf, spark_storage
+from hive_bridge.spark.hadoop import can_open, session_hadoop_conf, session_storage, spark_storage
 from hive_bridge.spark.jar import JVM_PACKAGE, jar_path
 from hive_bridge.spark.merge import read_by_hudi_rs
 from hive_bridge.spark.merged_cache import CACHE as MERGED_CACHE
@@ -45,7 +45,6 @@ from hive_bridge.spark.options import QUERY_TYPE_OPTION, storage_options_of
 from hive_bridge.spark.reads import HiveRead, list_files, read_hudi
 from hive_bridge.spark.reports import record_scan
 from hive_bridge.spark.sessions import SparkReadError, guard_parquet_pushdown, spark_schema
-from hive_bridge.storage.core import LOCAL_SCHEMES, split_uri
 from hive_bridge.table.table import HudiTable
 
 if TYPE_CHECKING:
@@ -121,17 +120,7 @@ def _spark_storage(path: str, options: Mapping[str, str]) -> tuple[str, dict[str
     """(the table's URI as Spark reads it, the storage options the planner reads it with): the driver's session
     is asked whether its Hadoop file systems open the table's scheme (``s3://`` read as ``s3a://``) and what its
     S3A settings are (:mod:`hive_bridge.spark.hadoop`); explicit ``storage.*`` options win."""
-    explicit = storage_options_of(options)
-    if split_uri(path)[0] in LOCAL_SCHEMES:
-        # local files need nothing of the JVM: a call into it from here would travel back over the connection
-        # the JVM's request came in on (py4j's pinned threads), which is not always the JVM's own
-        return path, explicit
-    conf = session_hadoop_conf()
-    if conf is None:
-        if not can_open(path, None):
-            raise SparkReadError(f"hudi-hive {path}: no Spark session in this driver to read it with")
-        return path, explicit
-    return spark_storage(path, explicit, conf)
+    return session_storage(path, storage_options_of(options))
 
 
 def _quote(text: str) -> str:

@@ -30,7 +30,7 @@ from hive_bridge.storage.core import LOCAL_SCHEMES, S3_SCHEMES, split_uri
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["S3A_CLASS", "S3_SDK_CLASS", "can_open", "conf_getter", "merge_storage_options", "s3a_storage_options", "session_hadoop_conf",
+__all__ = ["S3A_CLASS", "S3_SDK_CLASS", "can_open", "conf_getter", "merge_storage_options", "s3a_storage_options", "session_hadoop_conf", "session_storage",
            "spark_scheme", "spark_storage", "spark_uri"]
 
 #: Hadoop's S3A file system and a class of the AWS SDK v2 it needs (its ``bundle``)
@@ -189,6 +189,20 @@ def spark_storage(uri: str, explicit: Mapping[str, str], conf: Any) -> tuple[str
         return target, dict(explicit)
     derived = s3a_storage_options(conf_getter(conf), _bucket(target))
     return target, merge_storage_options(derived, explicit)
+
+
+def session_storage(uri: str, explicit: Mapping[str, str], spark: SparkSession | None = None
+                    ) -> tuple[str, dict[str, str]]:
+    """:func:`spark_storage` with the session's Hadoop configuration (``spark`` None: the driver's active or
+    default session). A local table needs nothing of the JVM and asks it nothing: called from the planner's
+    py4j callback, a call into the JVM would travel back over the connection the request came in on (py4j's
+    pinned threads), which is not always the JVM's own."""
+    if split_uri(uri)[0] in LOCAL_SCHEMES:
+        return uri, dict(explicit)
+    conf = session_hadoop_conf(spark)
+    if conf is None:
+        raise SparkReadError(f"hudi-hive {uri}: no Spark session in this driver to read it with")
+    return spark_storage(uri, explicit, conf)
 
 
 def can_open(uri: str, conf: Any) -> bool:
