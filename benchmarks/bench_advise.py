@@ -168,7 +168,8 @@ def main() -> None:
         t0 = time.perf_counter()
         kept = 0
         for e in planned:       # each listing dropped once counted (kept, 10,000 of them hold gigabytes)
-            kept += state.snapshot.plan(sarg.read_filter(e.hiveql, state.types), None, e.time_zone).files_kept
+            kept += state.snapshot.plan(sarg.read_filter(e.hiveql, state.types),
+                                          session_time_zone=e.time_zone).files_kept
         peer = time.perf_counter() - t0
         print(f"peer: planned {len(planned):,} of the {len(entries):,} distinct filters with the pruner on today's "
               f"{args.files:,} files in {peer:.1f} s ({peer / len(planned) * 1000:.0f} ms a filter, {kept:,} files "

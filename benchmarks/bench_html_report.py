@@ -35,7 +35,7 @@ def main() -> None:
     from hive_bridge.testing.writer import HudiWriter
     from hive_bridge.workload.htmlreport import render_report
     from hive_bridge.workload.insights import workload_insights
-    from hive_bridge.workload.report import write_json
+    from hive_bridge.workload.replay_report import write_json
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "t"

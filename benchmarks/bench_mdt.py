@@ -20,7 +20,7 @@ Then, in one process, for one selective filter (a key range):
 4. Every path keeps the same slices (asserted).
 5. Where the MDT path's time goes: per stage, and cProfile's top functions (``--profile``, or whenever the MDT
    path misses its target).
-6. The partition statistics stage (the MDT also holds ``partition_stats``): one-shot planning (``prune_slices``)
+6. The partition statistics stage (the MDT also holds ``partition_stats``): one-shot planning (``plan_slices``)
    with and without it, caches emptied before each run, for ``part = 42`` (the partition column, stored in the
    files) and the key range; ``--only partition-stats`` runs this section alone.
 
@@ -57,7 +57,7 @@ import sarg
 from hive_bridge import config
 from hive_bridge.mdt.keys import COLUMN_STATS, FILES, PARTITION_STATS
 from hive_bridge.pruning import Pruner
-from hive_bridge.pruning.pruner import filter_columns, prune_slices
+from hive_bridge.pruning.pruner import filter_columns, plan_slices
 from hive_bridge.stats.index import ColumnStatsIndex
 from hive_bridge.table.table import HudiTable
 from hive_bridge.testing.mdt_writer import write_metadata_table
@@ -137,7 +137,7 @@ def _plan(open_table: Callable[[], HudiTable], make_index: Callable[[HudiTable],
 
 
 def plan_with_partition_stats(root: Path, filt: sarg.SearchArgument, partition_stats: bool) -> Plan:
-    """The MDT path as ``prune_slices`` runs it (a one-shot query: CLI, handler, catalog), with or without the
+    """The MDT path as ``plan_slices`` runs it (a one-shot query: CLI, handler, catalog), with or without the
     partition statistics stage; caches of earlier runs in the process are emptied first."""
     config.clear_caches()
     out = Plan()
@@ -146,7 +146,7 @@ def plan_with_partition_stats(root: Path, filt: sarg.SearchArgument, partition_s
     slices = table.latest_file_slices()
     t1 = time.perf_counter()
     index = MdtOnlyIndex(table, persist=False, source="mdt", mdt_columns=filter_columns(table, filt))
-    result = prune_slices(table, index, slices, filt, None, partition_stats=partition_stats)
+    result = plan_slices(table, index, slices, filt, partition_stats=partition_stats)
     t2 = time.perf_counter()
     out.stages = {"open + latest slices": t1 - t0, "statistics + prune": t2 - t1}
     out.total = t2 - t0

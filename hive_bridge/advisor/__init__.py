@@ -9,6 +9,7 @@ statistics in the statistics contract and judges every filter with the project's
 samples and recommends one with its settings (:func:`advise_workload`, :class:`Advice`); ``report`` prints it.
 """
 
+from hive_bridge.advisor.advice_report import print_advice, write_advice_json
 from hive_bridge.advisor.advise import (
     Advice,
     AdviceError,
@@ -20,7 +21,6 @@ from hive_bridge.advisor.advise import (
     settings_for,
 )
 from hive_bridge.advisor.curves import curve_order, hilbert_index, linear_order, ranks, z_index
-from hive_bridge.advisor.report import print_advice, write_advice_json
 from hive_bridge.advisor.sample import Sample, sample_rows
 from hive_bridge.advisor.simulate import Layout, SimulatedFiles, judge, simulate
 

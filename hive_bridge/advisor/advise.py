@@ -332,7 +332,8 @@ def _engine_figures(state: TableState, entries: Sequence[FilterEntry], parsed: S
     files = size = 0.0
     for i in order:
         e = entries[i]
-        listing = e.listing or state.snapshot.plan(parsed[i], None, e.time_zone, query_type=e.query_type)
+        listing = e.listing or state.snapshot.plan(parsed[i], session_time_zone=e.time_zone,
+                                                              query_type=e.query_type)
         files += e.occurrences * listing.files_kept
         size += e.occurrences * listing.bytes_kept
     return sorted(order), files, size

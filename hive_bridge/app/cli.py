@@ -26,8 +26,8 @@ from hive_bridge.app.explain import DEFAULT_FILES_SHOWN, render_explain
 from hive_bridge.app.replay import read_inputs, replay, replay_workload, write_html
 from hive_bridge.errors import HiveBridgeError
 from hive_bridge.filters.typemap import table_sarg_schema
-from hive_bridge.pruning import prune_slices
 from hive_bridge.pruning.pruner import filter_columns
+from hive_bridge.pruning.snapshot import TableSnapshot
 from hive_bridge.redaction import RedactingStream, redacted_output
 from hive_bridge.stats.index import ColumnStatsIndex
 from hive_bridge.storage.core import is_local_uri, parse_storage_options
@@ -86,7 +86,7 @@ def cmd_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
 def cmd_advise(args: argparse.Namespace, out: Console, err: Console) -> int:
     from hive_bridge.advisor import advise_workload, print_advice, write_advice_json
     from hive_bridge.app.replay import load_workload
-    from hive_bridge.workload.report import input_notes, lines_summary
+    from hive_bridge.workload.replay_report import input_notes, lines_summary
     from hive_bridge.workload.tables import TableResolver, parse_table_args, redact
 
     try:
@@ -189,8 +189,8 @@ def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
         return 1
     expression = translate(parsed, schema)
     index = ColumnStatsIndex(table, source=args.stats_source, mdt_columns=filter_columns(table, parsed))
-    listing = prune_slices(table, index, table.latest_file_slices(), parsed, None, args.time_zone, explain=True,
-                           query_type=args.query_type)
+    listing = TableSnapshot.of(table, index).plan(parsed, session_time_zone=args.time_zone, explain=True,
+                                                  query_type=args.query_type)
     _index_notices(index, "explain", err)
     return render_explain(out, args.filter, parsed, expression, table, index, listing, args.files, args.json)
 

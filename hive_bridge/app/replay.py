@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
@@ -24,13 +24,18 @@ from hive_bridge.workload.accounting import EVENTS, Accounts
 from hive_bridge.workload.eventlog import Problem
 from hive_bridge.workload.formatting import human_bytes
 from hive_bridge.workload.logscan import FoundFilter, distinct, distinct_filters, input_filters, scan_lines
-from hive_bridge.workload.report import input_notes, lines_summary
+from hive_bridge.workload.replay_report import input_notes, lines_summary
 
-if TYPE_CHECKING:   # the HTML report is imported on use (it needs Bokeh)
+if TYPE_CHECKING:   # the HTML report is imported on use (it needs Bokeh); the rest on use for start-up time
+    from pyspark.sql import SparkSession
+    from rich.progress import Progress
+
     from hive_bridge.workload.htmlreport import LayoutAdvice
+    from hive_bridge.workload.runner import Workload
+    from hive_bridge.workload.tables import TableResolver
 
 
-def verify_filter(spark: Any, table: HudiTable, listing: ListStatusResult, residual: str | None) -> tuple[bool, str]:
+def verify_filter(spark: SparkSession, table: HudiTable, listing: ListStatusResult, residual: str | None) -> tuple[bool, str]:
     """Read the kept files and all latest files with the same row filter; the rows must be identical. A Spark
     failure is a failed verification with its first line as the detail (a replay reports it and goes on)."""
     try:
@@ -39,7 +44,7 @@ def verify_filter(spark: Any, table: HudiTable, listing: ListStatusResult, resid
         return False, f"verify failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
 
 
-def _compare_reads(spark: Any, table: HudiTable, listing: ListStatusResult, residual: str | None) -> tuple[bool, str]:
+def _compare_reads(spark: SparkSession, table: HudiTable, listing: ListStatusResult, residual: str | None) -> tuple[bool, str]:
     from pyspark.sql import functions as F
 
     from hive_bridge.spark import read_slices
@@ -65,7 +70,7 @@ class ReadInputs:
     """The distinct filters of a run's text inputs, what could not be read in them, and every line's count."""
 
     found: list[FoundFilter]
-    problems: list[Any]
+    problems: list[Problem]
     accounts: Accounts
 
 
@@ -77,7 +82,7 @@ def read_inputs(logs: Sequence[str], filters: Sequence[str] = ()) -> ReadInputs:
 
     accounts = Accounts()
     split = split_inputs(list(logs) if logs or filters else ["-"], filters, accounts)
-    problems: list[Any] = list(split.problems)
+    problems: list[Problem] = list(split.problems)
     for path in split.events:   # an event log goes to the workload replay; here it is not read
         problems.append(Problem(path, 0, "a Spark event log: replayed with the workload replay, not here"))
         accounts.unreadable(path, EVENTS, "a Spark event log read with the workload replay")
@@ -95,7 +100,7 @@ def replay(table: HudiTable, lines: Iterable[str] | ReadInputs, *, out: Console,
     with log files) or read_optimized (base files only); ``verify`` reads every filter with Spark pruned and
     unpruned. A filter that does not parse is reported with the input's own file, line and column, an input
     that cannot be read with its name, and the run goes on. Returns 1 if anything failed, else 0."""
-    from hive_bridge.workload.report import print_filters, write_json
+    from hive_bridge.workload.replay_report import print_filters, write_json
     from hive_bridge.workload.runner import Workload
     from hive_bridge.workload.tables import TableResolver
 
@@ -141,17 +146,17 @@ def replay(table: HudiTable, lines: Iterable[str] | ReadInputs, *, out: Console,
     return 1 if failures else 0
 
 
-def _progress(console: Console, total: int) -> Any:
+def _progress(console: Console, total: int) -> Progress:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                     console=console, transient=True)
 
 
-def load_workload(inputs: Sequence[str], resolver: Any, *, verbose: bool = False, query_type: str = SNAPSHOT,
+def load_workload(inputs: Sequence[str], resolver: TableResolver, *, verbose: bool = False, query_type: str = SNAPSHOT,
                   stats_source: str = "auto", listing: str = "folders",
                   storage_options: dict[str, str] | None = None, time_zone: str = "UTC",
-                  spark_master: str | None = None, filters: Sequence[str] = ()) -> tuple[Any, list[Any]]:
+                  spark_master: str | None = None, filters: Sequence[str] = ()) -> tuple[Workload, list[Problem]]:
     """The workload of log files and folders and of files of filters (``filters``; see
     :mod:`hive_bridge.workload`), not planned yet, and the problems met reading them: every scan and filter
     occurrence resolved to its table (each opened once) and counted under its distinct filter; every input line
@@ -182,7 +187,7 @@ def load_workload(inputs: Sequence[str], resolver: Any, *, verbose: bool = False
     return work, problems
 
 
-def replay_workload(inputs: Sequence[str], resolver: Any, *, out: Console, err: Console, verify: bool = False,
+def replay_workload(inputs: Sequence[str], resolver: TableResolver, *, out: Console, err: Console, verify: bool = False,
                     verbose: bool = False, as_json: bool = False, query_type: str = SNAPSHOT,
                     stats_source: str = "auto", listing: str = "folders",
                     storage_options: dict[str, str] | None = None, time_zone: str = "UTC",
@@ -196,7 +201,7 @@ def replay_workload(inputs: Sequence[str], resolver: Any, *, out: Console, err: 
     applications are read by Spark executors (same result). With ``html`` the report is also written there as one
     self-contained HTML page (:mod:`hive_bridge.workload.htmlreport`); with ``kept_files`` each JSON record lists
     its kept files. Returns 1 if anything failed."""
-    from hive_bridge.workload.report import input_notes, print_report, write_json
+    from hive_bridge.workload.replay_report import input_notes, print_report, write_json
     from hive_bridge.workload.tables import redact
 
     work, problems = load_workload(inputs, resolver, verbose=verbose, query_type=query_type,
@@ -232,7 +237,7 @@ def replay_workload(inputs: Sequence[str], resolver: Any, *, out: Console, err: 
     return 1 if failures else 0
 
 
-def write_html(path: str, work: Any, failures: int, problems: list[Any], err: Console,
+def write_html(path: str, work: Workload, failures: int, problems: list[Problem], err: Console,
                advice: Sequence[LayoutAdvice] | None = None) -> bool:
     """The workload's HTML report written to ``path`` (with the advisor's section when ``advice`` is given), its
     size said on ``err``; False, with the reason said, when the file cannot be written."""
@@ -248,7 +253,7 @@ def write_html(path: str, work: Any, failures: int, problems: list[Any], err: Co
     return True
 
 
-def verify_workload(work: Any, err: Console, verbose: bool) -> int:
+def verify_workload(work: Workload, err: Console, verbose: bool) -> int:
     """Every planned filter of the workload read with Spark pruned and unpruned (:func:`verify_filter`); the
     number that differed or failed, each said on ``err``. A filter a text input held as HiveQL is its own row
     filter; the others (SearchArguments, filters translated from Spark's plans) are said in Spark SQL."""

@@ -21,7 +21,6 @@ from hive_bridge.pruning.pruner import (
     SNAPSHOT,
     ListStatusResult,
     check_query_type,
-    prune_slices,
 )
 from hive_bridge.pruning.snapshot import TableSnapshot, default_cache
 from hive_bridge.table.table import HudiTable
@@ -209,10 +208,8 @@ class HoodieParquetInputFormat:
         schema = JobConf(job_conf).schema()
         filt = filter_override if filter_override is not None else read_job_filter(job_conf, schema)
         slices = _slices_under(snap.table, dirs)
-        if len(slices) == len(snap.slices):
-            return snap.plan(filt, schema or None, self.session_time_zone, explain, query_type=self.query_type)
-        return prune_slices(snap.table, snap.index, slices, filt, schema or None, self.session_time_zone, explain,
-                            query_type=self.query_type)
+        return snap.plan(filt, schema=schema or None, session_time_zone=self.session_time_zone, explain=explain,
+                         query_type=self.query_type, slices=None if len(slices) == len(snap.slices) else slices)
 
 
 class HoodieParquetRealtimeInputFormat(HoodieParquetInputFormat):

@@ -3,7 +3,7 @@ its input format means, its partitions) and :class:`PartitionSelection` (the fil
 
 Hive plans a scan of a partitioned table from the metastore's partitions: those a filter may match by their
 values, read from their locations. :meth:`RegisteredHudiTable.select_slices` does the same with a Hudi table's
-latest file slices before files are judged by statistics (:func:`hive_bridge.pruning.prune_slices`).
+latest file slices before files are judged by statistics (:meth:`hive_bridge.pruning.snapshot.TableSnapshot.plan`).
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ class RegisteredHudiTable:
         the metastore partitions pruned by their values (the filter's leaves on partition keys, typed by the keys'
         Hive types; other leaves unknown), then the slices under the locations of those kept — which need not
         follow the table's layout, but must lie inside the Hudi table. Files are judged by statistics after
-        this (:func:`hive_bridge.pruning.prune_slices`). A read-optimized query starts from base files only.
+        this (:meth:`hive_bridge.pruning.snapshot.TableSnapshot.plan`). A read-optimized query starts from base files only.
         Hudi partitions no metastore partition points at are not read (as in Hive), with a ``RuntimeWarning``."""
         from hive_bridge.pruning.pruner import READ_OPTIMIZED, check_query_type, read_optimized_view
 

@@ -70,7 +70,6 @@ from hive_bridge.pruning.pruner import (
     ListStatusResult,
     Pruner,
     partition_value_stats,
-    prune_slices,
 )
 from hive_bridge.pruning.scalar import LeafVerdict, Verdict, evaluate
 from hive_bridge.pruning.vectorized import (
@@ -102,5 +101,4 @@ __all__ = [
     "partition_value_stats",
     "plan_leaves",
     "prune",
-    "prune_slices",
 ]

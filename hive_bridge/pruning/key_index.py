@@ -7,7 +7,8 @@ record keys holding those values, then the record index their file groups. Witho
 filter in each base parquet file's footer (Hudi writes one over the record keys) says which files definitely
 lack a key — for slices without log files only (a log may hold the key).
 
-Each answer is a per-slice mask for the vectorized evaluator (`prune(..., value_masks=...)`): True where the
+Each answer is a per-slice mask the vectorized evaluator reads through the statistics contract
+(`StatsTable.answering`, `StatsTable.may_contain`): True where the
 slice may hold a matching row. An index is used only when it is complete: the metadata table's partition is
 ready and the metadata table covers every completed instant of the data timeline; and the record index only
 when every write on the timeline kept keys unique (Hudi's record index holds one location per key, while an

@@ -19,12 +19,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 import sarg
-from hive_bridge.filters.expression import translate
+from hive_bridge.filters.expression import HudiExpression, Predicate, translate
 from hive_bridge.filters.typemap import table_sarg_schema
 from hive_bridge.layout.fsview import HIVE_DEFAULT_PARTITION, FileSlice
-from hive_bridge.pruning.key_index import KeyIndexes
+from hive_bridge.pruning.key_index import IndexAnswer, KeyIndexes
 from hive_bridge.pruning.partition_pruning import PartitionStatsStage, PartitionVerdicts
-from hive_bridge.pruning.vectorized import StatsTable, TruthColumn, prune
+from hive_bridge.pruning.vectorized import PruneResult, StatsTable, TruthColumn, prune
 from hive_bridge.stats.contract import (
     BOUND_STATS,
     MAX,
@@ -106,6 +106,22 @@ class ListStatusResult:
     @property
     def files_kept(self) -> int:
         return len(self.files)
+
+    def figures(self) -> dict[str, Any]:
+        """The listing's figures as JSON values, the one form explain, replay and the workload report print
+        (docs/replay.md lists them)."""
+        return {
+            "files_total": self.files_total, "files_kept": self.files_kept, "bytes_total": self.bytes_total,
+            "bytes_kept": self.bytes_kept, "kept_unknown": self.kept_unknown,
+            "dropped_by_partition": self.dropped_by_partition,
+            "dropped_by_partition_stats": self.dropped_by_partition_stats,
+            "partitions_dropped_by_stats": self.partitions_dropped_by_stats,
+            "dropped_by_statistics": self.dropped_by_statistics, "kept_log_files": self.kept_log_files,
+            "query_type": self.query_type, "log_files_total": self.log_files_total,
+            "log_files_unknown": self.log_files_unknown, "listing_source": self.listing_source,
+            "stats_sources": self.stats_sources, "index_sources": self.index_sources,
+            "unknown_columns": self.unknown_columns,
+        }
 
     @property
     def bytes_kept(self) -> int:
@@ -226,14 +242,16 @@ def unknown_column_note(column: str) -> str:
     return f"column {column} is not in the table's schema: its conditions are unknown, files kept"
 
 
-def prune_slices(table: HudiTable, index: ColumnStatsIndex, slices: list[FileSlice],
-                 filt: sarg.SearchArgument | None, schema: Mapping[str, str] | None,
-                 session_time_zone: str = "UTC", explain: bool = False,
-                 query_type: str = SNAPSHOT, partition_stats: bool = True) -> ListStatusResult:
-    """Keep the slices a filter may match: partition values first, then the metadata table's partition
-    statistics (``partition_stats``: the slices of a partition they drop are never looked up in ``index``),
-    then column statistics (vectorized). An index told to read footers only (``source="footers"``) gets no
-    statistics of the metadata table: no partition statistics either."""
+def plan_slices(table: HudiTable, index: ColumnStatsIndex, slices: list[FileSlice],
+                filt: sarg.SearchArgument | None, *, schema: Mapping[str, str] | None = None,
+                session_time_zone: str = "UTC", explain: bool = False,
+                query_type: str = SNAPSHOT, partition_stats: bool = True) -> ListStatusResult:
+    """One query's planning of ``slices`` (what :meth:`hive_bridge.pruning.snapshot.TableSnapshot.plan` runs for
+    a snapshot made for one query or a subset of a snapshot's slices; call that, not this). Keep the slices a
+    filter may match: partition values first, then the metadata table's partition statistics
+    (``partition_stats``: the slices of a partition they drop are never looked up in ``index``), then column
+    statistics (vectorized). An index told to read footers only (``source="footers"``) gets no statistics of
+    the metadata table: no partition statistics either."""
     columns = filter_columns(table, filt)
     index.want(columns)
     query_type = check_query_type(query_type)
@@ -246,13 +264,13 @@ def prune_slices(table: HudiTable, index: ColumnStatsIndex, slices: list[FileSli
                                                                                  session_time_zone)
     if verdicts is None or not verdicts.slices_dropped:
         result = Pruner(table, index, slices, query_type, partition_stats=False).run(
-            filt, schema, session_time_zone, explain)
+            filt, schema=schema, session_time_zone=session_time_zone, explain=explain)
         if verdicts is not None:
             result.partition_stats_note = verdicts.not_used
         return result
     survivors = [s for s, d in zip(slices, verdicts.dropped.tolist(), strict=True) if not d]
     result = Pruner(table, index, survivors, query_type, partition_stats=False).run(
-        filt, schema, session_time_zone, explain)
+        filt, schema=schema, session_time_zone=session_time_zone, explain=explain)
     return _with_partition_drops(result, slices, verdicts, explain)
 
 
@@ -338,7 +356,7 @@ class Pruner:
         ``counters`` that describe them; ``no_log_files``: the caller knows that every slice is a base file
         alone (the slices are then not looked at one by one); ``partition_stats``: let the metadata table's
         partition statistics drop whole partitions (:mod:`hive_bridge.pruning.partition_pruning`; their
-        slices' statistics are read here all the same: :func:`prune_slices` does not read them); never with an
+        slices' statistics are read here all the same: :func:`plan_slices` does not read them); never with an
         index told to read footers only (``source="footers"``: no statistics of the metadata table)."""
         self.table = table
         self.use_key_indexes = key_indexes
@@ -454,7 +472,7 @@ class Pruner:
         group.whole_record = self.table.properties.whole_record_merge
         return group
 
-    def run(self, filt: sarg.SearchArgument | None, schema: Mapping[str, str] | None = None,
+    def run(self, filt: sarg.SearchArgument | None, *, schema: Mapping[str, str] | None = None,
             session_time_zone: str = "UTC", explain: bool = False) -> ListStatusResult:
         """Judge the slices against a filter. Verdicts stay arrays until the end: slice and file objects are made
         for the kept slices only, and reasons only with ``explain``."""
@@ -493,18 +511,19 @@ class Pruner:
             result.index_sources = sorted({a.source for a in answers.values()})
             for g in groups:
                 positions = g.position_array
-                masks = {leaf: pa.array(a.mask[positions]) for leaf, a in answers.items()}
+                masks = {(leaf.column, leaf.literals): pa.array(a.mask[positions]) for leaf, a in answers.items()}
                 first = prune(expression, g.partition, session_tz=session_time_zone)
-                second = prune(expression, g.full, session_tz=session_time_zone, value_masks=masks)
+                second = prune(expression, g.full.answering(masks), session_tz=session_time_zone)
                 keep1 = first.keep.to_numpy(zero_copy_only=False)
                 keep2 = second.keep.to_numpy(zero_copy_only=False)
                 unknown2 = second.unknown.to_numpy(zero_copy_only=False)
-                truth2: Any = second.truth
+                truth2: TruthColumn = second.truth
                 alone = None
                 if g.parts_stats is not None and (g.whole_record or explain):
                     part_positions = positions[np.asarray(g.part_slice, dtype=np.int64)]
-                    part_masks = {leaf: pa.array(a.mask[part_positions]) for leaf, a in answers.items()}
-                    alone = prune(expression, g.parts_stats, session_tz=session_time_zone, value_masks=part_masks)
+                    part_masks = {(leaf.column, leaf.literals): pa.array(a.mask[part_positions])
+                                  for leaf, a in answers.items()}
+                    alone = prune(expression, g.parts_stats.answering(part_masks), session_tz=session_time_zone)
                     if g.whole_record:
                         keep2, unknown2, truth2 = _any_part(alone, g.part_slice, len(g.slices))
                 keep_ps = ps_keep[positions]
@@ -572,8 +591,8 @@ class Pruner:
             self._key_indexes = KeyIndexes.open(self.table, self.slices)
         return self._key_indexes
 
-    def _index_answers(self, expression: Any, session_time_zone: str = "UTC",
-                       partition_keep: np.ndarray | None = None) -> dict[Any, Any]:
+    def _index_answers(self, expression: HudiExpression, session_time_zone: str = "UTC",
+                       partition_keep: np.ndarray | None = None) -> dict[Predicate, IndexAnswer]:
         """Masks from Hudi's key indexes for the expression's equality leaves (opened on first use). Bloom
         filters are read only for the slices the statistics alone (and the partition statistics,
         ``partition_keep``) keep: the others are dropped anyway."""
@@ -591,10 +610,9 @@ class Pruner:
             candidates[g.position_array[kept]] = True
         if partition_keep is not None:
             candidates &= partition_keep
-        answers: dict[Any, Any] = self._key_index().masks(expression, candidates)
-        return answers
+        return self._key_index().masks(expression, candidates)
 
-    def _explain_parts(self, g: _Group, alone: Any, keep: list[bool], parts: list[tuple[tuple[str, str], ...]],
+    def _explain_parts(self, g: _Group, alone: PruneResult, keep: list[bool], parts: list[tuple[tuple[str, str], ...]],
                        reasons: list[str]) -> None:
         """Each part of a merged slice judged alone (for explain): which parts could hold a matching row."""
         per_slice: dict[int, list[tuple[str, str]]] = {}
@@ -618,7 +636,7 @@ class Pruner:
             reasons[i] = f"merged slice of {len(found)} parts ({how}), {why}{detail}"
 
 
-def _any_part(alone: Any, part_slice: list[int], n: int) -> tuple[np.ndarray, np.ndarray, Any]:
+def _any_part(alone: PruneResult, part_slice: list[int], n: int) -> tuple[np.ndarray, np.ndarray, TruthColumn]:
     """Per slice, from the verdicts of its parts judged alone: kept when any part is kept; kept only for lack of
     information when every part that keeps it does so for lack of information; the TruthValue whose outcomes
     are those any part may have."""

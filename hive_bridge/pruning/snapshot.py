@@ -38,7 +38,14 @@ import pyarrow as pa
 import sarg
 from hive_bridge import config
 from hive_bridge.layout.fsview import FileSlice, gc_paused, get_partition_path
-from hive_bridge.pruning.pruner import SNAPSHOT, ListStatusResult, Pruner, check_query_type, filter_columns
+from hive_bridge.pruning.pruner import (
+    SNAPSHOT,
+    ListStatusResult,
+    Pruner,
+    check_query_type,
+    filter_columns,
+    plan_slices,
+)
 from hive_bridge.stats.index import ColumnStatsIndex
 from hive_bridge.table.table import HudiTable
 
@@ -124,6 +131,10 @@ def touched_partitions(old: HudiTable, new: HudiTable) -> set[str] | None:
     return {str(p).strip("/") for p in touched}
 
 
+#: :attr:`TableSnapshot.origin` of a snapshot made for one query
+ONE_QUERY = "one query"
+
+
 def _row_offsets(partitions: Iterable[str], slices: Mapping[str, list[FileSlice]]) -> dict[str, int]:
     """Where each partition's rows start in a statistics table of ``partitions``' slices, in sorted order."""
     out: dict[str, int] = {}
@@ -143,7 +154,8 @@ class TableSnapshot:
     state: tuple[Any, ...]
     slices: list[FileSlice]
     #: how this snapshot was made: "opened" (first query) or "followed" (opened again after new instants;
-    #: statistics carried over); a snapshot re-used because the timeline had not changed is the same object
+    #: statistics carried over); a snapshot re-used because the timeline had not changed is the same object;
+    #: ``ONE_QUERY`` when made for one query (:meth:`of`)
     origin: str = "opened"
     #: the partitions listed again when this snapshot followed new instants (None: everything was listed)
     touched: set[str] | None = None
@@ -213,14 +225,34 @@ class TableSnapshot:
         self.reused_rows += reused
         return Pruner(self.table, self.index, self.slices, qt, stats=stats, counters=counters, no_log_files=True)
 
-    def plan(self, filt: sarg.SearchArgument | None, schema: Mapping[str, str] | None = None,
-             session_time_zone: str = "UTC", explain: bool = False,
-             query_type: str = SNAPSHOT) -> ListStatusResult:
-        """The slices ``filt`` may match (as :func:`hive_bridge.pruning.prune_slices`). The first query of a
-        snapshot reads the metadata table's column statistics of its filter's columns only; a later filter on
-        other columns has theirs read then (:meth:`ColumnStatsIndex.want`)."""
+    @classmethod
+    def of(cls, table: HudiTable, index: ColumnStatsIndex,
+           slices: list[FileSlice] | None = None) -> TableSnapshot:
+        """A snapshot made for one query (the command line's explain, a catalog read): not cached, and planned
+        without preparing statistics for later queries (see :meth:`plan`). ``slices``: the table's latest file
+        slices unless given (a time-travel or partition selection)."""
+        return cls(table, index, (), table.latest_file_slices() if slices is None else list(slices), ONE_QUERY)
+
+    def plan(self, filt: sarg.SearchArgument | None, *, schema: Mapping[str, str] | None = None,
+             session_time_zone: str = "UTC", explain: bool = False, query_type: str = SNAPSHOT,
+             slices: list[FileSlice] | None = None) -> ListStatusResult:
+        """The slices ``filt`` may match: partition values, the metadata table's partition statistics, column
+        statistics and key indexes, with Hive's three-valued logic (anything unknown keeps the slice).
+
+        ``schema``: the filter's column types when they are not the table's (a Hive job's); ``explain``: a verdict
+        and reason per slice; ``query_type``: ``snapshot`` or ``read_optimized``; ``slices``: plan a subset of
+        this snapshot's slices (a Hive job's partition folders) instead of all.
+
+        A snapshot serves many queries: its prepared statistics are kept, and a later filter on other columns
+        has theirs read then (:meth:`ColumnStatsIndex.want`). A snapshot made for one query (:meth:`of`), or a
+        subset, reads only the statistics of the slices that the partition statistics leave."""
+        if slices is not None or self.origin == ONE_QUERY:
+            return plan_slices(self.table, self.index, self.slices if slices is None else slices, filt,
+                               schema=schema, session_time_zone=session_time_zone, explain=explain,
+                               query_type=query_type)
         self.index.want(filter_columns(self.table, filt))
-        return self.pruner(query_type).run(filt, schema, session_time_zone, explain)
+        return self.pruner(query_type).run(filt, schema=schema, session_time_zone=session_time_zone,
+                                           explain=explain)
 
 
 @dataclass

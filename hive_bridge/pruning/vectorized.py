@@ -16,6 +16,7 @@ from ``session_tz``).
 from __future__ import annotations
 
 import bisect
+import copy
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -164,6 +165,8 @@ class StatsTable:
     def __init__(self, table: pa.Table, rank_strings: bool = False) -> None:
         self.table = table
         self.rank_strings = rank_strings
+        #: what indexes said of values per file (:meth:`may_contain`), for one query's view (:meth:`answering`)
+        self._membership: Mapping[tuple[str, tuple[Any, ...]], pa.BooleanArray] = {}
         self.num_files = table.num_rows
         self.types: dict[str, pa.DataType] = data_columns(table.schema)
         self._cols: dict[str, _Column] = {}
@@ -179,6 +182,23 @@ class StatsTable:
             self.has_log: BoolVec = logs if pc.any(logs).as_py() else False
         else:
             self.has_log = False
+
+    def may_contain(self, column: str, values: tuple[Any, ...]) -> pa.BooleanArray | None:
+        """What an index (Hudi's record index, secondary indexes, bloom filters) says of each file: False where
+        no row of the file has ``column`` equal to any of ``values``, True where one may; None when no index
+        answered. The statistics contract's membership question, as DataFusion's ``PruningStatistics::contained``
+        (whose ``false`` is this False; anything else is kept)."""
+        return self._membership.get((column, values))
+
+    def answering(self, membership: Mapping[tuple[str, tuple[Any, ...]], pa.BooleanArray]) -> StatsTable:
+        """This table with the indexes' answers of one query (``(column, values) -> per-file mask``, see
+        :meth:`may_contain`): a view sharing the prepared columns, so the answers of one query never reach
+        another planned at the same time."""
+        if not membership:
+            return self
+        view = copy.copy(self)
+        view._membership = dict(membership)
+        return view
 
     def _array(self, name: str) -> pa.Array:
         col = self.table.column(name)
@@ -628,7 +648,7 @@ _MASKABLE_NEGATED = {Op.NOT_EQ, Op.NOT_IN}
 
 
 def _masked(leaf: Predicate, value: Triple, unknown: BoolVec, mask: pa.BooleanArray) -> tuple[Triple, BoolVec]:
-    """A leaf's truth narrowed by an index's answer (see ``prune``'s ``value_masks``): where the file cannot
+    """A leaf's truth narrowed by an index's answer (see :meth:`StatsTable.may_contain`): where the file cannot
     hold the literal, no row makes ``col = v`` true and none makes ``col <> v`` false (a null column still gives
     NULL: that possibility is left as the statistics say); the index's answer is information, so such files
     are no longer unknown."""
@@ -663,16 +683,16 @@ def _count(a: BoolVec, n: int) -> int:
 
 
 def prune(expr: HudiExpression | SearchArgument, stats: pa.Table | StatsTable,
-          session_tz: str = "UTC", value_masks: Mapping[Predicate, pa.BooleanArray] | None = None) -> PruneResult:
+          session_tz: str = "UTC") -> PruneResult:
     """Judge every file of a statistics table; see :class:`PruneResult`.
 
     ``stats``: the statistics table (``pyarrow.Table``) or a :class:`StatsTable` prepared from it (reuse one
     across calls to read each statistics column only once). ``session_tz``: the time zone wall-clock timestamp
     literals are read in when compared with UTC-adjusted timestamp columns (default UTC).
-    ``value_masks``: for equality leaves (``=``, ``<=>``, ``IN`` and their negations ``<>``, ``NOT IN``) an index
-    answered, whether each file may hold a row whose column equals one of the leaf's literals (False: an index
-    such as Hudi's record index proves no row of the file does). Where False, the positive leaf cannot be true
-    and its negation cannot be false (the column is a record key: never null)."""
+    Equality leaves (``=``, ``<=>``, ``IN`` and their negations ``<>``, ``NOT IN``) also ask the statistics whether
+    each file may hold a row whose column equals one of the leaf's literals (:meth:`StatsTable.may_contain`: an
+    index such as Hudi's record index may prove no row of the file does). Where it proves so, the positive leaf
+    cannot be true and its negation cannot be false (such columns are record keys: never null)."""
     prepared = stats if isinstance(stats, StatsTable) else StatsTable(stats)
     expression = as_expression(expr)
     n = prepared.num_files
@@ -681,8 +701,8 @@ def prune(expr: HudiExpression | SearchArgument, stats: pa.Table | StatsTable,
     unknowns: dict[Predicate | Constant, BoolVec] = {}
     for leaf, plan in plans.items():
         triples[leaf], unknowns[leaf] = _leaf_triple(plan, prepared)
-        if value_masks and isinstance(leaf, Predicate):
-            mask = value_masks.get(leaf)
+        if prepared._membership and isinstance(leaf, Predicate):
+            mask = prepared.may_contain(leaf.column, leaf.literals)
             if mask is not None:
                 triples[leaf], unknowns[leaf] = _masked(leaf, triples[leaf], unknowns[leaf], mask)
     root = _combine(expression, triples, None)

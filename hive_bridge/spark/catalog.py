@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 import sarg
 from hive_bridge.errors import HudiTableError
-from hive_bridge.pruning import prune_slices
 from hive_bridge.pruning.pruner import check_query_type, filter_columns
+from hive_bridge.pruning.snapshot import TableSnapshot
 from hive_bridge.spark.file_index import indexed_read, is_classic
 from hive_bridge.spark.reads import HiveRead, filter_of, read_hudi, read_slices
 from hive_bridge.spark.sessions import SparkReadError
@@ -81,7 +81,8 @@ def _read_registered(spark: SparkSession, metastore: Any, name: str, filt: str |
         tz = spark.conf.get("spark.sql.session.timeZone") or "UTC"
         chosen = ref.select_slices(table, parsed if prune else None, session_time_zone=tz, query_type=qt)
         index = ColumnStatsIndex(table, mdt_columns=filter_columns(table, parsed) if prune else None)
-        result = prune_slices(table, index, chosen.slices, parsed if prune else None, None, tz, query_type=qt)
+        result = TableSnapshot.of(table, index, chosen.slices).plan(parsed if prune else None, session_time_zone=tz,
+                                                                    query_type=qt)
     except (MetastoreError, HudiTableError, ValueError) as exc:
         raise SparkReadError(f"table {name}: {exc}") from None
     if not prune:

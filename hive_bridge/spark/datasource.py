@@ -97,7 +97,8 @@ class HudiHiveReader(DataSourceReader):
         snap = default_cache().get(self.path, listing="auto" if use_mdt else "folders",
                                    storage_options=storage_options_of(self.options) or None)
         table = snap.table
-        listing = snap.plan(None, None, self.options.get("sessionTimeZone", "UTC"), query_type=self.query_type())
+        listing = snap.plan(None, session_time_zone=self.options.get("sessionTimeZone", "UTC"),
+                            query_type=self.query_type())
         record_scan({"path": self.path, "filter": None, "pruning": False, "why_not": _WHY_NOT,
                       "files_total": listing.files_total, "files_read": listing.files_kept,
                       "query_type": listing.query_type, "listing_source": table.listing_source,

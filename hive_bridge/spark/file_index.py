@@ -307,13 +307,13 @@ class PythonPlanner:
             if pin.types is None:
                 pin.types = sarg_types(snap.table)
             filt = filters_to_sarg(filters, snap.table, pin.time_zone, types=pin.types)
-            result = snap.plan(filt, None, pin.time_zone, query_type=pin.query_type)
+            result = snap.plan(filt, session_time_zone=pin.time_zone, query_type=pin.query_type)
         except Exception as exc:
             if not pin.read_all_on_error:
                 shown = str(filt) if filt is not None else json.dumps(filters)
                 raise SparkReadError(f"hudi-hive {pin.path}: planning the filter {shown} failed: "
                                      f"{type(exc).__name__}: {exc}") from None
-            result = snap.plan(None, None, pin.time_zone, query_type=pin.query_type)
+            result = snap.plan(None, session_time_zone=pin.time_zone, query_type=pin.query_type)
         return filt, result
 
     def _plan(self, pin_id: str, key: str) -> str:

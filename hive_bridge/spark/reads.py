@@ -106,7 +106,8 @@ def list_files(path: str, filt: str | sarg.SearchArgument | None = None, *, prun
     except ValueError as exc:
         raise SparkReadError(str(exc)) from None
     try:
-        result = snap.plan(parsed if prune else None, None, session_time_zone, explain, query_type=query_type)
+        result = snap.plan(parsed if prune else None, session_time_zone=session_time_zone, explain=explain,
+                           query_type=query_type)
     except HudiTableError as exc:
         raise SparkReadError(str(exc)) from None
     if not prune:

@@ -65,7 +65,7 @@ from hive_bridge.stats.log_stats import LogStats, log_rows_to_table
 from hive_bridge.stats.mdt_rows import file_keys_table, index_entries, mdt_rows, mdt_rows_columnar
 from hive_bridge.stats.reader import LocalStatsReader, ReadRows, StatsReader, checked
 from hive_bridge.stats.rows import FORMAT_KEY, FORMAT_VERSION, KEY_FIELDS, leaf_pairs, stats_schema
-from hive_bridge.stats.segments import INDEX_PARTS, MAX_SEGMENTS, normalize, union_leaves
+from hive_bridge.stats.segments import INDEX_PARTS, MAX_SEGMENTS, conform_segment, union_leaves
 from hive_bridge.stats.store import SegmentStore
 from hive_bridge.table.table import HudiTable
 
@@ -633,7 +633,7 @@ class ColumnStatsIndex:
         if state.entries is not None and state.built_for == target and 0 < state.built <= len(state.raw_segments):
             # segments were only appended since: put them in front of what is built (1,000,000 rows are not
             # concatenated again for 100 new ones)
-            added = [normalize(seg, target) for _, seg in reversed(state.raw_segments[state.built:])]
+            added = [conform_segment(seg, target) for _, seg in reversed(state.raw_segments[state.built:])]
             if added:
                 head = pa.concat_tables(added).combine_chunks() if len(added) > 1 else added[0].combine_chunks()
                 state.entries = pa.concat_tables([head, state.entries.cast(head.schema)])
@@ -644,7 +644,7 @@ class ColumnStatsIndex:
             return
         # newest segment first: a path indexed twice (a file rewritten under its name, read again) is found at
         # its newest row first (`lookup_rows` takes the first row of a path)
-        parts = [normalize(seg, target) for _, seg in reversed(state.raw_segments)]
+        parts = [conform_segment(seg, target) for _, seg in reversed(state.raw_segments)]
         if parts:
             entries = pa.concat_tables(parts)
         else:
@@ -757,7 +757,7 @@ class ColumnStatsIndex:
         # keep every column any segment has (not only today's table schema): a segment without a column
         # means its files lack it, so dropping columns here would later read as "all null"
         leaves = union_leaves([seg for _, seg in persisted], self.target_leaves())
-        merged = pa.concat_tables([normalize(seg, leaves) for _, seg in persisted])
+        merged = pa.concat_tables([conform_segment(seg, leaves) for _, seg in persisted])
         keys = entry_keys(merged.column("path"), merged.column("file_size"), merged.column("instant"))
         rows = pc.drop_null(pc.index_in(current, value_set=keys))  # a key's first row
         merged = merged.take(rows).replace_schema_metadata({FORMAT_KEY: FORMAT_VERSION})

@@ -90,7 +90,7 @@ def load_segment(data: pa.Buffer, where: str) -> pa.Table:
     return segment
 
 # --------------------------------------------------------------- segments
-def normalize(segment: pa.Table, target: Sequence[StatsLeaf]) -> pa.Table:
+def conform_segment(segment: pa.Table, target: Sequence[StatsLeaf]) -> pa.Table:
     """A persisted segment with exactly the key columns and `target`'s statistics columns.
 
     A column the segment lacks was absent from every file of that segment (segments carry the union of

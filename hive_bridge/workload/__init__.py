@@ -22,13 +22,19 @@ from hive_bridge.workload.eventlog import (
     application_files,
     read_application,
 )
-from hive_bridge.workload.filters import Translated, parse_list, to_hiveql, translate
 from hive_bridge.workload.hiveserver2 import SqlError, TableFilter, table_filters, use_database
 from hive_bridge.workload.parquet import predicate_to_hiveql
-from hive_bridge.workload.report import print_report, summary, write_json
+from hive_bridge.workload.printed_filters import Translated, parse_list, to_hiveql, translate_lists
+from hive_bridge.workload.replay_report import print_report, summary, write_json
 from hive_bridge.workload.runner import FilterEntry, Occurrence, TableState, Workload
 from hive_bridge.workload.sources import event_log_scans, event_log_scans_spark, is_event_log, split_inputs
-from hive_bridge.workload.tables import TableResolver, metastore_locator, normalize, parse_table_args, redact
+from hive_bridge.workload.tables import (
+    TableResolver,
+    metastore_locator,
+    normalize_location,
+    parse_table_args,
+    redact,
+)
 from hive_bridge.workload.textlogs import file_occurrences, text_occurrences
 
 __all__ = [
@@ -52,7 +58,7 @@ __all__ = [
     "is_event_log",
     "lines_of",
     "metastore_locator",
-    "normalize",
+    "normalize_location",
     "parse_list",
     "parse_table_args",
     "predicate_to_hiveql",
@@ -64,7 +70,7 @@ __all__ = [
     "table_filters",
     "text_occurrences",
     "to_hiveql",
-    "translate",
+    "translate_lists",
     "use_database",
     "write_json",
 ]

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from hive_bridge.workload.eventlog import Problem
-from hive_bridge.workload.report import summary, table_totals
+from hive_bridge.workload.replay_report import summary, table_totals
 from hive_bridge.workload.runner import FilterEntry, TableState, Workload
 from hive_bridge.workload.tables import redact
 
@@ -29,6 +29,10 @@ LABEL_CHARS = 64
 TOP_COLUMNS = 30
 #: messages listed per kind of problem (the rest are counted)
 MESSAGES_SHOWN = 100
+
+
+#: the listing's figures a filter's row of the report shows (:meth:`ListStatusResult.figures`)
+_LISTING_FIGURES = ("files_kept", "files_total", "bytes_kept", "bytes_total", "kept_unknown")
 
 
 def clip(text: str, limit: int = FILTER_CHARS) -> str:
@@ -82,8 +86,8 @@ def filter_row(entry: FilterEntry) -> dict[str, Any]:
         "cost": entry_cost(entry), "error": entry.error,
     }
     if lst is not None:
-        row.update({"files_kept": lst.files_kept, "files_total": lst.files_total, "bytes_kept": lst.bytes_kept,
-                    "bytes_total": lst.bytes_total, "kept_unknown": lst.kept_unknown})
+        figures = lst.figures()
+        row.update({k: figures[k] for k in _LISTING_FIGURES})
     if entry.spark_scans:
         row.update({"spark_scans": entry.spark_scans, "spark_files": entry.spark_files,
                     "spark_bytes": entry.spark_bytes})

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from functools import partial
 
-from hive_bridge.workload.filters import decimal_hiveql, hiveql_identifier
+from hive_bridge.workload.printed_filters import decimal_hiveql, hiveql_identifier
 from hive_bridge.workload.readings import UNKNOWN_CALL, Alternatives, Node, Readings, Rule, render
 from sarg.schema import find_column
 

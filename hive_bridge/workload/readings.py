@@ -1,5 +1,5 @@
 """Every reading of a printed filter, without recursion: the parse nodes and the packrat driver that the readers of
-Spark's printed filters (:mod:`hive_bridge.workload.filters`) and of parquet's printed predicates
+Spark's printed filters (:mod:`hive_bridge.workload.printed_filters`) and of parquet's printed predicates
 (:mod:`hive_bridge.workload.parquet`) share.
 
 Printed literals are raw, so a text may read more than one way; a reader's rules return *every* reading from a

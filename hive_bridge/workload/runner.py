@@ -27,8 +27,8 @@ from hive_bridge.stats.index import ColumnStatsIndex
 from hive_bridge.table.table import HudiTable
 from hive_bridge.workload.accounting import Accounts
 from hive_bridge.workload.eventlog import Problem, Scan
-from hive_bridge.workload.filters import translate
 from hive_bridge.workload.logscan import FoundFilter, describe_error
+from hive_bridge.workload.printed_filters import translate_lists
 from hive_bridge.workload.readings import UNKNOWN_CALL
 from hive_bridge.workload.tables import TableResolver, redact
 from sarg.detect import looks_like_sarg
@@ -136,20 +136,10 @@ class FilterEntry:
         if self.columns:
             out["columns"] = list(self.columns)
         if lst is not None:
-            out.update({
-                "files_total": lst.files_total, "files_kept": lst.files_kept, "bytes_total": lst.bytes_total,
-                "bytes_kept": lst.bytes_kept, "kept_unknown": lst.kept_unknown,
-                "dropped_by_partition": lst.dropped_by_partition,
-                "dropped_by_partition_stats": lst.dropped_by_partition_stats,
-                "partitions_dropped_by_stats": lst.partitions_dropped_by_stats,
-                "dropped_by_statistics": lst.dropped_by_statistics,
-                "unknown_parts": self.unknown_parts, "kept_log_files": lst.kept_log_files,
-                "query_type": lst.query_type, "log_files_total": lst.log_files_total,
-                "log_files_unknown": lst.log_files_unknown, "listing_source": lst.listing_source,
-                "stats_sources": lst.stats_sources, "index_sources": lst.index_sources,
-                "index_segments_discarded": self.index_segments_discarded,
-                "unknown_columns": lst.unknown_columns, "seconds": round(self.seconds, 6),
-            })
+            out.update(lst.figures())
+            out.update({"unknown_parts": self.unknown_parts,
+                        "index_segments_discarded": self.index_segments_discarded,
+                        "seconds": round(self.seconds, 6)})
             if kept is not None:
                 out["kept"] = [relative_path(kept, f.path) for f in lst.files]
         if self.spark_scans:
@@ -294,7 +284,7 @@ class Workload:
             key = (uri, tuple((_IDS.sub("#", item[0]), *item[1:]) for item in occ.lists))
             hit = self._memo.get(key)
             if hit is None:
-                tr = translate(occ.lists, state.types)
+                tr = translate_lists(occ.lists, state.types)
                 hit = self._memo[key] = (tr.hiveql, tr.unknown, tr.unknown_texts)
                 for text, why in zip(tr.unread, tr.unread_reasons, strict=True):  # once per distinct text
                     shown = "in a form not understood" if why == "a form not understood" else f"not read: {why}"

@@ -20,7 +20,7 @@ from hive_bridge.redaction import AZURE_SCHEMES, split_userinfo
 from hive_bridge.redaction import redact as redact
 
 
-def normalize(location: str) -> str:
+def normalize_location(location: str) -> str:
     """A printed Spark/Hadoop path as hive-bridge names it: ``file:`` dropped, ``s3a``/``s3n`` as ``s3``, without
     user info (``s3a://key:secret@bucket/t`` is ``s3://bucket/t``: a log's credentials are neither kept nor used;
     Azure's ``container@account`` stays)."""
@@ -75,9 +75,9 @@ class TableResolver:
                 if candidate in self.named:
                     return self.named[candidate]
         for loc in locations:
-            norm = normalize(loc)
+            norm = normalize_location(loc)
             for key, uri in self.named.items():
-                k = normalize(key)
+                k = normalize_location(key)
                 if ("/" in key or ":" in key) and (norm == k or norm.startswith(k.rstrip("/") + "/")):
                     return uri
             found = self._resolve_location(norm)
@@ -88,7 +88,7 @@ class TableResolver:
                 if "." in candidate:
                     where = self.metastore(candidate)
                     if where:
-                        return self._resolve_location(normalize(where)) or normalize(where)
+                        return self._resolve_location(normalize_location(where)) or normalize_location(where)
         return None
 
     def _resolve_location(self, location: str) -> str | None:

@@ -31,7 +31,7 @@ from hive_bridge.stats.reader import LocalStatsReader
 from hive_bridge.table.table import HudiTable
 from hive_bridge.testing.parquet_nan import give_base_files_nan_counts
 from hive_bridge.testing.writer import HudiWriter
-from hive_bridge.workload.filters import translate
+from hive_bridge.workload.printed_filters import translate_lists
 from tests.hive_bridge import decimal_model as dm
 
 pytestmark = pytest.mark.spark
@@ -82,7 +82,7 @@ def _spark_read(spark: Any, table: HudiTable, where: str) -> tuple[dict[int, str
 
 def _printed_reading(table: HudiTable, printed: list[tuple[str, bool, str]]) -> tuple[sarg.SearchArgument, Any]:
     types = table_sarg_schema(table)
-    translated = translate(printed, types)
+    translated = translate_lists(printed, types)
     return sarg.read_filter(translated.hiveql or "unknown()", types), translated
 
 

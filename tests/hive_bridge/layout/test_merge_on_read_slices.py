@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import sarg
 from hive_bridge.filters.typemap import table_sarg_schema
-from hive_bridge.pruning import prune_slices
+from hive_bridge.pruning.pruner import plan_slices
 from hive_bridge.spark import list_files
 from hive_bridge.stats.index import ColumnStatsIndex
 from hive_bridge.table.table import HudiTable
@@ -133,7 +133,7 @@ def test_no_slice_with_a_matching_merged_row_is_dropped(shared_tables: dict[str,
         table = HudiTable.open(root)
         s = sarg.parse(text, table_sarg_schema(table))
         slices = table.latest_file_slices()
-        listing = prune_slices(table, ColumnStatsIndex(table, persist=False), slices, s, None, explain=True)
+        listing = plan_slices(table, ColumnStatsIndex(table, persist=False), slices, s, explain=True)
         reader = hudi.HudiTableBuilder.from_base_uri(str(root)).build().create_file_group_reader_with_options()
         for v, sl in zip(listing.verdicts, slices, strict=True):
             base = sl.base_file.path if sl.base_file is not None else ""

@@ -23,7 +23,7 @@ from hive_bridge.app.cli import main
 from hive_bridge.pruning.scalar import evaluate
 from hive_bridge.stats.contract import ColumnStats, FileStats
 from hive_bridge.testing.writer import HudiWriter
-from hive_bridge.workload.filters import translate
+from hive_bridge.workload.printed_filters import translate_lists
 from tests.hive_bridge import decimal_model as dm
 
 #: across the property's examples: files skipped, per form
@@ -44,7 +44,7 @@ def _readings(column: dm.Column, op: str, texts: list[str]) -> dict[str, sarg.Se
              "hiveql BD": sarg.parse_hiveql(dm.hiveql(op, "d", texts, "BD"), schema)}
     forms["printed SearchArgument"] = sarg.parse(str(forms["hiveql BD"]), schema)
     for name, text, is_v1 in (("catalyst", dm.catalyst(op, texts), False), ("v1", dm.v1(op, texts), True)):
-        translated = translate([(text, is_v1)], schema)
+        translated = translate_lists([(text, is_v1)], schema)
         forms[name] = sarg.parse_hiveql(translated.hiveql or "unknown()", schema)
     return forms
 

@@ -14,7 +14,8 @@ import pytest
 
 import sarg
 from hive_bridge.layout.properties import TableProperties
-from hive_bridge.pruning import Pruner, prune_slices
+from hive_bridge.pruning import Pruner
+from hive_bridge.pruning.pruner import plan_slices
 from hive_bridge.stats.index import ColumnStatsIndex
 from hive_bridge.table.table import HudiTable
 from hive_bridge.testing.writer import HudiWriter
@@ -48,8 +49,8 @@ def _merged(root: Path, s) -> pa.Table:  # type: ignore[no-untyped-def]
 
 def _kept(root: Path, text: str, query_type: str = "snapshot") -> set[str]:
     table = HudiTable.open(root)
-    listing = prune_slices(table, ColumnStatsIndex(table), table.latest_file_slices(), sarg.parse(text, SCHEMA),
-                           None, query_type=query_type)
+    listing = plan_slices(table, ColumnStatsIndex(table), table.latest_file_slices(), sarg.parse(text, SCHEMA),
+                           query_type=query_type)
     return {s.file_id for s in listing.slices}
 
 
@@ -85,8 +86,8 @@ def test_whole_record_merge_drops_what_only_the_union_covers(tmp_path: Path) -> 
     for s in table.latest_file_slices():
         amounts = _merged(root, s).column("amount").to_pylist()
         assert not any(-10.0 <= a <= -5.0 for a in amounts)
-    listing = prune_slices(table, ColumnStatsIndex(table), table.latest_file_slices(), sarg.parse(text, SCHEMA),
-                           None, explain=True)
+    listing = plan_slices(table, ColumnStatsIndex(table), table.latest_file_slices(), sarg.parse(text, SCHEMA),
+                           explain=True)
     merged = [v for v in listing.verdicts if v.parts]
     assert merged and all("whole-record merge" in v.reason and "no part may match" in v.reason for v in merged)
 
@@ -107,8 +108,8 @@ def test_a_merge_that_combines_fields_uses_the_union(tmp_path: Path) -> None:
     table = HudiTable.open(root)
     assert not table.properties.whole_record_merge
     assert _kept(root, "leaf-(BETWEEN amount -10.0 -5.0)") == {g}
-    listing = prune_slices(table, ColumnStatsIndex(table), table.latest_file_slices(),
-                           sarg.parse("leaf-(BETWEEN amount -10.0 -5.0)", SCHEMA), None, explain=True)
+    listing = plan_slices(table, ColumnStatsIndex(table), table.latest_file_slices(),
+                           sarg.parse("leaf-(BETWEEN amount -10.0 -5.0)", SCHEMA), explain=True)
     (v,) = [v for v in listing.verdicts if v.kept]
     assert "union of the parts' ranges" in v.reason
 

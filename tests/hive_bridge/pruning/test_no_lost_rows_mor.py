@@ -322,10 +322,10 @@ def test_no_merged_slice_with_a_matching_row_is_dropped(case: Case) -> None:
         event(f"merged slices in the table: {min(len(is_merged), 3)}{'+' if len(is_merged) >= 3 else ''}")
         for s in case.filters:
             context = f"\n{case}"
-            listing = snapshot.run(s, schema, case.tz)
+            listing = snapshot.run(s, schema=schema, session_time_zone=case.tz)
             _check_kept(listing, slices, merged, s, case.tz, context)
             kept = {_slice_key(x) for x in listing.slices}
-            explained = snapshot.run(s, schema, case.tz, explain=True)  # explain judges the parts alone too
+            explained = snapshot.run(s, schema=schema, session_time_zone=case.tz, explain=True)  # explain judges the parts alone too
             assert {_slice_key(x) for x in explained.slices} == kept
             assert [v.kept for v in explained.verdicts] == [_slice_key(x) in kept for x in slices]
             dropped_merged = len(is_merged - kept)
@@ -336,7 +336,7 @@ def test_no_merged_slice_with_a_matching_row_is_dropped(case: Case) -> None:
             if dropped_merged:
                 event("snapshot: a merged slice dropped")
 
-            listing = ro.run(s, schema, case.tz)
+            listing = ro.run(s, schema=schema, session_time_zone=case.tz)
             _check_kept(listing, ro_slices, base, s, case.tz, context)
             assert all(x.base_file is not None and not x.log_files for x in listing.slices)
             COUNTS["read-optimized slices judged"] += len(ro_slices)
@@ -368,7 +368,7 @@ def _run(root: Path, text: str, query_type: str) -> tuple[ListStatusResult, dict
     table = HudiTable.open(root)
     slices = table.latest_file_slices()
     pruner = Pruner(table, ColumnStatsIndex(table, persist=False), slices, query_type=query_type)
-    listing = pruner.run(sarg.parse(text, {"i": "bigint", KEY: "bigint"}), None, "UTC", explain=True)
+    listing = pruner.run(sarg.parse(text, {"i": "bigint", KEY: "bigint"}), explain=True)
     return listing, {x.file_id: x for x in slices}
 
 

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from hive_bridge.filters.typemap import table_sarg_schema
 from hive_bridge.mdt.records import ColumnStatsEntry
 from hive_bridge.pruning.partition_pruning import partition_stats_problem
-from hive_bridge.pruning.pruner import READ_OPTIMIZED, SNAPSHOT, prune_slices
+from hive_bridge.pruning.pruner import READ_OPTIMIZED, SNAPSHOT, plan_slices
 from hive_bridge.stats.contract import stat_name
 from hive_bridge.stats.index import ColumnStatsIndex
 from hive_bridge.stats.mdt_rows import partition_rows
@@ -85,7 +85,7 @@ def _kept(table: HudiTable, text: str, source: str, partition_stats: bool, query
           explain: bool = False) -> Any:
     filt = hiveql.parse_hiveql(text, table_sarg_schema(table))
     index = ColumnStatsIndex(table, persist=False, source=source)
-    return prune_slices(table, index, table.latest_file_slices(), filt, None, explain=explain,
+    return plan_slices(table, index, table.latest_file_slices(), filt, explain=explain,
                         query_type=query_type, partition_stats=partition_stats), index
 
 

@@ -13,8 +13,7 @@ import pyarrow as pa
 import pytest
 
 import sarg
-from hive_bridge.pruning import prune_slices
-from hive_bridge.pruning.pruner import READ_OPTIMIZED, SNAPSHOT
+from hive_bridge.pruning.pruner import READ_OPTIMIZED, SNAPSHOT, plan_slices
 from hive_bridge.pruning.snapshot import SnapshotCache
 from hive_bridge.stats.index import ColumnStatsIndex
 from hive_bridge.table.table import HudiTable
@@ -52,7 +51,7 @@ def _check(cache: SnapshotCache, root: Path, step: str) -> None:
         for text in FILTERS:
             filt = sarg.parse(text, SCHEMA) if text else None
             got = snap.plan(filt, query_type=query_type)
-            want = prune_slices(fresh, index, fresh.latest_file_slices(), filt, None, query_type=query_type)
+            want = plan_slices(fresh, index, fresh.latest_file_slices(), filt, query_type=query_type)
             assert _kept(got) == _kept(want), (step, query_type, text)
             assert got.files_total == want.files_total, (step, query_type, text)
 
@@ -137,7 +136,7 @@ def test_two_threads_at_once(tmp_path: Path) -> None:
     fresh = HudiTable.open(root)
     index = ColumnStatsIndex(fresh, persist=False)
     filters = [sarg.parse(t, SCHEMA) if t else None for t in FILTERS]
-    want = [_kept(prune_slices(fresh, index, fresh.latest_file_slices(), f, None)) for f in filters]
+    want = [_kept(plan_slices(fresh, index, fresh.latest_file_slices(), f)) for f in filters]
     errors: list[BaseException] = []
 
     def run() -> None:

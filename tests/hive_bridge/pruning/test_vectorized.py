@@ -170,8 +170,16 @@ def test_keep_is_a_boolean_array() -> None:
     assert pc.sum(result.keep).as_py() == result.kept
 
 
-def test_value_masks_from_an_index_narrow_equality_leaves() -> None:
-    """An index's answer (file may / cannot hold the literal) narrows `=`, `IN` and their negations: where it
+def _answering(table: pa.Table, leaf: Predicate, mask: pa.BooleanArray) -> StatsTable:
+    """``table`` with an index's answer for ``leaf``'s column and values (the statistics contract's membership)."""
+    view = StatsTable(table).answering({(leaf.column, leaf.literals): mask})
+    assert view.may_contain(leaf.column, leaf.literals) is mask and StatsTable(table).may_contain(leaf.column,
+                                                                                                leaf.literals) is None
+    return view
+
+
+def test_index_answers_through_the_statistics_narrow_equality_leaves() -> None:
+    """An index's answer (file may / cannot hold the literal), given to the statistics table, narrows `=`, `IN` and their negations: where it
     says "cannot", `=` is never true and `<>` never false; other leaves and other files are untouched."""
     files = [FileStats(10, {"id": ColumnStats(0, 9, 0, True, True)}, {"id": pa.int64()}, path=f"f{i}")
              for i in range(3)]
@@ -180,21 +188,21 @@ def test_value_masks_from_an_index_narrow_equality_leaves() -> None:
     eq = translate(sarg.parse("leaf-(EQUALS id 5)", {"id": "bigint"}), {"id": "bigint"})
     assert isinstance(eq, Predicate)
     assert prune(eq, table).keep.to_pylist() == [True, True, True]
-    masked = prune(eq, table, value_masks={eq: mask})
+    masked = prune(eq, _answering(table, eq, mask))
     assert masked.keep.to_pylist() == [True, False, True]
     assert masked.truth[1] is TruthValue.NO and not masked.unknown.to_pylist()[1]
     in_ = translate(sarg.parse("leaf-(IN id 5 6)", {"id": "bigint"}), {"id": "bigint"})
-    assert prune(in_, table, value_masks={in_: mask}).keep.to_pylist() == [True, False, True]
+    assert prune(in_, _answering(table, in_, mask)).keep.to_pylist() == [True, False, True]
     ne = translate(sarg.parse("(not leaf-(EQUALS id 5))", {"id": "bigint"}), {"id": "bigint"})
     assert isinstance(ne, Predicate) and ne.op is Op.NOT_EQ
-    ne_result = prune(ne, table, value_masks={ne: mask})
+    ne_result = prune(ne, _answering(table, ne, mask))
     assert ne_result.keep.to_pylist() == [True, True, True]
     assert ne_result.truth[1] is TruthValue.YES  # no row of file 1 is 5: every row is <> 5
     lt = translate(sarg.parse("leaf-(LESS_THAN id 5)", {"id": "bigint"}), {"id": "bigint"})
-    assert prune(lt, table, value_masks={lt: mask}).keep.to_pylist() == [True, True, True]  # not an equality
+    assert prune(lt, _answering(table, lt, mask)).keep.to_pylist() == [True, True, True]  # not an equality
     both = translate(sarg.parse("(or leaf-(EQUALS id 5) leaf-(LESS_THAN id 1))", {"id": "bigint"}), {"id": "bigint"})
     eq_leaf = next(n for n in both.walk() if isinstance(n, Predicate) and n.op is Op.EQ)
-    assert prune(both, table, value_masks={eq_leaf: mask}).keep.to_pylist() == [True, True, True]  # OR: kept
+    assert prune(both, _answering(table, eq_leaf, mask)).keep.to_pylist() == [True, True, True]  # OR: kept
 
 
 def test_unscaled_decimals_read_from_the_buffer() -> None:

@@ -14,7 +14,7 @@ import sarg
 from hive_bridge.errors import HudiTableError
 from hive_bridge.formats import parquet_footer
 from hive_bridge.layout.fsview import FileSystemView
-from hive_bridge.pruning import prune_slices
+from hive_bridge.pruning.pruner import plan_slices
 from hive_bridge.stats import reader as stats_reader
 from hive_bridge.stats import segments
 from hive_bridge.stats.index import ColumnStatsIndex
@@ -209,7 +209,7 @@ def test_pruning_keeps_every_lance_file(fixture_copy: Callable[[str], Path], nam
         _plant_empty_rows(ColumnStatsIndex(table))
     n_slices, n_with_logs, _rows, text = LANCE[name]
     slices = table.latest_file_slices()
-    result = prune_slices(table, ColumnStatsIndex(table), slices, sarg.read_filter(text, None), None,
+    result = plan_slices(table, ColumnStatsIndex(table), slices, sarg.read_filter(text, None),
                           explain=True)
     assert result.files_total == n_slices
     assert result.files_kept == n_slices and result.slices == slices
@@ -232,8 +232,7 @@ def test_planted_empty_rows_do_drop_parquet_files(fixture_copy: Callable[[str], 
     table = HudiTable.open(path)
     _plant_empty_rows(ColumnStatsIndex(table))
     slices = table.latest_file_slices()
-    result = prune_slices(table, ColumnStatsIndex(table), slices, sarg.read_filter("leaf-(EQUALS id 1)", None),
-                          None)
+    result = plan_slices(table, ColumnStatsIndex(table), slices, sarg.read_filter("leaf-(EQUALS id 1)", None))
     assert result.files_total == len(slices) > 0
     # an empty file is dropped by whichever stage sees its row count first
     assert result.files_kept == 0 and result.dropped_by_partition + result.dropped_by_statistics == len(slices)

@@ -14,7 +14,7 @@ import pytest
 
 import sarg
 from hive_bridge.formats.logfile import BlockType, HeaderKey
-from hive_bridge.pruning import prune_slices
+from hive_bridge.pruning.pruner import plan_slices
 from hive_bridge.stats.contract import MAX, MAX_EXACT, MIN, MIN_EXACT, NULL_COUNT, stat_name
 from hive_bridge.stats.index import ColumnStatsIndex
 from hive_bridge.stats.log_stats import log_rows_to_table, read_log_stats, union_stats
@@ -247,8 +247,8 @@ def test_a_grown_log_file_is_read_again(fixture_copy: Callable[[str], Path]) -> 
     rows = index.log_table([s2])
     assert index.last.log_files_read == 1
     assert rows.column(stat_name("fare", MAX))[0].as_py() == 9999.5
-    listing = prune_slices(grown, ColumnStatsIndex(grown), grown.latest_file_slices(),
-                           sarg.read_filter("fare = 9999.5", None), None)
+    listing = plan_slices(grown, ColumnStatsIndex(grown), grown.latest_file_slices(),
+                           sarg.read_filter("fare = 9999.5", None))
     assert s2.file_id in {x.file_id for x in listing.slices}
 
 
@@ -266,7 +266,7 @@ def test_an_undecodable_block_makes_the_log_unknown_and_keeps_the_slice(fixture_
     assert st.error is not None and "cannot read" in st.error
     grown = HudiTable.open(root)
     index = ColumnStatsIndex(grown)
-    listing = prune_slices(grown, index, grown.latest_file_slices(), sarg.read_filter("id = -12345", None), None,
+    listing = plan_slices(grown, index, grown.latest_file_slices(), sarg.read_filter("id = -12345", None),
                            explain=True)
     assert listing.log_files_unknown == 1
     kept = {x.file_id for x in listing.slices}

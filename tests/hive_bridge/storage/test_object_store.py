@@ -18,7 +18,7 @@ import pytest
 import sarg
 from hive_bridge.app.cli import main as cli_main
 from hive_bridge.filters.typemap import table_sarg_schema
-from hive_bridge.pruning import prune_slices
+from hive_bridge.pruning.pruner import plan_slices
 from hive_bridge.stats.index import ColumnStatsIndex
 from hive_bridge.storage.core import Storage, StorageError, parse_storage_options
 from hive_bridge.table.table import HudiTable
@@ -255,7 +255,7 @@ def test_object_deleted_between_listing_and_reading_is_kept(s3: S3Server, tables
     index = ColumnStatsIndex(table, source="footers", persist=False)
     # a filter no row matches: every file whose statistics were read is dropped, the unreadable one is kept
     filt = sarg.parse("leaf-0 = (EQUALS txn_id no-such-id), expr = leaf-0", table_sarg_schema(table))
-    result = prune_slices(table, index, slices, filt, None, "UTC")
+    result = plan_slices(table, index, slices, filt, session_time_zone="UTC")
     kept = [f.path for f in result.files]
     assert kept == [gone.full_path] and result.kept_unknown == 1
     assert any(gone.full_path in e and "not found" in e for e in index.errors), index.errors

@@ -457,7 +457,7 @@ def test_partition_stats_bound_each_partition_and_prune_as_the_footers_do(tables
     partitions for a filter only one partition can match."""
     import shutil
 
-    from hive_bridge.pruning.pruner import prune_slices
+    from hive_bridge.pruning.pruner import plan_slices
 
     root = tmp_path / name
     shutil.copytree(tables[name].root, root)
@@ -475,9 +475,9 @@ def test_partition_stats_bound_each_partition_and_prune_as_the_footers_do(tables
         slices = table.latest_file_slices()
         # the merge-on-read table's partitions have log files: a read-optimized query is judged by them
         qt = "read_optimized" if name == "mor" else "snapshot"
-        with_ps = prune_slices(table, ColumnStatsIndex(table, persist=False, source="mdt"), slices, s, None,
+        with_ps = plan_slices(table, ColumnStatsIndex(table, persist=False, source="mdt"), slices, s,
                                query_type=qt)
-        footers = prune_slices(table, ColumnStatsIndex(table, persist=False, source="footers"), slices, s, None,
+        footers = plan_slices(table, ColumnStatsIndex(table, persist=False, source="footers"), slices, s,
                                partition_stats=False, query_type=qt)
         assert sorted(x.file_id for x in with_ps.slices) == sorted(x.file_id for x in footers.slices), text
         dropped += with_ps.dropped_by_partition_stats

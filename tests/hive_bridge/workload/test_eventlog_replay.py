@@ -117,7 +117,7 @@ def test_hudi_workload_keeps_every_row(hudi_eventlogs: dict[str, Any], spark: An
         name = by_name[r["table"]]
         snap = cache.get(r["table"])
         parsed = sarg.parse_hiveql(r["filter"], table_sarg_schema(snap.table)) if r["filter"] else None
-        listing = snap.plan(parsed, None, r["time_zone"])
+        listing = snap.plan(parsed, session_time_zone=r["time_zone"])
         assert listing.files_kept == r["files_kept"]
         for q in r["queries"]:   # each occurrence's own query (its job description is q<i>)
             predicate = hudi_eventlogs["queries"][int(description[q][1:])][1][name]

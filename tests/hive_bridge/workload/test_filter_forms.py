@@ -17,8 +17,8 @@ import sarg
 from hive_bridge.app.cli import main
 from hive_bridge.filters.residual import sql_literal
 from hive_bridge.testing.writer import HudiWriter
-from hive_bridge.workload.filters import translate
 from hive_bridge.workload.logscan import distinct_filters
+from hive_bridge.workload.printed_filters import translate_lists
 
 TYPES = {"id": "bigint", "qty": "int", "price": "double", "flag": "boolean", "s": "string", "d": "decimal(38,24)"}
 
@@ -50,18 +50,18 @@ SPARK_PLANS = [
 
 def test_spark_plans_read_with_their_unknown_parts_listed() -> None:
     for data, pushed, hiveql, unknown in SPARK_PLANS:
-        tr = translate([(data, False), (pushed, True)], TYPES)
+        tr = translate_lists([(data, False), (pushed, True)], TYPES)
         assert (tr.hiveql, tr.unknown_texts, tr.unread) == (hiveql, unknown, []), data
         sarg.parse_hiveql(hiveql, TYPES)
 
 
 def test_unknown_parts_inside_an_or_are_listed_and_driver_log_separators_end_patterns() -> None:
-    tr = translate([("[(s#4 LIKE %a, b% OR (qty#1 = 1)), (qty#1 > 0)]", False)], TYPES)
+    tr = translate_lists([("[(s#4 LIKE %a, b% OR (qty#1 = 1)), (qty#1 > 0)]", False)], TYPES)
     assert (tr.hiveql, tr.unknown_texts) == ("(unknown() OR qty = 1) AND qty > 0", ["s#4 LIKE %a, b%"])
-    tr = translate([("[isnotnull(flag#3),flag#3,s#4 LIKE %a,b%,(qty#1 > 0)]", False, ",")], TYPES)
+    tr = translate_lists([("[isnotnull(flag#3),flag#3,s#4 LIKE %a,b%,(qty#1 > 0)]", False, ",")], TYPES)
     assert (tr.hiveql, tr.unknown_texts) == ("flag IS NOT NULL AND flag AND qty > 0", ["s#4 LIKE %a,b%"])
     # a cast of a decimal column to less scale rounds: not the column's value
-    assert translate([("[(cast(d#5 as decimal(38,2)) > 1.5)]", False)], TYPES).hiveql is None
+    assert translate_lists([("[(cast(d#5 as decimal(38,2)) > 1.5)]", False)], TYPES).hiveql is None
 
 
 def test_hiveql_parts_that_cannot_prune_are_listed_with_their_text() -> None:

@@ -16,9 +16,9 @@ import pytest
 import sarg
 from hive_bridge.app.cli import main
 from hive_bridge.testing.writer import HudiWriter
-from hive_bridge.workload.filters import translate
 from hive_bridge.workload.hiveserver2 import SqlError, table_filters
 from hive_bridge.workload.parquet import predicate_to_hiveql
+from hive_bridge.workload.printed_filters import translate_lists
 
 REASON = f"expression nested deeper than {sarg.MAX_DEPTH} levels"
 TYPES = {"a": "int"}
@@ -74,7 +74,7 @@ def _sarg_error(text: str) -> str | None:
 
 
 def _spark_error(text: str, v1_form: bool) -> str | None:
-    tr = translate([(text, v1_form)], TYPES)
+    tr = translate_lists([(text, v1_form)], TYPES)
     if tr.unread:
         return tr.unread_reasons[0]
     assert tr.hiveql is not None
@@ -140,7 +140,7 @@ def test_a_chain_of_5000_ors_is_one_level(form: str) -> None:
     if form == "hiveql":
         out: str | None = text
     elif form in ("catalyst", "v1"):
-        out = translate([(text, form == "v1")], TYPES).hiveql
+        out = translate_lists([(text, form == "v1")], TYPES).hiveql
     elif form == "parquet":
         out, _ = predicate_to_hiveql(text, TYPES)
     else:

@@ -4,14 +4,14 @@ reading has it, literals typed by the table's columns, whatever is not certain u
 from __future__ import annotations
 
 import sarg
-from hive_bridge.workload.filters import parse_list, translate
+from hive_bridge.workload.printed_filters import parse_list, translate_lists
 
 TYPES = {"id": "int", "name": "string", "price": "double", "amount": "decimal(10,2)", "d": "date",
          "ts": "timestamp", "bin": "binary", "col.dot": "int", "dt": "string", "flag": "boolean"}
 
 
 def hql(*lists: tuple[str, bool]) -> str | None:
-    return translate(list(lists), TYPES).hiveql
+    return translate_lists(list(lists), TYPES).hiveql
 
 
 def test_catalyst_forms() -> None:
@@ -26,7 +26,7 @@ def test_catalyst_forms() -> None:
 
 
 def test_what_is_not_certain_is_unknown() -> None:
-    tr = translate([("[(bin#1 = 0x0102), (cast(id#2 as string) = 5), StartsWith(cast(id#2 as string), ab), "
+    tr = translate_lists([("[(bin#1 = 0x0102), (cast(id#2 as string) = 5), StartsWith(cast(id#2 as string), ab), "
                      "dynamicpruningexpression(dt#4 IN dynamicpruning#9), (nope#5 = 1)]", False)], TYPES)
     assert tr.hiveql is None and tr.unknown == 5
     # an OR with an unknown side keeps the known side as "maybe", never drops it
@@ -53,7 +53,7 @@ def test_ambiguous_literals() -> None:
     # a literal that would hold this list's own attribute reference is a misreading
     assert hql(("[(name#12 = a), (id#3 = 5)]", False)) == "name = 'a' AND id = 5"
     # V1 literals have no attribute ids: "EqualTo(name,a), EqualTo(id,5)" may be one literal: unknown
-    tr = translate([("[EqualTo(name,a), EqualTo(id,5)]", True)], TYPES)
+    tr = translate_lists([("[EqualTo(name,a), EqualTo(id,5)]", True)], TYPES)
     assert tr.hiveql is None and tr.unknown == 2
     assert len(parse_list("[EqualTo(name,a), EqualTo(id,5)]", True)) == 2
     # the commas of an IN of strings may belong to the values: every run of pieces is kept
@@ -61,12 +61,12 @@ def test_ambiguous_literals() -> None:
 
 
 def test_v1_cross_check_adds_what_it_says_for_certain() -> None:
-    tr = translate([("[(cast(id#2 as string) = 5), (price#3 > 1.5)]", False),
+    tr = translate_lists([("[(cast(id#2 as string) = 5), (price#3 > 1.5)]", False),
                     ("[GreaterThan(price,1.5), In(id, [1,10,2])]", True)], TYPES)
     assert tr.conjuncts == ["price > 1.5", "id IN (1, 10, 2)"]
     assert tr.unknown == 1           # the cast, counted once (the V1 list is a cross-check)
     # a V1 timestamp is in the JVM's zone: never read
-    assert translate([("[GreaterThan(ts,2024-01-01 10:00:00.0)]", True)], TYPES).hiveql is None
+    assert translate_lists([("[GreaterThan(ts,2024-01-01 10:00:00.0)]", True)], TYPES).hiveql is None
 
 
 def test_every_translation_parses_with_the_table_schema() -> None:

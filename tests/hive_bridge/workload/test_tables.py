@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hive_bridge.workload.tables import TableResolver, normalize, parse_table_args, redact
+from hive_bridge.workload.tables import TableResolver, normalize_location, parse_table_args, redact
 
 
 def test_location_inside_a_table_resolves_to_its_base(tmp_path: Path) -> None:
@@ -36,12 +36,12 @@ def test_named_tables_and_one_plain_table() -> None:
 
 
 def test_normalize_and_redact() -> None:
-    assert normalize("s3a://bucket/t/dt=1") == "s3://bucket/t/dt=1"
-    assert normalize("file:/a/b/") == "/a/b"
+    assert normalize_location("s3a://bucket/t/dt=1") == "s3://bucket/t/dt=1"
+    assert normalize_location("file:/a/b/") == "/a/b"
     assert redact("s3://AKIAXXX:secret@bucket/t") == "s3://bucket/t"
     assert redact("hdfs://user@nn:8020/t") == "hdfs://nn:8020/t"
     # a location's user info is no part of its name: neither kept nor shown, and prefixes still match
-    assert normalize("s3a://AKIAXXX:se/cr+et@bucket/t/dt=1") == "s3://bucket/t/dt=1"
-    assert normalize("abfss://c@acct.dfs.core.windows.net/t") == "abfss://c@acct.dfs.core.windows.net/t"
+    assert normalize_location("s3a://AKIAXXX:se/cr+et@bucket/t/dt=1") == "s3://bucket/t/dt=1"
+    assert normalize_location("abfss://c@acct.dfs.core.windows.net/t") == "abfss://c@acct.dfs.core.windows.net/t"
     r = TableResolver({"s3://bucket/t": "/local/t"})
     assert r.resolve(None, ["s3a://AKIAXXX:se/cr+et@bucket/t/dt=1/f.parquet"]) == "/local/t"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from hive_bridge.workload.filters import translate
 from hive_bridge.workload.parquet import predicate_to_hiveql
+from hive_bridge.workload.printed_filters import translate_lists
 from hive_bridge.workload.textlogs import file_occurrences
 from tests.hive_bridge.workload.conftest import SHARED
 
@@ -24,7 +24,7 @@ def test_driver_log_scans(version: str) -> None:
     assert {o.source for o in everything} == {"spark-driver", "parquet-filtercompat"}
     occ = [o for o in everything if o.source == "spark-driver"]
     assert len(occ) == 13
-    filters = [translate(o.lists, TYPES).hiveql for o in occ]
+    filters = [translate_lists(o.lists, TYPES).hiveql for o in occ]
     assert "id IS NOT NULL AND name IS NOT NULL AND id = 5 AND name = 'a,b[c] d'" in filters
     assert any(f and "d = DATE '2024-01-03'" in f and "ts > TIMESTAMP '2024-01-01 10:00:00'" in f for f in filters)
     assert any(f and "dt = '2024-01-01'" in f for f in filters)      # Pruning directories with: (partition)
@@ -40,13 +40,13 @@ def test_driver_lines_of_one_scan_group(tmp_path: Path) -> None:
              "24/01/01 10:00:01 INFO FileSourceStrategy: Pushed Filters: ",
              "24/01/01 10:00:01 INFO FileSourceStrategy: Post-Scan Filters: "]
     occ = list(file_occurrences("driver.log", lines))
-    assert [translate(o.lists, TYPES).hiveql for o in occ] == [
+    assert [translate_lists(o.lists, TYPES).hiveql for o in occ] == [
         "id IS NOT NULL AND id > 7 AND dt IS NOT NULL AND dt = '2024-01-02'", None]
     assert [o.query for o in occ] == ["driver.log:3", "driver.log:5"]
     # a list no reading fits is reported with its file and line (kept as unknown), the run goes on
     cut = ["24/01/01 10:00:00 INFO FileSourceStrategy: Post-Scan Filters: isnotnull(id#2),(id#2 > "]
     (o,) = file_occurrences("cut.log", cut)
-    tr = translate(o.lists, TYPES)
+    tr = translate_lists(o.lists, TYPES)
     assert tr.hiveql == "id IS NOT NULL" or tr.unread
 
 
@@ -114,4 +114,4 @@ def test_statement_or_filter_line_running_over_many_lines_is_bounded() -> None:
         occ = list(file_occurrences("big.log", lines, problems=problems))
         assert [(p.line, p.message.split(" of over")[0]) for p in problems] == \
             [(2, "a statement" if "Compiling" in first else "a filter line")]
-        assert [translate(o.lists, TYPES).hiveql for o in occ] == ["id IS NOT NULL AND id > 7"]
+        assert [translate_lists(o.lists, TYPES).hiveql for o in occ] == ["id IS NOT NULL AND id > 7"]

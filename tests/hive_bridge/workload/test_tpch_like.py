@@ -54,7 +54,7 @@ def test_files_kept_hold_every_row_of_each_scan(tpch_eventlog: dict[str, Any], s
     for r in rows:
         snap = cache.get(r["table"])
         parsed = sarg.parse_hiveql(r["filter"], table_sarg_schema(snap.table)) if r["filter"] else None
-        listing = snap.plan(parsed, None, r["time_zone"])
+        listing = snap.plan(parsed, session_time_zone=r["time_zone"])
         assert listing.files_kept == r["files_kept"]
         for q in r["queries"]:
             predicate = tpch_eventlog["queries"][int(description[q][1:])][1].get(by_path[r["table"]])

@@ -463,7 +463,7 @@ def _describe_leaf(node: Node) -> str:
     return f"({column} {node.op} {node.values[0]})"
 
 
-def translate(lists: Sequence[tuple[str, bool] | tuple[str, bool, str]], types: Mapping[str, str],
+def translate_lists(lists: Sequence[tuple[str, bool] | tuple[str, bool, str]], types: Mapping[str, str],
               keep: Callable[[Node], bool] | None = None) -> Translated:
     """The conjunction of printed filter lists (each ``(text, is_v1)``), typed by ``types``, as HiveQL: the
     conjuncts every reading of a list agrees on; the rest counted unknown and listed (a whole conjunct, or the
