@@ -23,6 +23,7 @@ from hive_bridge.pruning.pruner import (
     check_query_type,
 )
 from hive_bridge.pruning.snapshot import TableSnapshot, default_cache
+from hive_bridge.storage.core import StorageError
 from hive_bridge.table.table import HudiTable
 from sarg.schema import split_type_list
 
@@ -153,7 +154,7 @@ class HudiMetaHook:
     def pre_create_table(self, table: TableDesc) -> None:
         try:
             HudiTable.open(table.location.removeprefix("file:"))
-        except HudiTableError as exc:
+        except (HudiTableError, StorageError) as exc:
             raise HandlerError(f"table {table.name}: {exc}") from None
 
     def commit_create_table(self, table: TableDesc) -> None:
@@ -193,7 +194,7 @@ class HoodieParquetInputFormat:
         root = location.removeprefix("file:")
         try:
             return default_cache().get(root, persist=self.use_index)
-        except HudiTableError as exc:
+        except (HudiTableError, StorageError) as exc:
             raise HandlerError(str(exc)) from None
 
     def list_status(self, job_conf: Mapping[str, str], *, explain: bool = False,

@@ -185,12 +185,13 @@ def plan_hive_sync(base_path: str, database: str | None = None, table: str | Non
     defaults (see :meth:`hive_bridge.hive.client.MetastoreClient.sync_hudi_table` for the options)."""
     from hive_bridge.errors import HudiTableError
     from hive_bridge.filters.typemap import arrow_to_hive_sync_type
+    from hive_bridge.storage.core import StorageError
     from hive_bridge.table.table import HudiTable
 
     root = local_location(base_path)
     try:
         hudi = HudiTable.open(root)
-    except HudiTableError as exc:
+    except (HudiTableError, StorageError) as exc:
         raise MetastoreError(f"cannot sync {base_path}: {exc}") from None
     props = hudi.properties
     if hudi.base_file_format != "PARQUET":

@@ -14,6 +14,7 @@ from typing import Any
 
 from hive_bridge.errors import HudiTableError
 from hive_bridge.layout.properties import TableProperties
+from hive_bridge.storage.core import StorageError
 
 
 class State(StrEnum):
@@ -231,7 +232,7 @@ class Timeline:
         for instant in reversed(self.completed_writes):
             try:
                 meta = self.read_metadata(instant)
-            except HudiTableError:
+            except (HudiTableError, StorageError):
                 continue
             extra = meta.get("extraMetadata") or {}
             schema = extra.get("schema") if isinstance(extra, dict) else None

@@ -117,7 +117,7 @@ from hive_bridge.mdt.records import (
     unwrap_bound,
     value_type_of,
 )
-from hive_bridge.storage.core import Storage
+from hive_bridge.storage.core import Storage, StorageError
 
 __all__ = ["DataTable", "MdtSlice", "MetadataStatus", "MetadataTable"]
 
@@ -400,7 +400,7 @@ class MetadataTable:
                 continue
             try:
                 meta = self.mdt_timeline.read_metadata(inst)
-            except HudiTableError as exc:
+            except (HudiTableError, StorageError) as exc:
                 raise MetadataTableError(f"cannot check the files of metadata instant {ts}: {exc}") from None
             stats = meta.get("partitionToWriteStats") or {}
             if not isinstance(stats, dict):
@@ -506,7 +506,7 @@ class MetadataTable:
                 out.update(self._read_slice(sl, want, pre, partition == FILES))
         except Unreadable as why:
             raise self.failure(partition, str(why)) from None
-        except (HudiTableError, KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        except (HudiTableError, StorageError, KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
             raise self.failure(partition, f"{type(exc).__name__}: {exc}") from None
         return out
 

@@ -12,6 +12,7 @@ from hive_bridge.spark.file_index import indexed_read, is_classic
 from hive_bridge.spark.reads import HiveRead, filter_of, read_hudi, read_slices
 from hive_bridge.spark.sessions import SparkReadError
 from hive_bridge.stats.index import ColumnStatsIndex
+from hive_bridge.storage.core import StorageError
 from hive_bridge.table.table import HudiTable
 
 if TYPE_CHECKING:
@@ -83,7 +84,7 @@ def _read_registered(spark: SparkSession, metastore: Any, name: str, filt: str |
         index = ColumnStatsIndex(table, mdt_columns=filter_columns(table, parsed) if prune else None)
         result = TableSnapshot.of(table, index, chosen.slices).plan(parsed if prune else None, session_time_zone=tz,
                                                                     query_type=qt)
-    except (MetastoreError, HudiTableError, ValueError) as exc:
+    except (MetastoreError, HudiTableError, StorageError, ValueError) as exc:
         raise SparkReadError(f"table {name}: {exc}") from None
     if not prune:
         result.sarg = parsed

@@ -19,7 +19,6 @@ import itertools
 import json
 import threading
 import time
-import urllib.parse
 from collections import OrderedDict, deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -34,6 +33,7 @@ from hive_bridge.errors import HudiTableError
 from hive_bridge.layout.fsview import HIVE_DEFAULT_PARTITION, FileSlice
 from hive_bridge.pruning.pruner import READ_OPTIMIZED, SNAPSHOT, ListStatusResult, check_query_type
 from hive_bridge.pruning.snapshot import TableSnapshot, default_cache
+from hive_bridge.spark import protocol
 from hive_bridge.spark.callbacks import answer_folder, require_authentication, spool
 from hive_bridge.spark.filters import AndFilter, OrFilter, filter_classes, filter_text, spark_filters_to_sarg
 from hive_bridge.spark.hadoop import can_open, session_hadoop_conf, session_storage, spark_storage
@@ -45,6 +45,7 @@ from hive_bridge.spark.options import QUERY_TYPE_OPTION, storage_options_of
 from hive_bridge.spark.reads import HiveRead, list_files, read_hudi
 from hive_bridge.spark.reports import record_scan
 from hive_bridge.spark.sessions import SparkReadError, guard_parquet_pushdown, spark_schema
+from hive_bridge.storage.core import StorageError
 from hive_bridge.table.table import HudiTable
 
 if TYPE_CHECKING:
@@ -123,24 +124,6 @@ def _spark_storage(path: str, options: Mapping[str, str]) -> tuple[str, dict[str
     return session_storage(path, storage_options_of(options))
 
 
-def _quote(text: str) -> str:
-    return urllib.parse.quote(text, safe="/:")
-
-
-#: the characters a URI's path holds as they are (RFC 3986 pchar and "/"): a file's URI keeps them, as Hadoop's
-#: ``Path`` does, and percent-encodes the rest (spaces, "%", tabs, newlines, non-ASCII)
-_URI_SAFE = "/:@!$&'()*+,;="
-
-
-def _file_uri(path: str) -> str:
-    """A file's location as a URI string (what Java's ``new URI`` parses without decoding anything first)."""
-    if "://" in path:
-        scheme, _, rest = path.partition("://")
-        authority, slash, key = rest.partition("/")
-        return f"{scheme}://{authority}{slash}{urllib.parse.quote(key, safe=_URI_SAFE)}"
-    return "file:" + urllib.parse.quote(path.removeprefix("file:"), safe=_URI_SAFE)
-
-
 def _uri(path: str) -> str:
     """A file's location as Hadoop's Path reads it (a local absolute path gets the file: scheme)."""
     return path if "://" in path or path.startswith("file:") else "file:" + path
@@ -152,12 +135,12 @@ SPOOL_CHARS = 1 << 16
 
 
 def _spooled(answer: str) -> str:
-    """The answer, or ``FILE\t<path>`` of a file of this process's private answer folder holding it (the JVM reads
+    """The answer, or ``FILE<TAB><path>`` of a file of this process's private answer folder holding it (the JVM reads
     it from there only, and deletes it); inline when it cannot be written there."""
     if len(answer) <= SPOOL_CHARS:
         return answer
     path = spool(answer)
-    return answer if path is None else "FILE\t" + path
+    return answer if path is None else protocol.spooled(path)
 
 
 class PythonPlanner:
@@ -175,28 +158,27 @@ class PythonPlanner:
         self._ids = itertools.count(1)
 
     # -- the JVM's requests ---------------------------------------------------------------------------------
-    def apply(self, request: str) -> str:
-        head, _, body = request.partition("\n")
-        verb, _, arg = head.partition("\t")
+    def apply(self, text: str) -> str:
+        """One request of the JVM (:mod:`hive_bridge.spark.protocol`), answered."""
+        request = protocol.read_request(text)
         try:
-            if verb == "open":
-                return self._open(json.loads(arg))
-            if verb == "plan":
-                return _spooled(self._plan(arg, body or "[]"))
-            if verb == "refresh":
-                self.refresh(arg)
-                return "OK"
-            raise SparkReadError(f"unknown request {verb!r}")
+            if request.verb == protocol.OPEN:
+                return self._open(request.options())
+            if request.verb == protocol.PLAN:
+                return _spooled(self._plan(request.arg, request.body or "[]"))
+            if request.verb == protocol.REFRESH:
+                self.refresh(request.arg)
+                return protocol.OK
+            raise SparkReadError(f"unknown request {request.verb!r}")
         except Exception as exc:  # every failure goes back as a message (never a py4j traceback)
             message = str(exc) if isinstance(exc, SparkReadError) else f"{type(exc).__name__}: {exc}"
-            return "ERR\t" + _quote(message.splitlines()[0] if message else type(exc).__name__)
+            return protocol.error(message or type(exc).__name__)
 
     def _open(self, options: dict[str, str]) -> str:
-        tz = options.pop("\0timeZone", None) or "UTC"
+        tz = options.pop(protocol.TIME_ZONE_OPTION, None) or "UTC"
         pin, data, partitions = self.open(options["path"], options, tz)
-        return "\n".join(["OK", pin, _uri(self._pins[pin].path), data.json(), partitions.json(),
-                          str(sum(s.base_file.size for s in self._pins[pin].snapshot.slices
-                                  if s.base_file is not None))])
+        size = sum(s.base_file.size for s in self._pins[pin].snapshot.slices if s.base_file is not None)
+        return protocol.Opened(pin, _uri(self._pins[pin].path), data.json(), partitions.json(), size).answer()
 
     # -- the Python side's own calls -----------------------------------------------------------------------
     def open(self, path: str, options: Mapping[str, str], time_zone: str) -> tuple[str, Any, Any]:
@@ -210,7 +192,7 @@ class PythonPlanner:
         path, storage = _spark_storage(path, options)   # says what is missing when Spark cannot open it
         try:
             snap = _snapshot(path, options, storage)
-        except HudiTableError as exc:
+        except (HudiTableError, StorageError) as exc:
             raise SparkReadError(f"hudi-hive {path}: {exc}") from None
         table = snap.table
         data, partitions, path_cols = relation_schemas(table)
@@ -258,7 +240,7 @@ class PythonPlanner:
         _, storage = _spark_storage(pin.path, pin.options)   # the session's settings now (rotated credentials)
         try:
             snap = _snapshot(pin.path, pin.options, storage)
-        except HudiTableError as exc:
+        except (HudiTableError, StorageError) as exc:
             raise SparkReadError(f"hudi-hive {pin.path}: {exc}") from None
         with self._lock:
             pin.storage_options = storage
@@ -333,7 +315,7 @@ class PythonPlanner:
     def _answer(self, pin: Pin, key: str, planned: _Planned, started: float) -> str:
         """The answer's text: the kept files by partition (a merged slice's file merged now if not cached)."""
         slices = planned.result.slices
-        lines = ["OK"]
+        lines = [protocol.OK]
         kept: list[str] = []
         merged = False
         merged_files: list[str] = []
@@ -345,18 +327,15 @@ class PythonPlanner:
             by_partition.setdefault(s.partition_path if pin.path_cols else "", []).append(s)
         for group in by_partition.values():
             values = group[0].partition_values
-            cells = []
-            for col in pin.path_cols:
-                v = values.get(col)
-                cells.append("\\N" if v is None or v == HIVE_DEFAULT_PARTITION else _quote(v))
-            lines.append("\t".join(["P", *cells]))
+            cells = [None if (v := values.get(col)) == HIVE_DEFAULT_PARTITION else v for col in pin.path_cols]
+            lines.append(protocol.partition_line(cells))
             for s in group:
                 path, size, mtime, from_cache = self._file_of(pin, s, folder, merged_files)
                 if path is None:
                     continue
                 merged = merged or from_cache
                 kept.append(path)
-                lines.append(f"F\t{_file_uri(path)}\t{size}\t{mtime}")
+                lines.append(protocol.file_line(protocol.file_uri(path), size, mtime))
         text = "\n".join(lines)
         if not merged:
             self._remember(pin, key, _Planned(planned.filt, planned.result, text, tuple(kept)))

@@ -46,7 +46,7 @@ from hive_bridge.spark.options import (
     STORAGE_OPTION_PREFIX,
 )
 from hive_bridge.spark.sessions import SparkReadError, guard_parquet_pushdown, spark_schema
-from hive_bridge.storage.core import S3_SCHEMES, SPARK_NATIVE_SCHEMES, is_local_uri, split_uri
+from hive_bridge.storage.core import S3_SCHEMES, SPARK_NATIVE_SCHEMES, StorageError, is_local_uri, split_uri
 from hive_bridge.table.table import HudiTable
 
 if TYPE_CHECKING:
@@ -97,7 +97,7 @@ def list_files(path: str, filt: str | sarg.SearchArgument | None = None, *, prun
         # again plans in milliseconds), followed when an instant completed (never stale)
         snap = default_cache().get(path, listing=listing, stats_source=stats_source,
                                    storage_options=storage_options)
-    except HudiTableError as exc:
+    except (HudiTableError, StorageError) as exc:
         raise SparkReadError(str(exc)) from None
     table = snap.table
     parsed, residual = filter_of(table, filt)
@@ -108,7 +108,7 @@ def list_files(path: str, filt: str | sarg.SearchArgument | None = None, *, prun
     try:
         result = snap.plan(parsed if prune else None, session_time_zone=session_time_zone, explain=explain,
                            query_type=query_type)
-    except HudiTableError as exc:
+    except (HudiTableError, StorageError) as exc:
         raise SparkReadError(str(exc)) from None
     if not prune:
         result.sarg = parsed

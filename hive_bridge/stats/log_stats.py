@@ -39,7 +39,7 @@ from hive_bridge.stats.contract import (
     stat_name,
 )
 from hive_bridge.stats.rows import order_preserving_cast
-from hive_bridge.storage.core import Storage, environment_storage
+from hive_bridge.storage.core import Storage, StorageError, environment_storage
 
 #: block types that hold no record of the merged rows: delete keys, rollback commands, blocks Hudi's own
 #: reader marks corrupted (their bytes are never read as records)
@@ -98,7 +98,7 @@ def read_log_stats(path: str, leaves: Sequence[tuple[str, pa.DataType]],
     try:
         where = storage if storage is not None else environment_storage(path)
         contents: LogFileContents = read_log_file(path, storage=where)
-    except (HudiTableError, OSError) as exc:
+    except (HudiTableError, StorageError, OSError) as exc:
         return LogStats(None, error=f"{path}: unreadable log file: {exc}")
     out = LogStats(None, size=contents.size, corrupt_regions=contents.corrupt_regions)
     tables: list[pa.Table] = []

@@ -44,7 +44,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from hive_bridge import config
-from hive_bridge.errors import HudiTableError
+from hive_bridge.errors import HiveBridgeError
 from hive_bridge.redaction import AZURE_SCHEMES, register_options, register_secret, split_userinfo
 
 #: schemes read as local paths
@@ -85,7 +85,7 @@ _S3_ALIASES = {
 }
 
 
-class StorageError(HudiTableError):
+class StorageError(HiveBridgeError):
     """A storage URI or option that cannot be used, or a storage request that failed; says which and why."""
 
 

@@ -7,7 +7,6 @@ Real Spark (the shared session), real py4j sockets, a real Hudi table written by
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import stat
@@ -18,7 +17,7 @@ import pyarrow as pa
 import pytest
 from py4j.protocol import get_command_part
 
-from hive_bridge.spark import callbacks, file_index, register
+from hive_bridge.spark import callbacks, file_index, protocol, register
 from hive_bridge.spark.file_index import attach, planner
 from hive_bridge.spark.jar import JVM_PACKAGE
 from hive_bridge.testing.writer import HudiWriter
@@ -57,7 +56,7 @@ def _planner_id(spark: Any) -> str:
 
 def _call_bytes(spark: Any, table: Path) -> bytes:
     """A py4j call of the planner's apply("open\\t{path}") as the JVM would send it."""
-    request = "open\t" + json.dumps({"path": str(table)})
+    request = protocol.open_request({"path": str(table)}, "UTC")
     return ("c\n" + _planner_id(spark) + "\napply\n" + get_command_part(request) + "e\n").encode()
 
 
@@ -124,7 +123,7 @@ def test_a_raw_local_socket_gets_nothing_without_the_secret(spark, table) -> Non
     # a plan request without the secret: no file names either
     with socket.create_connection(("127.0.0.1", _port(spark)), timeout=30) as sock:
         pin = next(reversed(planner()._pins))
-        sock.sendall(("c\n" + _planner_id(spark) + "\napply\n" + get_command_part(f"plan\t{pin}\n[]") + "e\n")
+        sock.sendall(("c\n" + _planner_id(spark) + "\napply\n" + get_command_part(protocol.plan_request(pin)) + "e\n")
                      .encode())
         assert b".parquet" not in _read_all(sock)
     assert df.where("k < 12").count() == 12  # queries keep working

@@ -86,7 +86,7 @@ public final class HudiHiveFileIndex implements FileIndex {
     // what a message names (the filters' SQL text is made only for a message)
     Supplier<String> what = () -> "table " + root + ", filters [" + String.join(" AND ",
         all.stream().map(Expression::sql).toList()) + "]";
-    String[] lines = Planner.call(what, root.toUri().getPath(), "plan\t" + id + "\n" + json);
+    String[] lines = Planner.call(what, root.toUri().getPath(), Protocol.planRequest(id, json.toString()));
     List<PartitionDirectory> out = parse(lines, what);
     List<Expression> pf = CollectionConverters.asJava(partitionFilters);
     if (pf.isEmpty() || partitionSchema.fields().length == 0) {
@@ -131,7 +131,7 @@ public final class HudiHiveFileIndex implements FileIndex {
     return p;
   }
 
-  /** The planner's answer: "P" lines (a partition's values) each followed by its "F" lines (files). */
+  /** The planner's answer to plan: partition lines (a partition's values) each followed by its file lines. */
   private List<PartitionDirectory> parse(String[] lines, Supplier<String> what) {
     List<PartitionDirectory> out = new ArrayList<>();
     InternalRow values = null;
@@ -142,24 +142,24 @@ public final class HudiHiveFileIndex implements FileIndex {
       if (line.isEmpty()) {
         continue;
       }
-      String[] cols = line.split("\t", -1);
-      if (cols[0].equals("P")) {
+      String[] cols = line.split(Protocol.SEP, -1);
+      if (cols[0].equals(Protocol.PARTITION)) {
         if (values != null) {
           out.add(PartitionDirectory.apply(values, files.toArray(new FileStatus[0])));
         }
         files = new ArrayList<>();
         Object[] row = new Object[fields.length];
+        String[] raw = Protocol.partitionValues(cols);
         for (int i = 0; i < fields.length; i++) {
-          String raw = cols[i + 1];
-          if (raw.equals("\\N")) {
+          if (raw[i] == null) {
             row[i] = null;
             continue;
           }
-          Literal lit = Literal.create(UTF8String.fromString(Protocol.unquote(raw)), DataTypes.StringType);
+          Literal lit = Literal.create(UTF8String.fromString(raw[i]), DataTypes.StringType);
           row[i] = new Cast(lit, fields[i].dataType(), Option.apply(timeZone)).eval(null);
         }
         values = new GenericInternalRow(row);
-      } else if (cols[0].equals("F")) {
+      } else if (cols[0].equals(Protocol.FILE_LINE)) {
         Path p;
         try {
           p = new Path(new URI(cols[1])); // a URI string: parsed as it is (Path(String) costs several times more)
@@ -183,7 +183,7 @@ public final class HudiHiveFileIndex implements FileIndex {
   public String[] inputFiles() {
     List<String> out = new ArrayList<>();
     Supplier<String> what = () -> "table " + root;
-    for (PartitionDirectory d : parse(Planner.call(what, root.toUri().getPath(), "plan\t" + id + "\n[]"), what)) {
+    for (PartitionDirectory d : parse(Planner.call(what, root.toUri().getPath(), Protocol.planRequest(id, "[]")), what)) {
       scala.collection.Iterator<org.apache.spark.sql.execution.datasources.FileStatusWithMetadata> it =
           d.files().iterator();
       while (it.hasNext()) {
@@ -195,7 +195,7 @@ public final class HudiHiveFileIndex implements FileIndex {
 
   @Override
   public void refresh() {
-    Planner.call(() -> "refresh table " + root, root.toUri().getPath(), "refresh\t" + id);
+    Planner.call(() -> "refresh table " + root, root.toUri().getPath(), Protocol.refreshRequest(id));
   }
 
   @Override

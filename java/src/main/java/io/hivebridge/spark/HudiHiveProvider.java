@@ -37,9 +37,10 @@ public final class HudiHiveProvider implements RelationProvider, DataSourceRegis
     }
     SparkSession session = context.sparkSession();
     String tz = session.conf().get("spark.sql.session.timeZone");
-    options.put("\0timeZone", tz);
-    String[] lines = Planner.call(() -> "table " + path, "open\t" + Protocol.options(options));
-    return relation(session, lines[1], lines[2], lines[3], lines[4], Long.parseLong(lines[5]), tz);
+    Protocol.Opened opened = Protocol.Opened.of(Planner.call(() -> "table " + path,
+        Protocol.openRequest(options, tz)));
+    return relation(session, opened.pin(), opened.root(), opened.dataSchema(), opened.partitionSchema(),
+        opened.sizeInBytes(), tz);
   }
 
   /** The relation of a table the Python side opened (id, root, data and partition schemas as JSON). */

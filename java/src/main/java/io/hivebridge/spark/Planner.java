@@ -93,12 +93,13 @@ public final class Planner {
     if (text == null) {
       throw new IllegalArgumentException("hudi-hive: " + what.get() + ": the hive-bridge planner gave no answer");
     }
-    if (text.startsWith("FILE\t")) { // a long answer comes through a file (py4j moves long strings slowly)
-      text = readAnswer(what, text.substring(5));
+    String spooled = Protocol.spooledFile(text);
+    if (spooled != null) { // a long answer comes through a file (py4j moves long strings slowly)
+      text = readAnswer(what, spooled);
     }
-    String[] lines = text.split("\n", -1);
-    if (!"OK".equals(lines[0])) {
-      String msg = lines[0].startsWith("ERR\t") ? Protocol.unquote(lines[0].substring(4)) : lines[0];
+    String[] lines = Protocol.lines(text);
+    String msg = Protocol.errorMessage(lines[0]);
+    if (msg != null) {
       if (table != null && !msg.contains(table)) {
         msg = "hudi-hive: " + what.get() + ": " + msg;
       }

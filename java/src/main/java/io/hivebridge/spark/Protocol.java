@@ -26,11 +26,112 @@ import org.apache.spark.sql.sources.StringEndsWith;
 import org.apache.spark.sql.sources.StringStartsWith;
 
 /**
- * Text forms exchanged with the Python planner: Spark's data source filters as JSON (every value typed, so the
- * Python side reads it without guessing), and percent-encoded fields in the planner's tab-separated answers.
+ * Every text form exchanged with the Python planner, in one place on this side ({@code hive_bridge/spark/protocol.py}
+ * is the one place on the other; a test checks that the two agree): the requests (open, plan, refresh), the answer
+ * heads (OK, ERR, FILE), the open answer's fields and the plan answer's partition and file lines. Spark's data
+ * source filters travel as JSON (every value typed, so the Python side reads it without guessing); answer fields
+ * are percent-encoded.
  */
-final class Protocol {
+public final class Protocol {
+  public static final String OPEN = "open";
+  public static final String PLAN = "plan";
+  public static final String REFRESH = "refresh";
+  public static final String OK = "OK";
+  public static final String ERR = "ERR";
+  public static final String FILE = "FILE";
+  /** the heads of a plan answer's lines: a partition's values, one file */
+  public static final String PARTITION = "P";
+  public static final String FILE_LINE = "F";
+  /** a null partition value */
+  public static final String NULL = "\\N";
+  /** the open request's option that carries the session's time zone (no data source option starts with NUL) */
+  public static final String TIME_ZONE_OPTION = "\0timeZone";
+  public static final String SEP = "\t";
+
   private Protocol() {}
+
+  /** Every fixed form by name, as JSON (what {@code protocol.forms()} on the Python side must equal). */
+  public static String forms() {
+    Map<String, String> m = new java.util.LinkedHashMap<>();
+    m.put("open", OPEN);
+    m.put("plan", PLAN);
+    m.put("refresh", REFRESH);
+    m.put("ok", OK);
+    m.put("err", ERR);
+    m.put("file", FILE);
+    m.put("partition", PARTITION);
+    m.put("fileLine", FILE_LINE);
+    m.put("null", NULL);
+    m.put("timeZoneOption", TIME_ZONE_OPTION);
+    m.put("sep", SEP);
+    return options(m);
+  }
+
+  /** The request that opens a table: the data source's options and the session's time zone. */
+  public static String openRequest(Map<String, String> options, String timeZone) {
+    Map<String, String> all = new java.util.HashMap<>(options);
+    all.put(TIME_ZONE_OPTION, timeZone);
+    return OPEN + SEP + options(all);
+  }
+
+  /** The request for the files one scan of relation {@code pin} reads, given its filters as JSON. */
+  public static String planRequest(String pin, String filtersJson) {
+    return PLAN + SEP + pin + "\n" + filtersJson;
+  }
+
+  public static String refreshRequest(String pin) {
+    return REFRESH + SEP + pin;
+  }
+
+  /** The answer to an open request: the relation's pin, root, schemas (Spark's JSON) and size. */
+  public record Opened(String pin, String root, String dataSchema, String partitionSchema, long sizeInBytes) {
+    /** An open answer's lines (the first, OK, checked by {@link Planner#call}). */
+    public static Opened of(String[] lines) {
+      if (lines.length < 6) {
+        throw new IllegalArgumentException("hudi-hive: the planner's answer to open has " + lines.length
+            + " lines, not 6");
+      }
+      return new Opened(lines[1], lines[2], lines[3], lines[4], Long.parseLong(lines[5]));
+    }
+
+    /** The fields as JSON (for the agreement test). */
+    public String json() {
+      Map<String, String> m = new java.util.LinkedHashMap<>();
+      m.put("pin", pin);
+      m.put("root", root);
+      m.put("dataSchema", dataSchema);
+      m.put("partitionSchema", partitionSchema);
+      m.put("sizeInBytes", Long.toString(sizeInBytes));
+      return options(m);
+    }
+  }
+
+  /** An answer's text split into lines, error and head checked: what {@link Planner#call} does after reading it. */
+  public static String[] lines(String text) {
+    return text.split("\n", -1);
+  }
+
+  /** The message of an error answer's first line, or null when the answer is not an error. */
+  public static String errorMessage(String first) {
+    if (OK.equals(first)) {
+      return null;
+    }
+    return first.startsWith(ERR + SEP) ? unquote(first.substring(ERR.length() + SEP.length())) : first;
+  }
+
+  /** A plan answer's partition line (split at {@link #SEP}) as the partition's values, decoded (null for null). */
+  public static String[] partitionValues(String[] cols) {
+    String[] out = new String[cols.length - 1];
+    for (int i = 1; i < cols.length; i++) {
+      out[i - 1] = cols[i].equals(NULL) ? null : unquote(cols[i]);
+    }
+    return out;
+  }
+
+  /** The file named by an answer that comes through a file, or null. */
+  public static String spooledFile(String text) {
+    return text.startsWith(FILE + SEP) ? text.substring(FILE.length() + SEP.length()) : null;
+  }
 
   static String unquote(String s) {
     return URLDecoder.decode(s, StandardCharsets.UTF_8);
