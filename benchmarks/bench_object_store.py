@@ -71,7 +71,7 @@ def plan(uri: str, options: dict[str, str], filt: sarg.SearchArgument, listing: 
     index = make_index(table)
     result = Pruner(table, index, slices).run(filt)
     seconds = time.perf_counter() - t0
-    return {"seconds": seconds, "requests": table.storage.requests.snapshot(), "listing": table.listing_source,
+    return {"seconds": seconds, "requests": table.storage.requests.counts(), "listing": table.listing_source,
             "kept": sorted((s.partition_path, s.file_id) for s in result.slices), "files": len(slices),
             "counters": index.last}
 

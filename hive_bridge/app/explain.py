@@ -108,7 +108,7 @@ def render_explain(out: Console, filter_text: str, parsed: sarg.SearchArgument, 
             "listing_problems": table.listing_problems,
             "index_segments_discarded": index.counters.corrupt_segments,
             "index_problems": index.discard_notices(),
-            "requests": table.storage.requests.snapshot(),
+            "requests": table.storage.requests.counts(),
             "summary": [{"verdict": "skip" if label == "skip" else "keep", "unknown": label == "keep (unknown)",
                          "stage": stage, "reason": reason, "files": n}
                         for (label, stage, reason), n in groups],
@@ -154,7 +154,7 @@ def render_explain(out: Console, filter_text: str, parsed: sarg.SearchArgument, 
               + (f" ({'; '.join(table.listing_problems)})" if table.listing_problems else "")
               + f"; statistics: {stats_from}"
               + (f"; answered by {', '.join(listing.index_sources)}" if listing.index_sources else "")
-              + f"; storage requests: {requests_text(table.storage.requests.snapshot())}",
+              + f"; storage requests: {requests_text(table.storage.requests.counts())}",
               highlight=False)
     out.print(f"files kept {listing.files_kept} / {listing.files_total}: dropped {listing.dropped_by_partition} by "
               f"partition values, {listing.dropped_by_partition_stats} by partition statistics "

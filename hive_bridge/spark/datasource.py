@@ -103,7 +103,7 @@ class HudiHiveReader(DataSourceReader):
                       "files_total": listing.files_total, "files_read": listing.files_kept,
                       "query_type": listing.query_type, "listing_source": table.listing_source,
                       "storage": table.storage.scheme or "local", "route": ROUTE_WORKERS,
-                      "requests": table.storage.requests.snapshot(),
+                      "requests": table.storage.requests.counts(),
                       "slices_read": len(listing.slices)})
         parts = []
         for s in listing.slices:

@@ -3,7 +3,7 @@
     storage = Storage.for_uri("s3://bucket/warehouse/events", {"endpoint_override": "http://127.0.0.1:9000"})
     storage.list_dir(storage.join(storage.uri, ".hoodie"))     # one listing request (paged by 1,000 on S3)
     storage.read_bytes(storage.join(storage.uri, ".hoodie", "hoodie.properties"))
-    storage.requests.snapshot()                                 # {"list": 1, "head": 1, "get": 1, ...}
+    storage.requests.counts()                                 # {"list": 1, "head": 1, "get": 1, ...}
 
 A *location* is how the rest of hive-bridge names a file: for a local table an absolute path (exactly as
 before object storage was supported), for any other table a URI under the table's URI (``s3://bucket/t/p/f``).
@@ -122,7 +122,7 @@ class RequestCounter:
     def total(self) -> int:
         return self.list + self.head + self.get + self.put + self.delete + self.other
 
-    def snapshot(self) -> dict[str, int]:
+    def counts(self) -> dict[str, int]:
         """The counts now, with their ``total``."""
         with self._lock:
             out = {"list": self.list, "head": self.head, "get": self.get, "put": self.put, "delete": self.delete,
@@ -132,7 +132,7 @@ class RequestCounter:
 
     def since(self, before: Mapping[str, int]) -> dict[str, int]:
         """The requests made since ``before`` (a snapshot)."""
-        now = self.snapshot()
+        now = self.counts()
         return {k: now[k] - before.get(k, 0) for k in now}
 
 

@@ -350,11 +350,11 @@ class Workload:
                 try:
                     parsed = sarg.read_filter(entry.hiveql, state.types) if entry.hiveql else None
                     t0 = time.perf_counter()
-                    before = requests.snapshot()
+                    before = requests.counts()
                     entry.listing = snap.plan(parsed, session_time_zone=entry.time_zone,
                                               query_type=entry.query_type)
                     entry.seconds = time.perf_counter() - t0
-                    entry.requests, entry.requests_total = requests.since(before), requests.snapshot()
+                    entry.requests, entry.requests_total = requests.since(before), requests.counts()
                     entry.index_segments_discarded = snap.index.counters.corrupt_segments
                     entry.sarg_text = str(parsed) if parsed is not None else None
                     entry.columns = tuple(dict.fromkeys(leaf.column for leaf in parsed.leaves)) if parsed else ()

@@ -935,7 +935,7 @@ def test_large_files_read_in_ranges_answer_the_same(mdt_hfiles: list[MdtHFile], 
     path.write_bytes(write_hfile(pairs, block_size=4096, codec=Codec.GZ))
     storage = Storage.local(tmp_path)
     reader = HFileReader.open(path, storage=storage)
-    before = storage.requests.snapshot()
+    before = storage.requests.counts()
     cells = reader.prefix_cells(b"c")
     assert cells.keys() == [k for k, _ in pairs if k.startswith(b"c")]
     read = sum(len(c) for _, c in reader._data._chunks)     # type: ignore[union-attr]
@@ -943,12 +943,12 @@ def test_large_files_read_in_ranges_answer_the_same(mdt_hfiles: list[MdtHFile], 
     assert storage.requests.since(before).get("get") == 1    # the prefix's blocks: one request
     # a whole scan: every data block in one request; many point lookups: one request per run of close blocks
     reader = HFileReader.open(path, storage=storage)
-    before = storage.requests.snapshot()
+    before = storage.requests.counts()
     assert list(reader.entries()) == pairs
     assert storage.requests.since(before).get("get") == 1
     reader = HFileReader.open(path, storage=storage)
     wanted = [pairs[i][0] for i in (5, 6, 900, 901, 2000)] + [b"zzz"]
-    before = storage.requests.snapshot()
+    before = storage.requests.counts()
     reader.prefetch(wanted)
     assert [reader.get(k) for k in wanted] == [dict(pairs).get(k) for k in wanted]
     assert storage.requests.since(before).get("get") == 4, storage.requests.since(before)

@@ -126,7 +126,7 @@ def test_listed_like_the_local_copy(s3: S3Server, tables: dict[str, tuple[Path, 
                for s in remote.latest_file_slices())
     assert remote.arrow_schema() == mine.arrow_schema()
     # the counter tells the truth: exactly the requests the server received
-    assert _server_kinds(remote.storage.requests.snapshot()) == _server_kinds(s3.requests())
+    assert _server_kinds(remote.storage.requests.counts()) == _server_kinds(s3.requests())
     if listing == "folders":
         # one listing request per folder (the timeline, the table root, each partition): no HEAD per data file
         partitions = len(mine.partition_paths())
@@ -150,7 +150,7 @@ def test_metadata_table_hfiles_read_in_ranges_on_s3(s3: S3Server, tables: dict[s
     mine = HudiTable.open(local, listing="mdt")
     assert remote.listing_source == "mdt" and _slices(remote) == _slices(mine) and _slices(mine)
     assert stats.equals(ColumnStatsIndex(mine, source="mdt", persist=False).table())
-    assert _server_kinds(remote.storage.requests.snapshot()) == _server_kinds(s3.requests())
+    assert _server_kinds(remote.storage.requests.counts()) == _server_kinds(s3.requests())
     assert remote.storage.requests.get > remote.storage.requests.head > 0
     clear_caches()
 
@@ -178,7 +178,7 @@ def test_index_persisted_in_the_bucket(s3: S3Server, tables: dict[str, tuple[Pat
     # a new process: the index is read from the bucket (one listing, one HEAD + GET), no footer is read
     again = HudiTable.open(uri, storage_options=_options(s3))
     again.latest_file_slices(), again.arrow_schema()     # listed and its schema read: what is left is the index
-    before = again.storage.requests.snapshot()
+    before = again.storage.requests.counts()
     index2 = ColumnStatsIndex(again, source="footers")
     assert index2.load().equals(expected)
     assert index2.last.files_from_index == files and index2.last.files_from_footers == 0
