@@ -17,7 +17,13 @@ from hive_bridge.pruning.snapshot import default_cache
 from hive_bridge.spark.merge import conform, hudi_reader, merge_with_hudi, read_by_hudi_rs
 from hive_bridge.spark.options import QUERY_TYPE_OPTION, ROUTE_WORKERS, SLICES_OPTION, storage_options_of
 from hive_bridge.spark.reports import record_scan
-from hive_bridge.spark.sessions import SparkReadError, check_workers, guard_parquet_pushdown, spark_schema
+from hive_bridge.spark.sessions import (
+    CACHE_PRUNING,
+    SparkReadError,
+    check_workers,
+    guard_parquet_pushdown,
+    spark_schema,
+)
 from hive_bridge.storage.core import Storage, is_local_uri
 from hive_bridge.table.table import HudiTable
 
@@ -183,7 +189,8 @@ def register_python_source(spark: SparkSession, check: bool = True) -> None:
     that cannot be done from the client: Spark Connect)."""
     if check:
         check_workers(spark)
-    guard_parquet_pushdown(spark)  # a cached DataFrame of the data source must keep its NaN rows too
+    # a cached DataFrame of the data source must keep its NaN rows; it reads no parquet through Spark
+    guard_parquet_pushdown(spark, (CACHE_PRUNING,))
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
     for source in (HudiHiveDataSource, HudiHivePythonDataSource):
         try:

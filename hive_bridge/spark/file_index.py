@@ -44,7 +44,7 @@ from hive_bridge.spark.merged_cache import merged_dir, merged_slice_file
 from hive_bridge.spark.options import QUERY_TYPE_OPTION, storage_options_of
 from hive_bridge.spark.reads import HiveRead, list_files, read_hudi
 from hive_bridge.spark.reports import record_scan
-from hive_bridge.spark.sessions import SparkReadError, guard_parquet_pushdown, spark_schema
+from hive_bridge.spark.sessions import CACHE_PRUNING, SparkReadError, guard_parquet_pushdown, spark_schema
 from hive_bridge.storage.core import StorageError
 from hive_bridge.table.table import HudiTable
 
@@ -541,7 +541,7 @@ def attach(spark: SparkSession) -> None:
             return
         timeout = int(spark.conf.get(TIMEOUT_CONF, "300000") or "300000")
         getattr(jvm, JVM_PACKAGE).Planner.register(_PLANNER, timeout, answer_folder())
-        guard_parquet_pushdown(spark)
+        guard_parquet_pushdown(spark, (CACHE_PRUNING,))  # parquet pushdown stays: SoundParquetFileFormat
         _ATTACHED.add(app)
 
 

@@ -31,10 +31,12 @@ CACHE_PRUNING = "spark.sql.inMemoryColumnarStorage.partitionPruning"
 _LOSSY = (PARQUET_PUSHDOWN, CACHE_PRUNING)
 
 
-def guard_parquet_pushdown(spark: SparkSession) -> bool:
+def guard_parquet_pushdown(spark: SparkSession, keys: tuple[str, ...] = _LOSSY) -> bool:
     """Turn off, in ``spark``, Spark's parquet filter pushdown and its cached-batch pruning (both drop NaN and
-    -0.0 rows a filter matches). Returns True when one was on (and warns)."""
-    changed = [key for key in _LOSSY if (spark.conf.get(key, "true") or "true").strip().lower() != "false"]
+    -0.0 rows a filter matches), or only the settings ``keys`` names. Returns True when one was on (and warns).
+    ``register`` turns off only the cached-batch pruning: a ``hudi-hive`` relation's own file format keeps
+    parquet pushdown sound per scan, but a cached batch's statistics belong to the cache, not to a relation."""
+    changed = [key for key in keys if (spark.conf.get(key, "true") or "true").strip().lower() != "false"]
     if not changed:
         return False
     for key in changed:

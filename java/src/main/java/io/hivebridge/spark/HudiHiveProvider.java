@@ -6,7 +6,6 @@ import java.util.Map;
 import org.apache.spark.sql.SQLContext;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation;
-import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
 import org.apache.spark.sql.sources.BaseRelation;
 import org.apache.spark.sql.sources.DataSourceRegister;
 import org.apache.spark.sql.sources.RelationProvider;
@@ -49,7 +48,7 @@ public final class HudiHiveProvider implements RelationProvider, DataSourceRegis
     StructType data = (StructType) DataType.fromJson(dataSchema);
     StructType partitions = (StructType) DataType.fromJson(partitionSchema);
     HudiHiveFileIndex index = new HudiHiveFileIndex(id, root, partitions, sizeInBytes, timeZone);
-    return new HadoopFsRelation(index, partitions, data, Option.empty(), new ParquetFileFormat(),
+    return new HadoopFsRelation(index, partitions, data, Option.empty(), new SoundParquetFileFormat(),
         CollectionConverters.asScala(new HashMap<String, String>()).toMap(scala.$less$colon$less$.MODULE$.refl()),
         session);
   }
