@@ -24,8 +24,9 @@ class SparkReadError(HiveBridgeError):
 # - parquet filter pushdown: with it on, Spark 4.3 returned no row for `price = 'NaN'` (30 rows hold NaN), 60 of
 #   63 rows for `price = 0.0` (three hold -0.0) and 961 of 963 for `price > 100` (NaN is above every number);
 # - the in-memory columnar cache's batch pruning: a .cache()d DataFrame returned no row for `v = double('NaN')`.
-# hive-bridge turns both off in the sessions it reads with (benchmarks/spark_pushdown_fact.py measures the first;
-# tests/hive_bridge/spark/test_spark_usage.py checks reads, cached ones included, against Spark with them off).
+# read_hudi turns both off in its session; register only the second (a hudi-hive relation's
+# SoundParquetFileFormat keeps the first sound per scan); session() starts with both off
+# (benchmarks/spark_pushdown_fact.py measures the first; tests/hive_bridge/spark/test_spark_usage.py checks reads, cached ones included, against Spark with them off).
 PARQUET_PUSHDOWN = "spark.sql.parquet.filterPushdown"
 CACHE_PRUNING = "spark.sql.inMemoryColumnarStorage.partitionPruning"
 _LOSSY = (PARQUET_PUSHDOWN, CACHE_PRUNING)
