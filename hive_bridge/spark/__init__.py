@@ -28,8 +28,9 @@ from hive_bridge.spark.datasource import (
     HudiHiveReader,
     register_python_source,
 )
-from hive_bridge.spark.file_index import ROUTE_INDEX, attach, indexed_read, is_classic, load, pin_of, planner
+from hive_bridge.spark.file_index import ROUTE_INDEX, attach, indexed_read, load, pin_of, planner
 from hive_bridge.spark.filters import spark_filters_to_sarg
+from hive_bridge.spark.jar import is_classic
 from hive_bridge.spark.merge import hudi_reader, hudi_rs_storage_options, merge_with_hudi
 from hive_bridge.spark.options import QUERY_TYPE_OPTION, ROUTE_SPARK, ROUTE_WORKERS
 from hive_bridge.spark.reads import (

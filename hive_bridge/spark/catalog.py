@@ -8,7 +8,8 @@ import sarg
 from hive_bridge.errors import HudiTableError
 from hive_bridge.pruning.pruner import check_query_type, filter_columns
 from hive_bridge.pruning.snapshot import TableSnapshot
-from hive_bridge.spark.file_index import indexed_read, is_classic
+from hive_bridge.spark.file_index import indexed_read
+from hive_bridge.spark.jar import is_classic
 from hive_bridge.spark.reads import HiveRead, filter_of, read_hudi, read_slices
 from hive_bridge.spark.sessions import SparkReadError
 from hive_bridge.stats.index import ColumnStatsIndex

@@ -37,7 +37,7 @@ from hive_bridge.spark import protocol
 from hive_bridge.spark.callbacks import answer_folder, require_authentication, spool
 from hive_bridge.spark.filters import AndFilter, OrFilter, filter_classes, filter_text, spark_filters_to_sarg
 from hive_bridge.spark.hadoop import can_open, session_hadoop_conf, session_storage, spark_storage
-from hive_bridge.spark.jar import JVM_PACKAGE, jar_path
+from hive_bridge.spark.jar import JVM_PACKAGE, is_classic, load_jar
 from hive_bridge.spark.merge import read_by_hudi_rs
 from hive_bridge.spark.merged_cache import CACHE as MERGED_CACHE
 from hive_bridge.spark.merged_cache import merged_dir, merged_slice_file
@@ -518,11 +518,6 @@ def planner() -> PythonPlanner:
     return _PLANNER
 
 
-def is_classic(spark: SparkSession) -> bool:
-    """Whether ``spark`` is a classic session (a JVM in this process to call back from); Spark Connect is not."""
-    return getattr(spark, "_jvm", None) is not None and getattr(spark, "_jsparkSession", None) is not None
-
-
 def attach(spark: SparkSession) -> None:
     """Make ``hudi-hive`` the JVM file index's in ``spark``'s driver: build (once) and load the jar into the
     driver's class loader, start py4j's callback server requiring the gateway's secret (or make the running one
@@ -533,7 +528,7 @@ def attach(spark: SparkSession) -> None:
     app = spark.sparkContext.applicationId
     with _ATTACH_LOCK:
         jvm: Any = spark._jvm
-        _load_jar(jvm)  # every call: the thread's context class loader may have changed since
+        load_jar(jvm)  # every call: the thread's context class loader may have changed since
         # every call (a dictionary look-up once done): the callback server, started here if need be, takes only
         # connections that present the gateway's secret, also when someone else started it since
         require_authentication(spark.sparkContext._gateway)
@@ -543,26 +538,6 @@ def attach(spark: SparkSession) -> None:
         getattr(jvm, JVM_PACKAGE).Planner.register(_PLANNER, timeout, answer_folder())
         guard_parquet_pushdown(spark, (CACHE_PRUNING,))  # parquet pushdown stays: SoundParquetFileFormat
         _ATTACHED.add(app)
-
-
-def _load_jar(jvm: Any) -> None:
-    """The jar on the current thread's context class loader chain (added to the nearest loader that takes URLs,
-    Spark's MutableURLClassLoader, when no loader of the chain has it)."""
-    url = jvm.java.io.File(str(jar_path())).toURI().toURL()
-    loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
-    first = None
-    url_loader = jvm.java.lang.Class.forName("java.net.URLClassLoader")
-    while loader is not None:
-        if url_loader.isInstance(loader):
-            if url in list(loader.getURLs()):
-                return
-            # Spark's MutableURLClassLoader (and its subclasses) make addURL public
-            if first is None and "MutableURLClassLoader" in str(loader.getClass().getName()):
-                first = loader
-        loader = loader.getParent()
-    if first is None:
-        raise SparkReadError("cannot load the hudi-hive file index: the driver's class loader takes no jars")
-    first.addURL(url)
 
 
 def load(spark: SparkSession, path: str, options: Mapping[str, str] | None = None) -> DataFrame:

@@ -12,9 +12,13 @@ import sys
 import tempfile
 import zipfile
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from hive_bridge import config
 from hive_bridge.spark.sessions import SparkReadError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 #: the Java package of the file index (``io.hivebridge.spark``), as py4j reaches it: ``getattr(jvm, ...)``
 JVM_PACKAGE = "io.hivebridge.spark"
@@ -95,3 +99,38 @@ def build_jar(spark_home: Path, version: str, out: Path) -> Path:
 
 if __name__ == "__main__":
     print(jar_path())
+
+
+def is_classic(spark: SparkSession) -> bool:
+    """Whether ``spark`` is a classic session (a JVM in this process to call back from); Spark Connect is not."""
+    return getattr(spark, "_jvm", None) is not None and getattr(spark, "_jsparkSession", None) is not None
+
+
+def load_jar(jvm: Any) -> None:
+    """The jar on the current thread's context class loader chain (added to the nearest loader that takes URLs,
+    Spark's MutableURLClassLoader, when no loader of the chain has it)."""
+    url = jvm.java.io.File(str(jar_path())).toURI().toURL()
+    loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+    first = None
+    url_loader = jvm.java.lang.Class.forName("java.net.URLClassLoader")
+    while loader is not None:
+        if url_loader.isInstance(loader):
+            if url in list(loader.getURLs()):
+                return
+            # Spark's MutableURLClassLoader (and its subclasses) make addURL public
+            if first is None and "MutableURLClassLoader" in str(loader.getClass().getName()):
+                first = loader
+        loader = loader.getParent()
+    if first is None:
+        raise SparkReadError("cannot load the hudi-hive file index: the driver's class loader takes no jars")
+    first.addURL(url)
+
+
+def sound_parquet_format(spark: SparkSession) -> str | None:
+    """The name ``spark.read.format`` takes for Spark's parquet reader handed only the filters that cannot lose a
+    row (``SoundParquetFileFormat``, in the product's jar, loaded here), or None for a session that cannot load it
+    (Spark Connect)."""
+    if not is_classic(spark):
+        return None
+    load_jar(spark._jvm)
+    return f"{JVM_PACKAGE}.SoundParquetFileFormat"

@@ -38,6 +38,7 @@ from hive_bridge.spark.hadoop import (
     session_hadoop_conf,
     spark_storage,
 )
+from hive_bridge.spark.jar import sound_parquet_format
 from hive_bridge.spark.merge import conform, hudi_reader, merge_with_hudi, read_by_hudi_rs
 from hive_bridge.spark.options import (
     ROUTE_SPARK,
@@ -191,9 +192,13 @@ def read_slices_in_workers(spark: SparkSession, table: HudiTable, slices: Sequen
 def read_slices(spark: SparkSession, table: HudiTable, slices: Sequence[FileSlice]) -> DataFrame:
     """The rows of the given latest file slices as one DataFrame, partition columns restored.
 
-    Spark's parquet filter pushdown is turned off in the session (see :func:`guard_parquet_pushdown`): a filter
-    applied to this DataFrame must see every row of the files."""
-    guard_parquet_pushdown(spark)
+    A filter applied to this DataFrame must see every row of the files: base files are read by Spark's parquet
+    reader handed only the filters that cannot lose a row (``SoundParquetFileFormat``, the session's settings
+    untouched); a session that cannot load it (Spark Connect) has its parquet filter pushdown turned off instead
+    (see :func:`guard_parquet_pushdown`)."""
+    sound = sound_parquet_format(spark)
+    if sound is None:
+        guard_parquet_pushdown(spark)
     schema = table.arrow_schema()
     sp_schema = spark_schema(schema)
     file_cols = set(table.file_schema().names)
@@ -213,9 +218,9 @@ def read_slices(spark: SparkSession, table: HudiTable, slices: Sequence[FileSlic
                 by_partition.setdefault(s.partition_path, []).append((s, path))
             for group in by_partition.values():
                 frames.append(_read_parquet(spark, table, [p for _, p in group], path_cols,
-                                            group[0][0].partition_values))
+                                            group[0][0].partition_values, sound))
         else:
-            frames.append(_read_parquet(spark, table, [p for _, p in plain], [], {}))
+            frames.append(_read_parquet(spark, table, [p for _, p in plain], [], {}, sound))
     if merged:
         frames.append(_read_merged(spark, table, merged, schema))
     if not frames:
@@ -229,14 +234,14 @@ def read_slices(spark: SparkSession, table: HudiTable, slices: Sequence[FileSlic
 
 
 def _read_parquet(spark: SparkSession, table: HudiTable, paths: list[str], path_cols: list[str],
-                  values: dict[str, str]) -> DataFrame:
+                  values: dict[str, str], file_format: str | None) -> DataFrame:
     from pyspark.sql import functions as F
 
     file_schema = spark_schema(table.file_schema())
     old = spark.conf.get("spark.sql.sources.parallelPartitionDiscovery.threshold")
     spark.conf.set("spark.sql.sources.parallelPartitionDiscovery.threshold", str(max(32, len(paths) + 1)))
     try:
-        df = spark.read.schema(file_schema).parquet(*paths)
+        df = spark.read.format(file_format or "parquet").schema(file_schema).load(paths)
     finally:
         spark.conf.set("spark.sql.sources.parallelPartitionDiscovery.threshold", old or "32")
     full = table.arrow_schema()

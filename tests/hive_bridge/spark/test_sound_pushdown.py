@@ -155,3 +155,23 @@ def test_sound_filter_classes(spark, pushdown_on) -> None:  # type: ignore[no-un
         assert fmt.safe(f, schema), f.toString()
     for f in dropped:
         assert not fmt.safe(f, schema), f.toString()
+
+
+@pytest.mark.parametrize("reader", ["vectorized", "row-record-level"])
+def test_read_hudi_keeps_every_row_and_leaves_the_session_alone(spark, pushdown_on, table, reader: str) -> None:  # type: ignore[no-untyped-def]
+    """`read_hudi` / `read_slices` with the session's parquet pushdown ON: every hazard, applied to the DataFrame
+    they return (Spark pushes the filter into their parquet scans), equals the in-memory truth, and the session's
+    pushdown setting is the same afterwards."""
+    from hive_bridge.spark import read_hudi
+
+    spark.conf.set(VECTORIZED, "true" if reader == "vectorized" else "false")
+    spark.conf.set(RECORD_LEVEL, "false" if reader == "vectorized" else "true")
+    truth = _truth_df(spark)
+    every = read_hudi(spark, str(table), prune=False).df
+    for q in HAZARDS:
+        assert _rows(every, q) == _rows(truth, q), q
+        pruned = read_hudi(spark, str(table), q).df   # pruned by statistics, then the filter applied by Spark
+        assert _rows(pruned, q) == _rows(truth, q), q
+    assert spark.conf.get(PUSHDOWN) == "true"
+    plan = every.where("k > 45")._jdf.queryExecution().executedPlan().toString()
+    assert "PushedFilters: [IsNotNull(k), GreaterThan(k,45)]" in plan   # a sound filter still reaches the reader
