@@ -14,8 +14,9 @@ files. Per query, the median of `--repeat` runs (after one warm-up run) of ``cou
   a lower bound on any full read: no merging at all); target hudi-hive >= 10x faster.
 
 The merge-on-read table's first query merges its kept slices with hudi-rs into cached parquet files (printed as
-"first query"); later queries over the same slices read the cache. Spark local[2], parquet filter pushdown off (as
-hive-bridge sets it: it drops NaN rows). Peak memory: this process's and the JVM's maximum resident set.
+"first query"); later queries over the same slices read the cache. Spark local[2], the session's parquet filter
+pushdown ``--pushdown on`` (Spark's default; every reader gets it, hudi-hive's scans only the filters that cannot
+lose a row: ``SoundParquetFileFormat``) or ``off``. Peak memory: this process's and the JVM's maximum resident set.
 
 The planner's time per scan is printed twice: for a filter's first scan (translated and pruned) and for the
 timed runs (the relation remembers its answers by filters). ``--big N`` adds the per-scan cost of the route at N
@@ -231,6 +232,9 @@ def main() -> None:
     ap.add_argument("--big", type=int, default=0, help="also time the per-scan cost at this many files "
                     "(a synthesized table, listing only; e.g. 100000)")
     ap.add_argument("--only-big", action="store_true", help="only the --big case")
+    ap.add_argument("--pushdown", choices=("on", "off"), default="on",
+                    help="the session's spark.sql.parquet.filterPushdown (on: Spark's default; hudi-hive's scans "
+                    "then get only the filters that cannot lose a row)")
     args = ap.parse_args()
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="bench-spark-sql-"))
     os.environ.setdefault("HIVE_BRIDGE_CACHE", str(work / "cache"))
@@ -245,6 +249,8 @@ def main() -> None:
             build(root, args.files, args.rows, mor)
             print(f"built {root} in {time.perf_counter() - t0:.1f} s")
     spark = session("bench-spark-sql")
+    spark.conf.set("spark.sql.parquet.filterPushdown", "true" if args.pushdown == "on" else "false")
+    print(f"parquet filter pushdown {args.pushdown}")
     register(spark)
     if not args.only_big:
         t0 = time.perf_counter()

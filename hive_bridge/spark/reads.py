@@ -46,7 +46,13 @@ from hive_bridge.spark.options import (
     SLICES_OPTION,
     STORAGE_OPTION_PREFIX,
 )
-from hive_bridge.spark.sessions import SparkReadError, guard_parquet_pushdown, spark_schema
+from hive_bridge.spark.sessions import (
+    CACHE_PRUNING,
+    PARQUET_PUSHDOWN,
+    SparkReadError,
+    guard_parquet_pushdown,
+    spark_schema,
+)
 from hive_bridge.storage.core import S3_SCHEMES, SPARK_NATIVE_SCHEMES, StorageError, is_local_uri, split_uri
 from hive_bridge.table.table import HudiTable
 
@@ -194,11 +200,11 @@ def read_slices(spark: SparkSession, table: HudiTable, slices: Sequence[FileSlic
 
     A filter applied to this DataFrame must see every row of the files: base files are read by Spark's parquet
     reader handed only the filters that cannot lose a row (``SoundParquetFileFormat``, the session's settings
-    untouched); a session that cannot load it (Spark Connect) has its parquet filter pushdown turned off instead
-    (see :func:`guard_parquet_pushdown`)."""
+    untouched); a session that cannot load it (Spark Connect) has its parquet filter pushdown turned off instead.
+    The session's cached-batch pruning is turned off either way (see :func:`guard_parquet_pushdown`)."""
     sound = sound_parquet_format(spark)
-    if sound is None:
-        guard_parquet_pushdown(spark)
+    # a cached DataFrame's batch pruning drops NaN rows too, and no relation can reach it: off in the session
+    guard_parquet_pushdown(spark, (CACHE_PRUNING,) if sound is not None else (PARQUET_PUSHDOWN, CACHE_PRUNING))
     schema = table.arrow_schema()
     sp_schema = spark_schema(schema)
     file_cols = set(table.file_schema().names)
