@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from hive_bridge.layout.fsview import FileSlice
@@ -100,7 +101,7 @@ class MergedStore:
             return {}
         out: dict[str, tuple[int, int]] = {}
         for info in infos:
-            if info.path.endswith(SUFFIX) and info.type == 1:  # pyarrow.fs.FileType.File
+            if info.path.endswith(SUFFIX) and info.type == pafs.FileType.File:
                 mtime = info.mtime_ns // 1_000_000 if info.mtime_ns is not None else 0
                 out[storage.location(info.path) if not storage.is_local else info.path] = (info.size or 0, mtime)
         return out
