@@ -8,7 +8,8 @@ The cache is bounded (``HIVE_BRIDGE_MERGED_CACHE_MB``, :mod:`hive_bridge.config`
 over the bound, the least recently used files are deleted, except the files a scan may still be reading (the
 caller's ``in_use``: the file index's recent scans of the relations it keeps). :func:`drop_stale` deletes a
 table's files of slices that are no longer in its latest state. A deleted file is merged again by the next scan
-that keeps its slice. One cache folder serves one driver process at a time (set ``HIVE_BRIDGE_CACHE`` per
+that keeps its slice. The merges and writes are :mod:`hive_bridge.spark.merge_job`'s (in the driver or by a
+Spark job; in local mode only: on a cluster, merged slices go to the session's merged-slice store). One cache folder serves one driver process at a time (set ``HIVE_BRIDGE_CACHE`` per
 driver): another process's scans in flight are not known here."""
 
 from __future__ import annotations

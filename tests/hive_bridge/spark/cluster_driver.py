@@ -40,8 +40,7 @@ def main(config_path: str, out_path: str) -> None:
     import pyarrow.parquet as pq
     from pyspark.sql import SparkSession
 
-    from hive_bridge.spark import pin_of, register
-    from hive_bridge.spark import merge_job
+    from hive_bridge.spark import merge_job, pin_of, register
 
     spark = (SparkSession.builder.master(config["master"]).appName("hive-bridge-cluster")
              .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
