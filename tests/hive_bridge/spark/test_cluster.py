@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -251,3 +252,39 @@ def test_queries_equal_the_same_queries_in_local_mode(run: Run, spark: Any, name
 
 def test_the_cluster_processes_are_running_until_teardown(run: Run) -> None:
     assert all(p.poll() is None for p in run.procs)
+
+
+def test_a_local_session_merges_by_a_job_into_the_local_cache(spark: Any, tmp_path: Path, monkeypatch: Any) -> None:
+    """No store set in local mode: the local cache folder, here filled by a merge job (the line at 0), its files
+    known to the cache's bound; a line that is not a number is refused at register."""
+    import pyarrow.parquet as pq
+
+    from hive_bridge.spark import merge_job, pin_of, register
+    from hive_bridge.spark.merged_cache import CACHE
+
+    monkeypatch.setenv("HIVE_BRIDGE_CACHE", str(tmp_path / "cache"))
+    CACHE.clear()
+    truth = _generated(tmp_path / "t")
+    spark.conf.unset(merge_job.STORE_CONF)
+    spark.conf.set(merge_job.DRIVER_MAX_CONF, "many")
+    try:
+        with pytest.raises(Exception, match=re.escape("spark.hive_bridge.mergeInDriverMax='many' is not a whole number")):
+            register(spark)
+        spark.conf.set(merge_job.DRIVER_MAX_CONF, "0")
+        register(spark)
+        assert merge_job.store().local_cache
+        jobs = merge_job.STATS["jobs"]
+        df = spark.read.format("hudi-hive").load(str(tmp_path / "t"))
+        assert {int(r[0]): float(r[1]) for r in df.select("k", "v").collect()} == truth
+        assert merge_job.STATS["jobs"] == jobs + 1
+        pin = pin_of(df)
+        assert pin is not None and len(pin.last_kept) == GROUPS
+        for path in pin.last_kept:
+            assert Path(path).is_relative_to(tmp_path / "cache" / "merged")
+            writer = (pq.read_metadata(path).metadata or {})[merge_job.MERGED_BY_KEY.encode()].decode()
+            assert int(writer.rsplit(":", 1)[1]) != os.getpid()   # a Python worker of the local session
+        assert CACHE.total_bytes() == sum(Path(p).stat().st_size for p in pin.last_kept)
+    finally:
+        spark.conf.unset(merge_job.DRIVER_MAX_CONF)
+        register(spark)
+    assert merge_job.store().driver_max == merge_job.DRIVER_MAX_DEFAULT
