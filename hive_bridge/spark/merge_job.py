@@ -58,7 +58,7 @@ STORE_CONF = "spark.hive_bridge.mergedStore"
 #: the session conf: up to this many slices to merge in one scan are merged in the driver, more by a Spark job
 DRIVER_MAX_CONF = "spark.hive_bridge.mergeInDriverMax"
 #: measured: see docs/spark.md ("Merged slices on a cluster")
-DRIVER_MAX_DEFAULT = 16
+DRIVER_MAX_DEFAULT = 1000
 #: the parquet key-value metadata key of a merged file saying who wrote it (``host:pid``)
 MERGED_BY_KEY = "hive_bridge.merged_by"
 
