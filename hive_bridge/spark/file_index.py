@@ -22,7 +22,6 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import pyarrow as pa
@@ -39,8 +38,9 @@ from hive_bridge.spark.filters import AndFilter, OrFilter, filter_classes, filte
 from hive_bridge.spark.hadoop import can_open, session_hadoop_conf, session_storage, spark_storage
 from hive_bridge.spark.jar import JVM_PACKAGE, is_classic, load_jar
 from hive_bridge.spark.merge import read_by_hudi_rs
+from hive_bridge.spark.merge_job import configure as configure_merges
+from hive_bridge.spark.merge_job import drop_stale, merged_files
 from hive_bridge.spark.merged_cache import CACHE as MERGED_CACHE
-from hive_bridge.spark.merged_cache import merged_dir, merged_slice_file
 from hive_bridge.spark.options import QUERY_TYPE_OPTION, storage_options_of
 from hive_bridge.spark.reads import HiveRead, list_files, read_hudi
 from hive_bridge.spark.reports import record_scan
@@ -221,7 +221,7 @@ class PythonPlanner:
         schema = data_arrow_schema(snap.table, pin.path_cols)
         live = [(s, schema) for s in snap.slices
                 if s.base_file is None or read_by_hudi_rs(s.base_file.path, bool(s.log_files))]
-        threading.Thread(target=MERGED_CACHE.drop_stale, args=(snap.table, live), daemon=True,
+        threading.Thread(target=drop_stale, args=(snap.table, live), daemon=True,
                          name="hive-bridge-merged-cleanup").start()
 
     def pin(self, pin_id: str) -> Pin:
@@ -321,7 +321,7 @@ class PythonPlanner:
         merged_files: list[str] = []
         with self._lock:  # in use from now on: a merge of this scan may evict, never this scan's files
             pin.merged_in_use.append(merged_files)
-        folder = merged_dir()
+        merged_now = self._merged(pin, slices, merged_files)
         by_partition: dict[str, list[FileSlice]] = {}
         for s in slices:
             by_partition.setdefault(s.partition_path if pin.path_cols else "", []).append(s)
@@ -330,7 +330,7 @@ class PythonPlanner:
             cells = [None if (v := values.get(col)) == HIVE_DEFAULT_PARTITION else v for col in pin.path_cols]
             lines.append(protocol.partition_line(cells))
             for s in group:
-                path, size, mtime, from_cache = self._file_of(pin, s, folder, merged_files)
+                path, size, mtime, from_cache = self._file_of(pin, s, merged_now)
                 if path is None:
                     continue
                 merged = merged or from_cache
@@ -354,22 +354,35 @@ class PythonPlanner:
             return {f for pin in self._pins.values() for scan in pin.merged_in_use for f in scan}
 
     @staticmethod
-    def _file_of(pin: Pin, s: FileSlice, folder: Path | None = None,
-                 hold: list[str] | None = None) -> tuple[str | None, int, int, bool]:
+    def _merged(pin: Pin, slices: list[FileSlice], hold: list[str]) -> dict[tuple[str, str], tuple[str, int, int]]:
+        """The merged files of the kept slices hudi-rs reads (merged now, in the driver or by a Spark job, when
+        the merged-slice store has none: :mod:`hive_bridge.spark.merge_job`)."""
+        logs_read = pin.query_type != READ_OPTIMIZED
+        todo = []
+        for s in slices:
+            logs = s.log_files if logs_read else ()
+            if (s.base_file is None and logs) or (s.base_file is not None
+                                                  and read_by_hudi_rs(s.base_file.path, bool(logs))):
+                todo.append(s._replace(log_files=tuple(logs)))
+        if not todo:
+            return {}
+        if pin.arrow_schema is None:
+            pin.arrow_schema = data_arrow_schema(pin.snapshot.table, pin.path_cols)
+        return merged_files(pin.snapshot.table, todo, pin.arrow_schema, hold)
+
+    @staticmethod
+    def _file_of(pin: Pin, s: FileSlice, merged: Mapping[tuple[str, str], tuple[str, int, int]]
+                 ) -> tuple[str | None, int, int, bool]:
         """The file Spark's parquet reader reads for one kept slice: the base file, or the slice merged by
-        hudi-rs (logs, or a base file of another format) into a cached parquet file (the last item: True)."""
+        hudi-rs (logs, or a base file of another format) into the merged-slice store (the last item: True)."""
         base = s.base_file
         logs = s.log_files if pin.query_type != READ_OPTIMIZED else ()
         if base is not None and not read_by_hudi_rs(base.path, bool(logs)):
             return base.full_path, base.size, int(base.mtime * 1000), False
         if base is None and not logs:
             return None, 0, 0, False
-        table = pin.snapshot.table
-        if pin.arrow_schema is None:
-            pin.arrow_schema = data_arrow_schema(table, pin.path_cols)
-        merged, size, mtime = merged_slice_file(table, s._replace(log_files=tuple(logs)), pin.arrow_schema, folder,
-                                                hold)
-        return merged, size, mtime, True
+        path, size, mtime = merged[(s.partition_path, s.file_id)]
+        return path, size, mtime, True
 
 
 def data_arrow_schema(table: HudiTable, path_cols: list[str]) -> pa.Schema:
@@ -532,6 +545,7 @@ def attach(spark: SparkSession) -> None:
         # every call (a dictionary look-up once done): the callback server, started here if need be, takes only
         # connections that present the gateway's secret, also when someone else started it since
         require_authentication(spark.sparkContext._gateway)
+        configure_merges(spark)  # where merged slices go: refused on a cluster without a shared store
         if app in _ATTACHED:
             return
         timeout = int(spark.conf.get(TIMEOUT_CONF, "300000") or "300000")

@@ -8,7 +8,8 @@ The cache is bounded (``HIVE_BRIDGE_MERGED_CACHE_MB``, :mod:`hive_bridge.config`
 over the bound, the least recently used files are deleted, except the files a scan may still be reading (the
 caller's ``in_use``: the file index's recent scans of the relations it keeps). :func:`drop_stale` deletes a
 table's files of slices that are no longer in its latest state. A deleted file is merged again by the next scan
-that keeps its slice. One cache folder serves one driver process at a time (set ``HIVE_BRIDGE_CACHE`` per
+that keeps its slice. The merges and writes are :mod:`hive_bridge.spark.merge_job`'s (in the driver or by a
+Spark job; in local mode only: on a cluster, merged slices go to the session's merged-slice store). One cache folder serves one driver process at a time (set ``HIVE_BRIDGE_CACHE`` per
 driver): another process's scans in flight are not known here."""
 
 from __future__ import annotations
@@ -16,19 +17,15 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from hive_bridge import config
 from hive_bridge.layout.fsview import FileSlice
-from hive_bridge.spark.merge import conform, hudi_reader, merge_with_hudi
-from hive_bridge.spark.sessions import SparkReadError
 from hive_bridge.table.table import HudiTable
 
 SUFFIX = ".parquet"
@@ -91,31 +88,14 @@ class MergedCache:
         with self._lock:
             return sum(size for size, _ in self._index(merged_dir()).values())
 
-    def file(self, table: HudiTable, s: FileSlice, schema: pa.Schema, root: Path | None = None,
-             hold: list[str] | None = None) -> tuple[str, int, int]:
-        """The slice's merged rows as a parquet file in ``schema`` (merged and written when it is not in the
-        cache): its path, size and modification time (milliseconds). ``hold``: a list the caller's ``in_use``
-        reports, to which the path is added before the file is looked at (so no eviction deletes it between its
-        merge and its caller's use)."""
-        root = root or merged_dir()
-        out = table_dir(table, root) / f"{slice_key(table, s, schema)}{SUFFIX}"
-        key = str(out)
-        with self._lock:  # held, then looked at: an eviction deletes it before (then it is merged) or never
-            if hold is not None:
-                hold.append(key)
-            try:
-                found: os.stat_result | None = os.stat(key)
-            except FileNotFoundError:
-                found = None
-        fresh = found is None
-        if found is None:
-            _write(table, s, schema, out)
-        st = found or os.stat(key)
+    def record(self, path: str, size: int) -> None:
+        """A file of the folder was written or used now (by this process or by Spark's executors for it)."""
         with self._lock:
-            self._index(root)[key] = (st.st_size, time.time())
-        if fresh:
-            self.evict(keep=(key,))
-        return key, st.st_size, int(st.st_mtime * 1000)
+            self._index(merged_dir())[path] = (size, time.time())
+
+    def in_use(self) -> set[str]:
+        """The files scans may still read (the caller's ``in_use``)."""
+        return set(self._in_use())
 
     def evict(self, limit_bytes: int | None = None, keep: Iterable[str] = ()) -> list[str]:
         """Delete the least recently used files not in use (nor in ``keep``) until the cache holds at most
@@ -174,34 +154,7 @@ def _unlink(path: str) -> None:
         pass
 
 
-def _write(table: HudiTable, s: FileSlice, schema: pa.Schema, out: Path) -> None:
-    base = s.base_file.path if s.base_file is not None else ""
-    try:
-        batches = merge_with_hudi(hudi_reader(str(table.base_path), table.storage.options), base, [lf.path for lf in s.log_files])
-        rows = pa.Table.from_batches(batches) if batches else schema.empty_table()
-        rows = conform(rows, schema, s.partition_values)
-    except Exception as exc:
-        raise SparkReadError(f"{table.base_path}: cannot merge file slice {s.partition_path}/{s.file_id} with "
-                             f"hudi-rs ({type(exc).__name__}: {exc}); refusing to return stale or missing rows"
-                             ) from None
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=out.parent, suffix=".tmp")
-    os.close(fd)
-    try:
-        pq.write_table(rows, tmp)
-        os.replace(tmp, out)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
 #: the process's merged-slice cache
 CACHE = MergedCache()
 config.register_cache("spark.merged_cache: merged-slice files known", CACHE.clear)
 
-
-def merged_slice_file(table: HudiTable, s: FileSlice, schema: pa.Schema, root: Path | None = None,
-                      hold: list[str] | None = None) -> tuple[str, int, int]:
-    """The slice's merged rows as a parquet file in ``schema`` (written on first use): path, size, mtime (ms);
-    see :meth:`MergedCache.file` for ``hold``."""
-    return CACHE.file(table, s, schema, root, hold)
