@@ -26,6 +26,15 @@ variable                         default                          meaning
                                                                   count for a float/double column, count the NaN
                                                                   in that column's values (reads those column
                                                                   chunks; ``false``: unknown)
+``HIVE_BRIDGE_S3_MAX_ATTEMPTS``  5                                attempts of one S3 request by the planner's file
+                                                                  system (the first and its retries) when the
+                                                                  server throttles (503 SlowDown), fails (500) or
+                                                                  cannot be reached; storage option
+                                                                  ``max_attempts`` per table
+HIVE_BRIDGE_S3_CONNECT_TIMEOUT   5                                seconds the planner's S3 file system waits for a
+                                                                  connection (storage option ``connect_timeout``)
+HIVE_BRIDGE_S3_REQUEST_TIMEOUT   30                               seconds an S3 request may go without receiving
+                                                                  a byte (storage option ``request_timeout``)
 ===============================  ===============================  ==================================================
 
 Caches register themselves with :func:`register_cache` when their module is imported; :func:`clear_caches`
@@ -62,6 +71,9 @@ class Settings:
     java_src: Path | None
     merged_cache_bytes: int
     count_nans: bool = False
+    s3_max_attempts: int = 5
+    s3_connect_timeout: float = 5.0
+    s3_request_timeout: float = 30.0
 
 
 def _int(name: str, default: int, minimum: int) -> int:
@@ -74,6 +86,19 @@ def _int(name: str, default: int, minimum: int) -> int:
         raise ConfigError(f"{name}={text!r} is not a whole number") from None
     if value < minimum:
         raise ConfigError(f"{name}={text!r} is below {minimum}")
+    return value
+
+
+def _seconds(name: str, default: float) -> float:
+    text = os.environ.get(name)
+    if text is None or not text.strip():
+        return default
+    try:
+        value = float(text.strip())
+    except ValueError:
+        raise ConfigError(f"{name}={text!r} is not a number of seconds") from None
+    if not value > 0 or value == float("inf"):
+        raise ConfigError(f"{name}={text!r} is not a positive number of seconds")
     return value
 
 
@@ -106,6 +131,9 @@ def settings() -> Settings:
         java_src=Path(os.environ["HIVE_BRIDGE_JAVA_SRC"]) if os.environ.get("HIVE_BRIDGE_JAVA_SRC") else None,
         merged_cache_bytes=_int("HIVE_BRIDGE_MERGED_CACHE_MB", 2048, 0) * 2**20,
         count_nans=_bool("HIVE_BRIDGE_COUNT_NANS", False),
+        s3_max_attempts=_int("HIVE_BRIDGE_S3_MAX_ATTEMPTS", 5, 1),
+        s3_connect_timeout=_seconds("HIVE_BRIDGE_S3_CONNECT_TIMEOUT", 5.0),
+        s3_request_timeout=_seconds("HIVE_BRIDGE_S3_REQUEST_TIMEOUT", 30.0),
     )
 
 

@@ -71,7 +71,7 @@ _FALSE = ("0", "false", "no", "off")
 _BOOL_OPTIONS = frozenset({"anonymous", "background_writes", "allow_bucket_creation", "allow_bucket_deletion",
                            "force_virtual_addressing", "allow_delayed_open",
                            "check_directory_existence_before_creation"})
-_NUMBER_OPTIONS = frozenset({"request_timeout", "connect_timeout", "port", "load_frequency", "buffer_size",
+_NUMBER_OPTIONS = frozenset({"request_timeout", "connect_timeout", "max_attempts", "port", "load_frequency", "buffer_size",
                              "replication", "default_block_size", "retry_time_limit"})
 _S3_ALIASES = {
     "aws_access_key_id": "access_key",
@@ -195,33 +195,56 @@ def is_local_uri(uri: str | os.PathLike[str]) -> bool:
     return split_uri(os.fspath(uri))[0] in LOCAL_SCHEMES
 
 
-def _s3_filesystem(options: Mapping[str, Any]) -> pafs.FileSystem:
+def _s3_endpoint(kwargs: Mapping[str, Any]) -> str | None:
+    """The endpoint of S3 requests as ``scheme://host[:port]`` (for messages; None: AWS's own)."""
+    endpoint = kwargs.get("endpoint_override") or os.environ.get("AWS_ENDPOINT_URL_S3") \
+        or os.environ.get("AWS_ENDPOINT_URL")
+    if not endpoint:
+        return None
+    text = str(endpoint).rstrip("/")
+    return text if "://" in text else f"{kwargs.get('scheme') or 'https'}://{text}"
+
+
+def _s3_kwargs(options: Mapping[str, Any]) -> dict[str, Any]:
+    """pyarrow S3FileSystem's keyword arguments for hive-bridge's storage options: the AWS aliases renamed, the
+    endpoint split into scheme and host, the region and endpoint from the environment, the timeouts and the number
+    of attempts from :func:`hive_bridge.config.settings` unless the options give them (``max_attempts``: a
+    bounded retry of throttled and failed requests)."""
     kwargs: dict[str, Any] = {}
     for key, value in options.items():
         name = _S3_ALIASES.get(key.lower(), key)
         kwargs[name] = _option_value(name, value)
-    endpoint = kwargs.get("endpoint_override") or os.environ.get("AWS_ENDPOINT_URL_S3") \
-        or os.environ.get("AWS_ENDPOINT_URL")
+    endpoint = _s3_endpoint(kwargs)
     if endpoint:
         # pyarrow's S3FileSystem() ignores the AWS_ENDPOINT_URL variables (only from_uri reads them), and wants
         # the scheme apart
-        scheme, sep, host = str(endpoint).partition("://")
-        if sep:
-            kwargs.setdefault("scheme", scheme)
-            endpoint = host
-        kwargs["endpoint_override"] = endpoint.rstrip("/")
+        scheme, _, host = endpoint.partition("://")
+        kwargs.setdefault("scheme", scheme)
+        kwargs["endpoint_override"] = host
     # a small write is then one PutObject instead of a multipart upload (create, part, complete)
     kwargs.setdefault("allow_delayed_open", True)
     if "region" not in kwargs:
         region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
         if region:
             kwargs["region"] = region
+    defaults = config.settings()
+    kwargs.setdefault("connect_timeout", defaults.s3_connect_timeout)
+    kwargs.setdefault("request_timeout", defaults.s3_request_timeout)
+    attempts = kwargs.pop("max_attempts", defaults.s3_max_attempts)
+    if not isinstance(attempts, int) or isinstance(attempts, bool) or attempts < 1:
+        raise StorageError("storage option max_attempts: not a whole number from 1 on")
+    kwargs["retry_strategy"] = pafs.AwsStandardS3RetryStrategy(max_attempts=attempts)
+    return kwargs
+
+
+def _s3_filesystem(options: Mapping[str, Any]) -> pafs.FileSystem:
+    kwargs = _s3_kwargs(options)
     try:
         return pafs.S3FileSystem(**kwargs)
     except TypeError as exc:
         raise StorageError(f"unknown S3 storage option {_option_named(exc, kwargs)} (options are "
                            "pyarrow.fs.S3FileSystem's keyword arguments or aws_access_key_id, aws_secret_access_key, "
-                           "aws_session_token, aws_region, endpoint_url)") from None
+                           "aws_session_token, aws_region, endpoint_url, max_attempts)") from None
     except (OSError, pa.ArrowException, ValueError) as exc:
         raise StorageError(f"cannot set up S3 access: {exc}") from None
 
@@ -289,16 +312,48 @@ def _filesystem(scheme: str, uri: str, options: Mapping[str, Any]) -> tuple[pafs
     return fs, path.rstrip("/")
 
 
-def _arrow_error(location: str, doing: str, exc: BaseException) -> OSError:
-    """An OSError naming the location for a pyarrow failure (FileNotFoundError / PermissionError kept)."""
+#: what pyarrow's message of an S3 request the server throttled or failed holds (retried, up to max_attempts)
+_RETRIED = re.compile(r"SLOW_DOWN|THROTTL|INTERNAL_FAILURE|SERVICE_UNAVAILABLE|HTTP status 5\d\d|SlowDown|"
+                      r"InternalError|ServiceUnavailable")
+#: ... of one that never reached the server or got no answer
+_UNREACHED = re.compile(r"NETWORK_CONNECTION|curlCode|Timeout was reached|Could not connect|Couldn't connect")
+
+
+@dataclass(frozen=True)
+class Reach:
+    """How a Storage reaches object storage, for its error messages: the endpoint (None: the provider's own),
+    the attempts of one request, the connect and request timeouts in seconds."""
+
+    endpoint: str | None = None
+    attempts: int = 1
+    connect_timeout: float | None = None
+    request_timeout: float | None = None
+
+    def explain(self, text: str) -> str:
+        """What to add to a failure's message: the attempts made, the endpoint that was not reached."""
+        where = f"the endpoint {self.endpoint}" if self.endpoint else "the default S3 endpoint"
+        if _UNREACHED.search(text):
+            return (f"; {where} was not reached or did not answer (gave up after {self.attempts} attempt(s), "
+                    f"connect timeout {self.connect_timeout:g} s, request timeout {self.request_timeout:g} s)")
+        if _RETRIED.search(text):
+            return (f"; {where} throttled or failed every attempt (gave up after {self.attempts} attempt(s): "
+                    "HIVE_BRIDGE_S3_MAX_ATTEMPTS or storage option max_attempts)")
+        return ""
+
+
+def _arrow_error(location: str, doing: str, exc: BaseException, reach: Reach | None = None) -> OSError:
+    """An OSError naming the location for a pyarrow failure (FileNotFoundError / PermissionError kept); for a
+    request that was retried or did not reach the server, how often and where (``reach``)."""
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    # pyarrow's "When reading information for key 'k' in bucket 'b': " repeats the location
+    text = re.sub(r"^When [a-z ]+ (?:for )?key '[^']*' in bucket '[^']*': ", "", text)
     if isinstance(exc, FileNotFoundError) or any(w in text for w in ("NoSuchKey", "RESOURCE_NOT_FOUND",
                                                                       "does not exist", "HTTP status 404")):
         return FileNotFoundError(f"{location}: {doing}: not found ({text})")
     if isinstance(exc, PermissionError) or any(w in text for w in ("AccessDenied", "ACCESS_DENIED", "Access Denied",
                                                                    "Forbidden", "HTTP status 403")):
         return PermissionError(f"{location}: {doing}: access denied ({text})")
-    return OSError(f"{location}: {doing}: {text}")
+    return OSError(f"{location}: {doing}: {text}{reach.explain(text) if reach else ''}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -312,6 +367,8 @@ class Storage:
     scheme: str = ""
     options: Mapping[str, str] = field(default_factory=dict, repr=False)
     requests: RequestCounter = field(default_factory=RequestCounter, repr=False)
+    #: the endpoint, attempts and timeouts of object storage (for error messages)
+    reach: Reach = field(default_factory=Reach, repr=False)
 
     # --------------------------------------------------------------------------------------------- making
 
@@ -331,8 +388,12 @@ class Storage:
         # the URI kept (locations, cache keys, the index's cache folder) holds no credential
         text, opts = _without_userinfo(scheme, text, opts)
         fs, root = _filesystem(scheme, text, opts)
-        storage = cls(fs, root, text.rstrip("/"), scheme, opts)
-        return storage
+        reach = Reach()
+        if scheme in S3_SCHEMES:
+            kwargs = _s3_kwargs(opts)
+            reach = Reach(_s3_endpoint(kwargs) if kwargs.get("endpoint_override") else None,
+                          kwargs["retry_strategy"].max_attempts, kwargs["connect_timeout"], kwargs["request_timeout"])
+        return cls(fs, root, text.rstrip("/"), scheme, opts, reach=reach)
 
     @classmethod
     def local(cls, path: str | os.PathLike[str]) -> Storage:
@@ -404,7 +465,7 @@ class Storage:
             raise FileNotFoundError(f"{location}: no such folder") from None
         except (OSError, pa.ArrowException) as exc:
             self.requests.add("list")
-            raise _arrow_error(location, "cannot list", exc) from None
+            raise _arrow_error(location, "cannot list", exc, self.reach) from None
         self.requests.add("list", self._list_pages(len(infos)))
         return infos
 
@@ -471,7 +532,7 @@ class Storage:
                 self.requests.add("get")
                 return bytes(f.read())
         except (OSError, pa.ArrowException) as exc:
-            raise _arrow_error(location, "cannot read", exc) from None
+            raise _arrow_error(location, "cannot read", exc, self.reach) from None
 
     def read_tail(self, location: str, length: int) -> tuple[bytes, int]:
         """The last ``length`` bytes of a file (fewer when it is shorter) and the file's size."""
@@ -488,7 +549,7 @@ class Storage:
                 self.requests.add("get")
                 return bytes(f.read_at(min(length, size), max(0, size - length))), size
         except (OSError, pa.ArrowException) as exc:
-            raise _arrow_error(location, "cannot read", exc) from None
+            raise _arrow_error(location, "cannot read", exc, self.reach) from None
 
     def ranges(self, location: str) -> tuple[int, Callable[[int, int], bytes]]:
         """A file's size and a function reading ``length`` bytes at ``offset`` of it (one GET a call; opening it
@@ -509,7 +570,7 @@ class Storage:
             f = self.fs.open_input_file(self.fs_path(location))
             size = int(f.size())
         except (OSError, pa.ArrowException) as exc:
-            raise _arrow_error(location, "cannot read", exc) from None
+            raise _arrow_error(location, "cannot read", exc, self.reach) from None
         lock = threading.Lock()
 
         def read_remote(offset: int, length: int) -> bytes:
@@ -518,7 +579,7 @@ class Storage:
                 with lock:
                     return bytes(f.read_at(length, offset))
             except (OSError, pa.ArrowException) as exc:
-                raise _arrow_error(location, "cannot read", exc) from None
+                raise _arrow_error(location, "cannot read", exc, self.reach) from None
 
         return size, read_remote
 
@@ -530,7 +591,7 @@ class Storage:
         try:
             info = self.fs.get_file_info(self.fs_path(location))
         except (OSError, pa.ArrowException) as exc:
-            raise _arrow_error(location, "cannot read", exc) from None
+            raise _arrow_error(location, "cannot read", exc, self.reach) from None
         if info.type != pafs.FileType.File or info.size is None:
             raise FileNotFoundError(f"{location}: not found")
         return int(info.size)
@@ -551,7 +612,7 @@ class Storage:
             md = self.parquet_fragment(location, size).metadata
         except OSError as exc:
             self.requests.add("get")
-            raise _arrow_error(location, "cannot read parquet footer", exc) from None
+            raise _arrow_error(location, "cannot read parquet footer", exc, self.reach) from None
         except Exception:
             self.requests.add("get")
             raise
@@ -582,7 +643,7 @@ class Storage:
             with self.fs.open_output_stream(self.fs_path(location)) as out:
                 out.write(data)
         except (OSError, pa.ArrowException) as exc:
-            raise _arrow_error(location, "cannot write", exc) from None
+            raise _arrow_error(location, "cannot write", exc, self.reach) from None
 
     def delete(self, location: str) -> None:
         """Delete a file (missing is fine)."""
@@ -595,7 +656,7 @@ class Storage:
         except FileNotFoundError:
             pass
         except (OSError, pa.ArrowException) as exc:
-            raise _arrow_error(location, "cannot delete", exc) from None
+            raise _arrow_error(location, "cannot delete", exc, self.reach) from None
 
 
 #: file systems made from the environment, by scheme and bucket
