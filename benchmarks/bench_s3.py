@@ -23,7 +23,8 @@ the query (``MemoryPoolMXBean`` peak usage of the heap pools, reset before each)
 (listing) is measured once. The results must be equal (the run fails otherwise). Printed: a table, the totals and
 the ratio of total time hudi-hive / parquet; ``--json FILE`` also writes them.
 
-    python benchmarks/bench_s3.py [--files 300] [--rows 500] [--repeat 3] [--no-mdt] [--keep DIR] [--json FILE]
+    python benchmarks/bench_s3.py [--files 300] [--rows 500] [--repeat 3] [--no-mdt] [--input-stream classic]
+                                  [--keep DIR] [--json FILE]
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ def upload(s3: S3Server, root: Path, prefix: str, threads: int = 8) -> int:
     return len(files)
 
 
-def spark_session(endpoint: str, work: Path) -> Any:
+def spark_session(endpoint: str, work: Path, input_stream: str | None = None) -> Any:
     from hive_bridge.spark import register, session
 
     why = s3a_jars.fetch()
@@ -98,7 +99,9 @@ def spark_session(endpoint: str, work: Path) -> Any:
         "spark.hadoop.fs.s3a.path.style.access": "true",
         "spark.hadoop.fs.s3a.connection.ssl.enabled": "false",
         "spark.hadoop.fs.s3a.endpoint.region": "us-east-1",
-        "spark.hadoop.fs.s3a.access.key": "test", "spark.hadoop.fs.s3a.secret.key": "test"})
+        "spark.hadoop.fs.s3a.access.key": "test", "spark.hadoop.fs.s3a.secret.key": "test",
+        # S3A's input stream (Hadoop 3.5: classic, prefetch, analytics); None: Hadoop's default
+        **({"spark.hadoop.fs.s3a.input.stream.type": input_stream} if input_stream else {})})
     register(spark)
     return spark
 
@@ -238,6 +241,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-mdt", action="store_true", help="no metadata table: the planner lists folders and "
                     "reads footers")
+    ap.add_argument("--input-stream", choices=("classic", "prefetch", "analytics"),
+                    help="S3A's input stream (fs.s3a.input.stream.type; default: Hadoop's). `classic` opens one "
+                    "GET per read range, so the request counts are the reads' own; `analytics` may serve a "
+                    "repeated read from its JVM-wide cache")
     ap.add_argument("--keep", type=Path, help="build the table here (re-used if present)")
     ap.add_argument("--json", type=Path, help="also write the figures as JSON here")
     args = ap.parse_args(argv)
@@ -260,7 +267,7 @@ def main(argv: list[str] | None = None) -> None:
             n = upload(s3, root, "cow")
             size = sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
             print(f"uploaded {n:,} objects ({size / 2**20:.1f} MiB) in {time.perf_counter() - t0:.1f} s")
-            spark = spark_session(proxy.endpoint, work)
+            spark = spark_session(proxy.endpoint, work, args.input_stream)
             try:
                 out = run(spark, proxy, f"s3a://{BUCKET}/cow", args.files, args.rows, args.repeat, mdt)
                 out["memory"] = peaks(spark)
