@@ -17,6 +17,7 @@ import pytest
 
 from hive_bridge.spark import register
 from hive_bridge.testing.writer import HudiWriter
+from tests.hive_bridge.spark.session_conf import session_conf
 
 pytestmark = [pytest.mark.spark, pytest.mark.filterwarnings("ignore:hive-bridge set:RuntimeWarning")]
 
@@ -56,15 +57,9 @@ def table(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def pushdown_on(spark: Any) -> Iterator[None]:
-    old = {key: spark.conf.get(key, None) for key in (PUSHDOWN, RECORD_LEVEL, VECTORIZED)}
-    spark.conf.set(PUSHDOWN, "true")
-    register(spark)
-    yield
-    for key, value in old.items():
-        if value is None:
-            spark.conf.unset(key)
-        else:
-            spark.conf.set(key, value)
+    with session_conf(spark, {PUSHDOWN: "true"}, keep=(RECORD_LEVEL, VECTORIZED)):
+        register(spark)
+        yield
 
 
 def _rows(df: Any, q: str) -> list[str]:

@@ -56,6 +56,7 @@ from hypothesis import strategies as st
 from hive_bridge.spark import PYTHON_SOURCE, pin_of, read_hudi, read_table, register
 from hive_bridge.spark.jar import JVM_PACKAGE
 from hive_bridge.testing.writer import HudiWriter, WriteResult
+from tests.hive_bridge.spark.session_conf import session_conf
 
 # the session of tests/conftest.py starts with Spark's defaults: hive-bridge's entry points turn off what loses rows
 pytestmark = [pytest.mark.spark, pytest.mark.filterwarnings("ignore:hive-bridge set:RuntimeWarning")]
@@ -460,14 +461,8 @@ def tables(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Gen]:
 def pushdown_off(spark: Any) -> Iterator[None]:
     """The truth needs Spark's parquet filter pushdown off; hive-bridge's entry points turn off the cache's batch
     pruning too. Put the session's settings back afterwards."""
-    old = {key: spark.conf.get(key, None) for key in (PUSHDOWN, CACHE_PRUNING)}
-    spark.conf.set(PUSHDOWN, "false")
-    yield
-    for key, value in old.items():
-        if value is None:
-            spark.conf.unset(key)
-        else:
-            spark.conf.set(key, value)
+    with session_conf(spark, {PUSHDOWN: "false"}, keep=(CACHE_PRUNING,)):
+        yield
 
 
 @pytest.fixture(scope="module")

@@ -106,7 +106,8 @@ public final class Protocol {
     }
   }
 
-  /** An answer's text split into lines, error and head checked: what {@link Planner#call} does after reading it. */
+  /** An answer's text split into lines, every one kept (a trailing empty line too); the caller reads the first with
+   * {@link #errorMessage}. */
   public static String[] lines(String text) {
     return text.split("\n", -1);
   }
