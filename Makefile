@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 # two test processes, each test module kept whole in one (its module-scoped tables and Spark work built once)
-PYTEST_ARGS ?= -n 2 --dist loadfile
+PYTEST_ARGS ?= -n 2 --dist loadfile --durations=25
 
 .PHONY: demo test lint bench java-check jar jar-check browser s3a-jars clean
 
