@@ -145,6 +145,23 @@ def _pump(stream: Any, into: list[str]) -> None:
         into.append(line.rstrip("\n"))
 
 
+def _plain_table(client: Any, db: str, name: str, where: Path) -> None:
+    """A text table (not Hudi) in the metastore: never served."""
+    from hmsclient.genthrift.hive_metastore import ttypes
+
+    where.mkdir(parents=True)
+    sd = ttypes.StorageDescriptor(
+        cols=[ttypes.FieldSchema("a", "int", "")], location=where.as_uri(),
+        inputFormat="org.apache.hadoop.mapred.TextInputFormat",
+        outputFormat="org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat", compressed=False,
+        numBuckets=-1, serdeInfo=ttypes.SerDeInfo(name=None, parameters={},
+                                                  serializationLib="org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe"),
+        bucketCols=[], sortCols=[], parameters={}, storedAsSubDirectories=False)
+    client._client.create_table(ttypes.Table(tableName=name, dbName=db, owner="test", createTime=0,
+                                             lastAccessTime=0, retention=0, sd=sd, partitionKeys=[],
+                                             parameters={"EXTERNAL": "TRUE"}, tableType="EXTERNAL_TABLE"))
+
+
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     pytest.importorskip("pyhive.hive")
@@ -167,6 +184,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         with MetastoreClient(hms.uri) as client:
             client.create_database("hmsdb")
             client.sync_hudi_table(str(hms_table), "hmsdb", "trips")
+            _plain_table(client, "hmsdb", "plain", work / "plain")
         port = servers.free_port()
         env = dict(os.environ, PYTHONPATH=str(REPO), HIVE_BRIDGE_SCAN_REPORTS=str(work / "reports"),
                    PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
@@ -199,13 +217,20 @@ def _query(cursor: Any, sql: str) -> list[tuple[Any, ...]]:
     return [tuple(r) for r in cursor.fetchall()]
 
 
+@pytest.mark.spark
+@pytest.mark.integration
 def test_startup_prints_the_jdbc_url_and_every_table(served: Served) -> None:
     assert f"serving 6 tables at jdbc:hive2://127.0.0.1:{served.port}/default" in served.out
     c = _cursor(served)
     assert sorted(r[1] for r in _query(c, "SHOW TABLES IN lake")) == ["cow", "nested_mor", "part"]
     assert sorted(r[1] for r in _query(c, "SHOW TABLES IN hmsdb")) == ["trips", "trips_ro", "trips_rt"]
+    why = [line for line in served.out if "hmsdb.plain" in line]
+    assert why == ["hive-bridge serve: hmsdb.plain: not served: not a Hudi table (input format "
+                   "org.apache.hadoop.mapred.TextInputFormat, spark.sql.sources.provider=unset)"]
 
 
+@pytest.mark.spark
+@pytest.mark.integration
 def test_rows_are_the_latest_files_rows_pruned_per_scan(served: Served) -> None:
     c = _cursor(served)
     assert _query(c, "SELECT k, v FROM cow WHERE k BETWEEN 12 AND 14 ORDER BY k") == [(12, 12.0), (13, 13.0),
@@ -218,6 +243,8 @@ def test_rows_are_the_latest_files_rows_pruned_per_scan(served: Served) -> None:
                      "SELECT m.k, c.v FROM m JOIN cow c ON m.k = c.k ORDER BY m.k") == [(1, 1.0), (21, 21.0)]
 
 
+@pytest.mark.spark
+@pytest.mark.integration
 def test_metastore_tables_read_as_hive_sync_registered_them(served: Served) -> None:
     c = _cursor(served, database="hmsdb")
     assert _query(c, "SELECT v FROM trips_rt WHERE k = 5") == [(-5.0,)]
@@ -225,6 +252,8 @@ def test_metastore_tables_read_as_hive_sync_registered_them(served: Served) -> N
     assert _query(c, "SELECT v FROM trips_ro WHERE k = 5") == [(5.0,)]  # base files only
 
 
+@pytest.mark.spark
+@pytest.mark.integration
 def test_beeline_from_pyspark_reads_the_served_tables(served: Served) -> None:
     from hive_bridge.testing import servers
 
@@ -240,6 +269,8 @@ def test_beeline_from_pyspark_reads_the_served_tables(served: Served) -> None:
         ["k,v", "0,0.0", "1,-1.0", "2,2.0"]
 
 
+@pytest.mark.spark
+@pytest.mark.integration
 def test_a_commit_and_a_new_table_are_seen_without_restart_on_an_open_connection(served: Served) -> None:
     c = _cursor(served, user="carol")
     assert _query(c, "SELECT count(*) FROM cow") == [(40,)]
@@ -253,6 +284,8 @@ def test_a_commit_and_a_new_table_are_seen_without_restart_on_an_open_connection
     assert _query(c, "SELECT k FROM late") == [(7,)]
 
 
+@pytest.mark.spark
+@pytest.mark.integration
 def test_eight_concurrent_sessions_get_their_own_rows(served: Served) -> None:
     def one(i: int) -> list[tuple[Any, ...]]:
         c = _cursor(served, user=f"user{i}")
@@ -263,6 +296,8 @@ def test_eight_concurrent_sessions_get_their_own_rows(served: Served) -> None:
     assert got == [[(i * 4, float(i * 4))] for i in range(8)]
 
 
+@pytest.mark.spark
+@pytest.mark.integration
 def test_a_bad_query_gets_its_message_and_sqlstate_and_the_server_goes_on(served: Served) -> None:
     from pyhive.exc import OperationalError
 
@@ -277,6 +312,8 @@ def test_a_bad_query_gets_its_message_and_sqlstate_and_the_server_goes_on(served
     assert _query(c, "SELECT count(*) FROM part") == [(40,)]
 
 
+@pytest.mark.spark
+@pytest.mark.integration
 def test_each_scan_is_logged_with_its_statement_and_replay_reads_the_log(served: Served) -> None:
     c = _cursor(served, user="dave")
     _query(c, "SELECT k FROM cow WHERE k = 33")
@@ -299,6 +336,8 @@ def test_each_scan_is_logged_with_its_statement_and_replay_reads_the_log(served:
     assert cow and cow[0]["files_kept"] == line["files_kept"]
 
 
+@pytest.mark.spark
+@pytest.mark.integration
 def test_sigterm_stops_the_server(served: Served) -> None:
     """Last: the module's server is stopped by the signal a service manager sends."""
     served.proc.send_signal(signal.SIGTERM)
