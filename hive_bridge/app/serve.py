@@ -242,13 +242,14 @@ def server_settings(args: argparse.Namespace) -> dict[str, str]:
 
 
 def session_settings(args: argparse.Namespace, user_conf: Mapping[str, str]) -> dict[str, str]:
-    """The Spark settings the serving session starts with (the user's ``--conf`` last, but never raw-path SQL)."""
+    """The Spark settings the serving session starts with (the user's ``--conf`` last, but never raw-path SQL).
+    The driver's own RPC stays on loopback whatever ``--bind`` says (a cluster's ``spark.driver.host`` /
+    ``bindAddress`` come as ``--conf``)."""
     conf = {
         "spark.sql.runSQLOnFiles": "false",
         # every statement resolves its tables afresh: new commits and re-created tables are read at once
         "spark.sql.filesourceTableRelationCacheSize": "0",
         "spark.sql.hive.thriftServer.singleSession": "false",
-        "spark.driver.bindAddress": args.bind if not is_loopback(args.bind) else "127.0.0.1",
     }
     conf.update(user_conf)
     if str(conf.get("spark.sql.runSQLOnFiles", "false")).lower() != "false":

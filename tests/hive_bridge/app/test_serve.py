@@ -64,8 +64,9 @@ def test_a_bind_beyond_loopback_needs_an_authentication_mode() -> None:
 
 
 def test_raw_path_sql_stays_off_whatever_the_conf() -> None:
-    args = argparse.Namespace(bind="127.0.0.1")
+    args = argparse.Namespace(bind="0.0.0.0")
     assert serve.session_settings(args, {})["spark.sql.runSQLOnFiles"] == "false"
+    assert "spark.driver.bindAddress" not in serve.session_settings(args, {})  # the driver's RPC: loopback
     assert serve.session_settings(args, {})["spark.sql.filesourceTableRelationCacheSize"] == "0"
     with pytest.raises(serve.ServeError, match="runSQLOnFiles"):
         serve.session_settings(args, {"spark.sql.runSQLOnFiles": "true"})
