@@ -1,5 +1,5 @@
 """``hive-bridge``: replay the filters of real Hive/Spark logs against a Hudi table, advise on its layout, explain
-a filter, read with Spark, build the statistics index, or run the demo.
+a filter, read with Spark, build the statistics index, serve Hudi tables to HiveServer2 clients, or run the demo.
 
 Bad input never ends a run: a filter that does not parse prints where and why and the run goes on; the exit code
 is 1 when anything failed (2 for a usage error such as a table that cannot be opened). No Python traceback is
@@ -296,6 +296,23 @@ def _index_notices(index: ColumnStatsIndex, command: str, err: Console) -> None:
         err.print(f"hive-bridge {command}: {line}", highlight=False, markup=False)
 
 
+def cmd_serve(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from hive_bridge.app import serve
+
+    def say(text: str) -> None:
+        out.print(text, highlight=False, markup=False)
+        out.file.flush()
+
+    def log(text: str) -> None:
+        err.print(f"hive-bridge serve: {text}", highlight=False, markup=False)
+        err.file.flush()
+
+    try:
+        return serve.run(args, _storage_options(args), say, log)
+    except serve.ServeError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def cmd_demo(args: argparse.Namespace, out: Console, err: Console) -> int:
     from hive_bridge.app.demo import run_demo
 
@@ -459,6 +476,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="forget the persisted index first (every file's statistics read again from --source)")
     _source_args(p)
     p.set_defaults(func=cmd_index)
+
+    p = command("serve", "a HiveServer2 endpoint (Spark's Thrift Server) over the Hudi tables of lake folders and a "
+                         "Hive metastore, for beeline, JDBC/ODBC and BI tools", spark=True)
+    from hive_bridge.app.serve import add_arguments
+
+    add_arguments(p)
+    p.add_argument("--storage-option", action="append", default=[], metavar="KEY=VALUE",
+                   help="object storage setting for lake URIs (s3://, gs://), repeatable, as the other commands "
+                        "take them")
+    p.set_defaults(func=cmd_serve)
 
     p = command("demo", "build a sample table, replay a sample log, compare pruned and full reads", spark=True)
     p.add_argument("--rebuild", action="store_true", help="rebuild the cached sample table")

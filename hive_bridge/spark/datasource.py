@@ -148,6 +148,15 @@ class HudiHiveReader(DataSourceReader):
             raise SparkReadError(f"{location}: cannot read: {exc}") from None
 
 
+#: why the Python data source has no path: a DataFrame read without one, or a catalog table (Spark 4.0 - 4.3 hand a
+#: Python data source none of a catalog table's LOCATION or OPTIONS, so its location cannot reach it)
+NO_PATH = ("hudi-hive needs a path: spark.read.format('hudi-hive').load(path). A catalog table (CREATE TABLE ... "
+           "USING hudi-hive LOCATION ...) read by the Python data source gets no path: Spark hands a Python data "
+           "source none of a catalog table's LOCATION or OPTIONS. Read catalog tables through the JVM file index: "
+           "hive_bridge.spark.register(spark) on classic PySpark, or `hive-bridge serve --lake DIR` for "
+           "beeline/JDBC/spark-sql users")
+
+
 class HudiHiveDataSource(DataSource):
     """``spark.read.format("hudi-hive").load(path)``: a Hudi table read through the Hive storage handler path."""
 
@@ -162,7 +171,7 @@ class HudiHiveDataSource(DataSource):
     def _path(self) -> str:
         path = self.options.get("path")
         if not path:
-            raise SparkReadError("hudi-hive needs a path: spark.read.format('hudi-hive').load(path)")
+            raise SparkReadError(NO_PATH)
         return str(path).removeprefix("file:")
 
     def reader(self, schema: Any) -> DataSourceReader:

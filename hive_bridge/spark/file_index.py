@@ -165,9 +165,9 @@ class PythonPlanner:
             if request.verb == protocol.OPEN:
                 return self._open(request.options())
             if request.verb == protocol.PLAN:
-                return _spooled(self._plan(request.arg, request.body or "[]"))
+                return _spooled(self._plan(request.pin, request.body or "[]", request.statement))
             if request.verb == protocol.REFRESH:
-                self.refresh(request.arg)
+                self.refresh(request.pin)
                 return protocol.OK
             raise SparkReadError(f"unknown request {request.verb!r}")
         except Exception as exc:  # every failure goes back as a message (never a py4j traceback)
@@ -256,9 +256,20 @@ class PythonPlanner:
         planned = self._planned(pin, json.dumps(filters), filters)
         return pin, planned.result
 
-    def _planned(self, pin: Pin, key: str, filters: list[dict[str, Any]] | None) -> _Planned:
+    def release_all(self) -> int:
+        """Release every pinned table state (a scan of a relation loaded before fails, saying to read the table
+        again); how many were released."""
+        with self._lock:
+            n = len(self._pins)
+            self._pins.clear()
+            self._cleaned.clear()
+        return n
+
+    def _planned(self, pin: Pin, key: str, filters: list[dict[str, Any]] | None,
+                 statement: str | None = None) -> _Planned:
         """The answer to the filters ``key`` (JSON text; ``filters`` parsed, or None to parse it): remembered per
-        pin, planned on the pinned snapshot when not. Every scan is reported (:func:`record_scan`)."""
+        pin, planned on the pinned snapshot when not. Every scan is reported (:func:`record_scan`), with the
+        ``statement`` it belongs to when the JVM named one."""
         with self._lock:
             planned = pin.planned.get(key)
             if planned is not None:
@@ -271,7 +282,9 @@ class PythonPlanner:
                      "files_total": result.files_total, "files_read": result.files_kept,
                      "query_type": result.query_type, "listing_source": snap.table.listing_source,
                      "storage": snap.table.storage.scheme or "local", "route": ROUTE_INDEX,
-                     "slices_read": len(result.slices)})
+                     "slices_read": len(result.slices), "sarg": None if filt is None else str(filt),
+                     "bytes_total": result.bytes_total, "bytes_read": result.bytes_kept,
+                     "statement_id": statement})
         return planned
 
     def _remember(self, pin: Pin, key: str, planned: _Planned) -> None:
@@ -298,10 +311,10 @@ class PythonPlanner:
             result = snap.plan(None, session_time_zone=pin.time_zone, query_type=pin.query_type)
         return filt, result
 
-    def _plan(self, pin_id: str, key: str) -> str:
+    def _plan(self, pin_id: str, key: str, statement: str | None = None) -> str:
         started = time.perf_counter()
         pin = self.pin(pin_id)
-        planned = self._planned(pin, key, None)  # a failure names the table and the filter (_prune)
+        planned = self._planned(pin, key, None, statement)  # a failure names the table and the filter (_prune)
         if planned.text is not None:  # every kept file a base file: the same answer as the first time
             self._scanned(pin, list(planned.kept), started)
             return planned.text

@@ -6,7 +6,8 @@ Requests (JVM -> Python), one line of head, then an optional body:
 
 - ``open<TAB><options as JSON>``: open a table for a relation; the options are the data source's, with the
   session's time zone under :data:`TIME_ZONE_OPTION`.
-- ``plan<TAB><pin>`` and a body of Spark's data source filters as JSON (``Protocol.filter``): the files one scan
+- ``plan<TAB><pin>[<TAB><statement>]`` (the statement: the scanning thread's Spark job group, which Spark's
+  Thrift Server sets to the statement id) and a body of Spark's data source filters as JSON (``Protocol.filter``): the files one scan
   of the relation ``pin`` reads.
 - ``refresh<TAB><pin>``: the relation reads the table's current state from now on.
 
@@ -60,6 +61,16 @@ class Request:
             raise ValueError(f"an open request's options are not a JSON object: {self.arg[:200]!r}")
         return {str(k): str(v) for k, v in found.items()}
 
+    @property
+    def pin(self) -> str:
+        """A plan or refresh request's relation."""
+        return self.arg.partition(SEP)[0]
+
+    @property
+    def statement(self) -> str | None:
+        """A plan request's statement (the scanning thread's Spark job group), if the JVM named one."""
+        return self.arg.partition(SEP)[2] or None
+
     def filters(self) -> list[dict[str, Any]]:
         """A plan request's filters."""
         found = json.loads(self.body or "[]")
@@ -79,7 +90,9 @@ def open_request(options: Mapping[str, str], time_zone: str) -> str:
     return OPEN + SEP + json.dumps({**options, TIME_ZONE_OPTION: time_zone})
 
 
-def plan_request(pin: str, filters_json: str = "[]") -> str:
+def plan_request(pin: str, filters_json: str = "[]", statement: str | None = None) -> str:
+    if statement:
+        return PLAN + SEP + pin + SEP + statement + "\n" + filters_json
     return PLAN + SEP + pin + "\n" + filters_json
 
 

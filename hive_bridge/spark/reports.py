@@ -15,6 +15,7 @@ import json
 import os
 import threading
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 from hive_bridge import config
@@ -53,9 +54,28 @@ def _tell(message: str) -> None:
                   "folder instead)", RuntimeWarning, stacklevel=3)
 
 
+#: callables given every report this process records (``hive-bridge serve``'s scan log); one that fails is passed over
+_LISTENERS: list[Callable[[dict[str, Any]], None]] = []
+
+
+def add_listener(listener: Callable[[dict[str, Any]], None]) -> None:
+    """Call ``listener`` with every scan report this process records from now on."""
+    _LISTENERS.append(listener)
+
+
+def remove_listener(listener: Callable[[dict[str, Any]], None]) -> None:
+    if listener in _LISTENERS:
+        _LISTENERS.remove(listener)
+
+
 def record_scan(report: dict[str, Any]) -> None:
     """Scans are planned in a Python worker process, not in the driver: reports go through a file on the
     driver's machine (where planning workers run)."""
+    for listener in list(_LISTENERS):
+        try:
+            listener(report)
+        except Exception as exc:  # a scan never fails for its report
+            _tell(f"a scan-report listener failed: {type(exc).__name__}: {exc}")
     line = (json.dumps(redact_data(report)) + "\n").encode("utf-8")   # a report never holds a credential
     folder = report_folder()
     try:

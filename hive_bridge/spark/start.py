@@ -29,18 +29,18 @@ QUIET_LOG4J2 = "log4j2-quiet.properties"
 JVM_NOTICES = (b"WARNING: Using incubator modules:",)
 
 
-def start_session(app: str, *, verbose: bool = False, master: str = "local[2]") -> SparkSession:
-    """``hive_bridge.spark.session(app, master)``, started quietly unless ``verbose``; verbose keeps Spark's own
-    WARN level after the start too."""
+def start_session(app: str, *, verbose: bool = False, master: str = "local[2]", **conf: str) -> SparkSession:
+    """``hive_bridge.spark.session(app, master, **conf)``, started quietly unless ``verbose``; verbose keeps
+    Spark's own WARN level after the start too."""
     from hive_bridge import spark as hb_spark
 
     if verbose:
-        spark = hb_spark.session(app, master)
+        spark = hb_spark.session(app, master, **conf)
         spark.sparkContext.setLogLevel("WARN")
         return spark
     with quiet_jvm_options():
         _launch_filtered_gateway()
-        return hb_spark.session(app, master)
+        return hb_spark.session(app, master, **conf)
 
 
 @contextlib.contextmanager

@@ -25,7 +25,7 @@ def is_event_log(path: str) -> bool:
 
 _WORKLOAD_MARKS = re.compile(r"(?:Compiling|Executing) command\(queryId=|Pushed Filters:|Post-Scan Filters:|"
                              r"FilterCompat: (?:Filtering using predicate|Predicate has been collapsed)|"
-                             r"HoodieFileIndex: Total ")
+                             r"HoodieFileIndex: Total |\"event\": \"hive-bridge-serve-scan\"")
 
 
 def has_workload_lines(paths: Sequence[str]) -> bool:

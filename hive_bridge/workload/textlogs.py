@@ -15,6 +15,8 @@ blank or a comment. Every line is accounted for (:class:`hive_bridge.workload.ac
   (:mod:`hive_bridge.workload.parquet`).
 - Hudi's ``HoodieFileIndex: Total file slices: N; candidate file slices after data skipping: M`` (and the older
   wordings): Hudi's own count, paired with the driver-log scan whose filter lines follow it.
+- ``hive-bridge serve``'s scan log: one JSON object per scan (``"event": "hive-bridge-serve-scan"``), its table's
+  location, its filter as a SearchArgument, the files it read; the statement id names the query.
 """
 
 from __future__ import annotations
@@ -44,6 +46,9 @@ _DRIVER_LINE = re.compile(r"Pruning directories with:|Pushed Filters:|Post-Scan 
 _EXPLAIN = re.compile(r"^\s*EXPLAIN\b", re.I)
 _PARQUET = re.compile(r"FilterCompat: Filtering using predicate:\s?(?P<p>.*)$")
 _COLLAPSED = re.compile(r"FilterCompat: Predicate has been collapsed to:\s?(?P<p>.*)$")
+_SERVE_SCAN = re.compile(r'^\s*\{.*"event"\s*:\s*"hive-bridge-serve-scan"')
+#: the source of a scan read from ``hive-bridge serve``'s scan log
+SERVE_SOURCE = "hive-bridge-serve"
 _HUDI = re.compile(r"HoodieFileIndex: Total (?:file slices|files|base files)\s*:?\s*(?P<total>\d+);\s*candidate "
                    r"(?:file slices|files) after data skipping\s*:?\s*(?P<kept>\d+)")
 
@@ -94,6 +99,8 @@ class _State:
             else:
                 self._continue(number, line)
                 return True
+        if _SERVE_SCAN.match(line):
+            return self._serve_scan(number, line, out)
         m = _COMMAND.search(line)
         if m:
             qid = m.group("id")
@@ -129,6 +136,24 @@ class _State:
                     self.post_scan_line = number
                 return True
         return False
+
+    def _serve_scan(self, number: int, line: str, out: list[Occurrence]) -> bool:
+        """One line of ``hive-bridge serve``'s scan log: the scan of its table's location with its filter."""
+        import json
+
+        where = f"{self.name}:{number}"
+        try:
+            scan = json.loads(line)
+            path = str(scan["path"])
+        except (ValueError, KeyError, TypeError) as exc:
+            self.problems.append(Problem(self.name, number, f"a serve scan-log line that cannot be read: {exc}"))
+            return False
+        kept, size = scan.get("files_kept"), scan.get("bytes_kept")
+        out.append(Occurrence(SERVE_SOURCE, str(scan.get("statement_id") or where), None, [path],
+                              hiveql=scan.get("sarg") or None, time_zone=self.time_zone, origin=where,
+                              spark_files=kept if isinstance(kept, int) else None,
+                              spark_bytes=size if isinstance(size, int) else None))
+        return True
 
     def _continue(self, number: int, line: str) -> None:
         """A statement's or a driver filter line's next line; past :data:`MAX_TEXT` bytes in all, what was read

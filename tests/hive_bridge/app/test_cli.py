@@ -348,7 +348,7 @@ def test_help_texts_are_plain_text(capsys: pytest.CaptureFixture[str]) -> None:
     parser = build_parser()
     subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     commands = list(subparsers.choices)
-    assert {"replay", "explain", "read", "index", "demo"} <= set(commands)
+    assert {"replay", "explain", "read", "index", "serve", "demo"} <= set(commands)
     for argv in [["--help"], *([c, "--help"] for c in commands)]:
         with pytest.raises(SystemExit) as exc:
             main(argv)

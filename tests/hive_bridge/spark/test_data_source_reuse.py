@@ -105,3 +105,22 @@ def test_the_python_reader_plans_every_slice_whatever_spark_pushes(reuse_table) 
         pushed = [filter_classes().EqualTo(("id",), 14)]
         assert list(reader.pushFilters(pushed)) == pushed
     assert len(reader.partitions()) == 32
+
+
+def test_a_catalog_table_of_the_python_data_source_names_the_routes_that_read_it(  # type: ignore[no-untyped-def]
+        spark, reuse_table) -> None:
+    """Spark hands a Python data source none of a catalog table's LOCATION or OPTIONS: the read fails saying so
+    and naming the JVM file index (register) and `hive-bridge serve`; the same table USING hudi-hive reads."""
+    register(spark)
+    spark.sql(f"CREATE TABLE reuse_py USING `{PYTHON_SOURCE}` LOCATION '{reuse_table}'")
+    try:
+        with pytest.raises(Exception) as failed:
+            spark.sql("SELECT count(*) FROM reuse_py").collect()
+        assert "LOCATION or OPTIONS" in str(failed.value) and "hive-bridge serve" in str(failed.value)
+    finally:
+        spark.sql("DROP TABLE IF EXISTS reuse_py")
+    spark.sql(f"CREATE TABLE reuse_jvm USING `hudi-hive` LOCATION '{reuse_table}'")
+    try:
+        assert spark.sql("SELECT count(*) FROM reuse_jvm").collect()[0][0] == 1600
+    finally:
+        spark.sql("DROP TABLE IF EXISTS reuse_jvm")

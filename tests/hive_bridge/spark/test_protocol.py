@@ -39,6 +39,11 @@ def test_the_jvm_s_requests_are_read_here(spark: Any, jvm_protocol: Any) -> None
     plan = protocol.read_request(jvm_protocol.planRequest("17", filters))
     assert (plan.verb, plan.arg, plan.filters()) == (protocol.PLAN, "17", json.loads(filters))
     assert protocol.read_request(jvm_protocol.planRequest("3", "[]")).filters() == []
+    named = protocol.read_request(jvm_protocol.planRequest("17", "stmt-1\tx", filters))
+    assert (named.pin, named.statement, named.filters()) == ("17", "stmt-1 x", json.loads(filters))
+    assert (plan.pin, plan.statement) == ("17", None)
+    assert jvm_protocol.planRequest("17", None, filters) == jvm_protocol.planRequest("17", filters)
+    assert protocol.plan_request("17", filters, "s") == jvm_protocol.planRequest("17", "s", filters)
     refresh = protocol.read_request(jvm_protocol.refreshRequest("9"))
     assert (refresh.verb, refresh.arg) == (protocol.REFRESH, "9")
     # and what this side builds for tests is what the JVM sends

@@ -86,7 +86,7 @@ public final class HudiHiveFileIndex implements FileIndex {
     // what a message names (the filters' SQL text is made only for a message)
     Supplier<String> what = () -> "table " + root + ", filters [" + String.join(" AND ",
         all.stream().map(Expression::sql).toList()) + "]";
-    String[] lines = Planner.call(what, root.toUri().getPath(), Protocol.planRequest(id, json.toString()));
+    String[] lines = Planner.call(what, root.toUri().getPath(), Protocol.planRequest(id, statement(), json.toString()));
     List<PartitionDirectory> out = parse(lines, what);
     List<Expression> pf = CollectionConverters.asJava(partitionFilters);
     if (pf.isEmpty() || partitionSchema.fields().length == 0) {
@@ -177,6 +177,15 @@ public final class HudiHiveFileIndex implements FileIndex {
       out.add(PartitionDirectory.apply(values, files.toArray(new FileStatus[0])));
     }
     return out;
+  }
+
+  /** The statement this thread runs (its Spark job group, which Spark's Thrift Server sets to the statement id). */
+  private static String statement() {
+    try {
+      return org.apache.spark.SparkContext$.MODULE$.getOrCreate().getLocalProperty("spark.jobGroup.id");
+    } catch (RuntimeException e) {
+      return null;
+    }
   }
 
   @Override

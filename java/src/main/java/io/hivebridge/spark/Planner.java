@@ -69,7 +69,9 @@ public final class Planner {
     Function<String, String> p = planner;
     if (p == null) {
       throw new IllegalArgumentException("hudi-hive: " + what.get() + ": the hive-bridge planner is not registered in "
-          + "this driver: call hive_bridge.spark.register(spark) in the Python process that owns the session");
+          + "this driver: call hive_bridge.spark.register(spark) in the Python process that owns the session, or "
+          + "serve the tables to spark-sql / beeline / JDBC clients with `hive-bridge serve --lake DIR` (a driver "
+          + "started by spark-sql or spark-submit has no Python planner)");
     }
     long timeout = timeoutMillis;
     Future<String> answer = POOL.submit(() -> p.apply(request));

@@ -79,6 +79,17 @@ public final class Protocol {
     return PLAN + SEP + pin + "\n" + filtersJson;
   }
 
+  /**
+   * {@link #planRequest(String, String)} naming the statement the scan belongs to (the thread's Spark job group:
+   * Spark's Thrift Server sets it to the statement id), for scan reports; none: the two-field form.
+   */
+  public static String planRequest(String pin, String statement, String filtersJson) {
+    if (statement == null || statement.isEmpty()) {
+      return planRequest(pin, filtersJson);
+    }
+    return PLAN + SEP + pin + SEP + statement.replaceAll("[\\t\\r\\n]", " ") + "\n" + filtersJson;
+  }
+
   public static String refreshRequest(String pin) {
     return REFRESH + SEP + pin;
   }
