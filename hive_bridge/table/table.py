@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 
 from hive_bridge.errors import HudiTableError, MetadataTableError
 from hive_bridge.formats.avro_schema import avro_to_arrow_schema
+from hive_bridge.layout.asof import AsOf, check_not_cleaned, resolve_as_of
 from hive_bridge.layout.fsview import FileSlice, FileSystemView, get_base_file, get_base_instant
 from hive_bridge.layout.properties import TableProperties
 from hive_bridge.layout.timeline import Instant, Timeline, normalize_timestamp
@@ -155,6 +156,17 @@ class HudiTable:
             return list(self._latest)
         ts = as_of.timestamp if isinstance(as_of, Instant) else normalize_timestamp(as_of)
         return self._fsview.latest_file_slices(ts)
+
+    def time_travel(self, as_of: str | AsOf, *, where: str = "") -> tuple[AsOf, list[FileSlice]]:
+        """The state of the table as of an instant or time, checked by Hudi's rules (:mod:`hive_bridge.layout.asof`):
+        (the checked as-of, the file slices of that state). A state that cannot be read exactly raises
+        :class:`~hive_bridge.layout.asof.TimeTravelError` naming the instant and the table; ``where`` names what
+        gave the value (an option, a command-line flag) in a format error."""
+        checked = resolve_as_of(self.timeline, as_of, self.base_path, where=where)
+        slices = self._fsview.latest_file_slices(checked.instant)
+        check_not_cleaned(self.timeline, checked, self.base_path,
+                          ((s.partition_path, s.file_id, s.base_instant) for s in slices))
+        return checked, slices
 
     def partition_paths(self) -> list[str]:
         return self._fsview.partition_paths()
