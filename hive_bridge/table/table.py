@@ -168,6 +168,11 @@ class HudiTable:
                           ((s.partition_path, s.file_id, s.base_instant) for s in slices))
         return checked, slices
 
+    def base_files_written_by(self, instants: list[str]) -> list[FileSlice]:
+        """Per file group, its newest base file written by one of ``instants`` (incremental queries; see
+        :meth:`~hive_bridge.layout.fsview.FileSystemView.base_files_written_by`)."""
+        return self._fsview.base_files_written_by(instants)
+
     def partition_paths(self) -> list[str]:
         return self._fsview.partition_paths()
 
