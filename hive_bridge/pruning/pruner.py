@@ -104,6 +104,8 @@ class ListStatusResult:
     unknown_columns: list[str] = field(default_factory=list)
     #: the instant time of the state planned (time travel), None for the latest state
     as_of: str | None = None
+    #: an incremental query's (begin, end] instants (its rows: _hoodie_commit_time in that range)
+    commit_range: tuple[str, str] | None = None
 
     @property
     def files_kept(self) -> int:
@@ -124,6 +126,8 @@ class ListStatusResult:
             "stats_sources": self.stats_sources, "index_sources": self.index_sources,
             "unknown_columns": self.unknown_columns,
             **({"as_of": self.as_of} if self.as_of is not None else {}),
+            **({"begin_instant": self.commit_range[0], "end_instant": self.commit_range[1]}
+               if self.commit_range is not None else {}),
         }
 
     @property

@@ -129,10 +129,37 @@ def list_files(path: str, filt: str | sarg.SearchArgument | None = None, *, prun
     return table, result, residual
 
 
+def list_incremental(path: str, filt: str | sarg.SearchArgument | None = None, *, begin: str | None,
+                     end: str | None = None, fallback: bool = False, session_time_zone: str = "UTC",
+                     explain: bool = False, listing: str = "folders", stats_source: str = "auto",
+                     storage_options: Mapping[str, str] | None = None
+                     ) -> tuple[HudiTable, ListStatusResult, str]:
+    """An incremental query's files: the slices of the file groups the commits in (``begin``, ``end``] wrote
+    (Hudi's ``hoodie.datasource.read.begin.instanttime`` / ``end.instanttime``; ``begin="earliest"``), pruned by
+    ``filt`` with those files' own statistics; (the table, the listing, the row filter: commit time in the
+    range, and ``filt``). ``fallback``: ``hoodie.datasource.read.incr.fallback.fulltablescan.enable`` (see
+    :mod:`hive_bridge.layout.incremental`). An incremental query is a snapshot query of those slices (merged)."""
+    try:
+        snap = default_cache().get(path, listing=listing, stats_source=stats_source,
+                                   storage_options=storage_options)
+        table = snap.table
+        rng, slices = table.incremental(begin, end, fallback=fallback)
+        parsed, residual = filter_of(table, filt)
+        result = TableSnapshot.of(table, snap.index, slices, latest_state=False).plan(
+            parsed, session_time_zone=session_time_zone, explain=explain)
+    except (HudiTableError, StorageError) as exc:
+        raise SparkReadError(str(exc)) from None
+    result.commit_range = (rng.begin, rng.end)
+    rows = rng.row_filter() if not residual else f"({rng.row_filter()}) AND ({residual})"
+    return table, result, rows
+
+
 def read_hudi(spark: SparkSession, path: str, filt: str | sarg.SearchArgument | None = None, *,
               prune: bool = True, session_time_zone: str | None = None, query_type: str = SNAPSHOT,
               listing: str = "folders", stats_source: str = "auto",
-              storage_options: Mapping[str, str] | None = None, as_of: str | None = None) -> HiveRead:
+              storage_options: Mapping[str, str] | None = None, as_of: str | None = None,
+              begin_instant: str | None = None, end_instant: str | None = None,
+              incremental_fallback: bool = False) -> HiveRead:
     """Read a Hudi table's latest slices through the storage handler's listStatus, with Spark.
 
     ``filt``: SearchArgument text (any printed form), a SearchArgument, or HiveQL filter text.
@@ -151,17 +178,32 @@ def read_hudi(spark: SparkSession, path: str, filt: str | sarg.SearchArgument | 
     ``yyyyMMddHHmmss``, ``yyyy-MM-dd HH:mm:ss[.SSS]``, ``yyyy-MM-dd``), planned with the statistics of the files
     of that state; a state that cannot be read exactly (unknown, pending, cleaned, archived, future instant) is
     a ``SparkReadError`` naming the instant and the table.
+    ``begin_instant`` (``end_instant``, ``incremental_fallback``): an incremental query instead, the records
+    written by the commits in (begin, end] (:func:`list_incremental`).
     """
     tz = session_time_zone or spark.conf.get("spark.sql.session.timeZone") or "UTC"
     path, storage_options, by_spark = _session_storage(spark, str(path), storage_options)
-    table, result, residual = list_files(path, filt, prune=prune, session_time_zone=tz, query_type=query_type,
-                                         listing=listing, stats_source=stats_source,
-                                         storage_options=storage_options, as_of=as_of)
-    if by_spark:
-        df, route = read_slices(spark, table, result.slices, as_of=result.as_of), ROUTE_SPARK
+    residual: str | None
+    if begin_instant is not None or end_instant is not None:
+        if as_of is not None:
+            raise SparkReadError("as_of and begin_instant / end_instant: a read is a time travel or an incremental "
+                                 "query, not both")
+        table, result, residual = list_incremental(path, filt if prune else None, begin=begin_instant,
+                                                   end=end_instant, fallback=incremental_fallback,
+                                                   session_time_zone=tz, listing=listing,
+                                                   stats_source=stats_source, storage_options=storage_options)
+        if not prune and filt is not None:
+            residual = f"({residual}) AND ({filter_of(table, filt)[1]})"
+        bound = result.commit_range[1] if result.commit_range else None
     else:
-        df, route = read_slices_in_workers(spark, table, result.slices, storage_options,
-                                           as_of=result.as_of), ROUTE_WORKERS
+        table, result, residual = list_files(path, filt, prune=prune, session_time_zone=tz, query_type=query_type,
+                                             listing=listing, stats_source=stats_source,
+                                             storage_options=storage_options, as_of=as_of)
+        bound = result.as_of
+    if by_spark:
+        df, route = read_slices(spark, table, result.slices, as_of=bound), ROUTE_SPARK
+    else:
+        df, route = read_slices_in_workers(spark, table, result.slices, storage_options, as_of=bound), ROUTE_WORKERS
     if residual:
         df = df.where(residual)
     return HiveRead(df, result, residual, route)
