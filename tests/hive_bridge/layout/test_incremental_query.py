@@ -125,5 +125,5 @@ def test_cleaned_files_fail_or_fall_back(tmp_path: Path) -> None:
 
 def test_version_8_is_refused(tmp_path: Path) -> None:
     h = write_history(tmp_path / "t", 8, "COPY_ON_WRITE", seed=7, commits=3)
-    with pytest.raises(SparkReadError, match="Hudi 1.x ranges it over completion times"):
+    with pytest.raises(SparkReadError, match=r"Hudi 1\.x ranges it over completion times"):
         list_incremental(str(h.path), None, begin=h.instants[0])
