@@ -73,3 +73,15 @@ def test_spark_sql_time_travel_does_not_reach_a_file_source(spark: Any, hudi_hiv
         with pytest.raises(AnalysisException, match=r"UNSUPPORTED_FEATURE\.TIME_TRAVEL"):
             spark.sql(f"SELECT count(*) FROM tt_cow {clause}").collect()
 
+
+
+def test_read_hudi_incremental_merge_on_read(spark: Any, mor: History) -> None:
+    from tests.hive_bridge.layout.test_incremental_query import hudi_rs_incremental
+
+    begin, end = mor.instants[2], mor.instants[-3]
+    read = read_hudi(spark, str(mor.path), "id < 30", begin_instant=begin, end_instant=end)
+    assert read.listing.commit_range == (begin, end)
+    assert _rows(read.df) == Counter({k: v for k, v in hudi_rs_incremental(mor.path, begin, end).items()
+                                      if k[0] < 30})
+    with pytest.raises(SparkReadError, match="not both"):
+        read_hudi(spark, str(mor.path), None, as_of=end, begin_instant=begin)
