@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 
 import sarg
 from hive_bridge.errors import HiveBridgeError, HudiTableError
-from hive_bridge.hive.incremental import IncrementalPull, incremental_pull, pulled_instants
+from hive_bridge.hive.incremental import IncrementalPull, consume_commit, incremental_pull, pulled_instants
 from hive_bridge.layout.fsview import FileSlice
 from hive_bridge.pruning.pruner import (
     READ_OPTIMIZED,
@@ -212,7 +212,14 @@ class HoodieParquetInputFormat:
         pull = incremental_pull(job_conf, snap.table)
         if pull is not None:
             return self._list_incremental(snap, pull, dirs, filt, schema, explain)
-        slices = _slices_under(snap.table, dirs)
+        as_of = consume_commit(job_conf, snap.table)
+        if as_of is not None:
+            key, value = as_of
+            try:
+                snap = TableSnapshot.of(snap.table, snap.index, as_of=value, where=key)
+            except HudiTableError as exc:
+                raise HandlerError(f"{key}: {exc}") from None
+        slices = _slices_under(snap.table, dirs, snap.slices)
         return snap.plan(filt, schema=schema or None, session_time_zone=self.session_time_zone, explain=explain,
                          query_type=self.query_type, slices=None if len(slices) == len(snap.slices) else slices)
 
@@ -307,8 +314,9 @@ def _relative(table: HudiTable, location: str) -> str:
     return loc[len(root) + 1:]
 
 
-def _slices_under(table: HudiTable, dirs: list[str]) -> list[FileSlice]:
-    slices = table.latest_file_slices()
+def _slices_under(table: HudiTable, dirs: list[str], slices: list[FileSlice] | None = None) -> list[FileSlice]:
+    """The slices (the latest unless given) under the job's input folders."""
+    slices = table.latest_file_slices() if slices is None else slices
     wanted: list[str] = []
     for d in dirs:
         rel = _relative(table, d)

@@ -10,6 +10,8 @@ A Hive session pulls what changed since a commit by setting, per table (Hudi's `
   compaction (``HoodieInputFormatUtils.filterInstantsTimeline``);
 - table version 6 or older only: Hudi 1.x (version 8+) orders an incremental pull's commits by completion
   time, which is not emulated (refused, never a wrong list);
+- ``hoodie.<table>.consume.commit`` (a snapshot query): the table as of that commit (time travel,
+  :mod:`hive_bridge.layout.asof`; an instant that cannot be read is an error naming it);
 - ``<table>`` is the Hudi table's own name (``hoodie.table.name``), ``<database>.<table>`` when
   ``hoodie.incremental.use.database=true`` (``hoodie.database.name``).
 
@@ -29,11 +31,12 @@ from hive_bridge.errors import HiveBridgeError
 from hive_bridge.layout.timeline import Timeline
 from hive_bridge.table.table import HudiTable
 
-__all__ = ["IncrementalPull", "incremental_pull", "pulled_instants"]
+__all__ = ["IncrementalPull", "consume_commit", "incremental_pull", "pulled_instants"]
 
 CONSUME_MODE = "hoodie.{}.consume.mode"
 CONSUME_START = "hoodie.{}.consume.start.timestamp"
 CONSUME_MAX_COMMITS = "hoodie.{}.consume.max.commits"
+CONSUME_COMMIT = "hoodie.{}.consume.commit"
 STOP_AT_COMPACTION = "hoodie.{}.ro.stop.at.compaction"
 USE_DATABASE = "hoodie.incremental.use.database"
 INCREMENTAL = "INCREMENTAL"
@@ -67,11 +70,24 @@ def _hadoop_bool(value: str | None, default: bool) -> bool:
     return True if v == "true" else False if v == "false" else default
 
 
-def incremental_pull(job_conf: Mapping[str, str], table: HudiTable) -> IncrementalPull | None:
-    """The incremental pull the JobConf asks of ``table``, None for a snapshot query."""
+def _key_name(job_conf: Mapping[str, str], table: HudiTable) -> str:
     name = table.properties.name
     if _hadoop_bool(job_conf.get(USE_DATABASE), False):
         name = f"{table.properties.raw.get('hoodie.database.name', '')}.{name}"
+    return name
+
+
+def consume_commit(job_conf: Mapping[str, str], table: HudiTable) -> tuple[str, str] | None:
+    """``hoodie.<table>.consume.commit`` of a snapshot query (``HoodieHiveUtils.getMaxCommit``: the commit a
+    snapshot query reads the table as of): (the key, its value), None when unset."""
+    key = CONSUME_COMMIT.format(_key_name(job_conf, table))
+    value = job_conf.get(key)
+    return None if value is None or not value.strip() else (key, value.strip())
+
+
+def incremental_pull(job_conf: Mapping[str, str], table: HudiTable) -> IncrementalPull | None:
+    """The incremental pull the JobConf asks of ``table``, None for a snapshot query."""
+    name = _key_name(job_conf, table)
     mode = job_conf.get(CONSUME_MODE.format(name))
     if mode is None or mode.strip().upper() != INCREMENTAL:
         return None

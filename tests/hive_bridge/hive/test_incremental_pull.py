@@ -156,3 +156,18 @@ def test_a_pending_compaction_stops_the_pull(tmp_path: Path) -> None:
     conf[f"hoodie.{table.properties.name}.ro.stop.at.compaction"] = "false"
     goes_on = pulled_instants(table.timeline, incremental_pull(conf, table))  # type: ignore[arg-type]
     assert goes_on == [i for i in mor.instants if i > "0"]
+
+
+def test_consume_commit_reads_the_table_as_of_it(cow: History) -> None:
+    from hive_bridge.hive.handler import HandlerError
+
+    table = HudiTable.open(cow.path)
+    key = f"hoodie.{table.properties.name}.consume.commit"
+    for instant in (cow.instants[0], cow.instants[5]):
+        listed = HoodieParquetInputFormat().list_status({**job_conf_for(table), key: instant})
+        assert listed.as_of == instant
+        assert {s.base_file.path for s in listed.slices if s.base_file} == {
+            s.base_file.path for s in table.time_travel(instant)[1] if s.base_file}
+    with pytest.raises(HandlerError) as exc:
+        HoodieParquetInputFormat().list_status({**job_conf_for(table), key: "2000-01-01"})
+    assert str(exc.value).startswith(f"{key}: ") and "before the first completed commit" in str(exc.value)
