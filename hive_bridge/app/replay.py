@@ -49,11 +49,11 @@ def _compare_reads(spark: SparkSession, table: HudiTable, listing: ListStatusRes
 
     from hive_bridge.spark import read_slices
 
-    pruned = read_slices(spark, table, listing.slices)
+    pruned = read_slices(spark, table, listing.slices, as_of=listing.as_of)
     everything = table.time_travel(listing.as_of)[1] if listing.as_of is not None else table.latest_file_slices()
     if listing.query_type == READ_OPTIMIZED:
         everything = read_optimized_view(everything)
-    full = read_slices(spark, table, everything)
+    full = read_slices(spark, table, everything, as_of=listing.as_of)
     if residual:
         pruned, full = pruned.where(residual), full.where(residual)
     as_json = [F.to_json(F.struct("*")).alias("row")]
@@ -99,7 +99,8 @@ def replay(table: HudiTable, lines: Iterable[str] | ReadInputs, *, out: Console,
     (:meth:`Workload.plan`); printed as a table (or JSON Lines with ``as_json``: one record per filter planned,
     its kept files with ``kept_files``, then the summary object). ``query_type`` snapshot (base files merged
     with log files) or read_optimized (base files only); ``verify`` reads every filter with Spark pruned and
-    unpruned; ``as_of`` plans the table's state as of an instant or time (time travel). A filter that does not parse is reported with the input's own file, line and column, an input
+    unpruned; ``as_of`` plans the table's state as of an instant or time (time travel). A filter that does not
+    parse is reported with the input's own file, line and column, an input
     that cannot be read with its name, and the run goes on. Returns 1 if anything failed, else 0."""
     from hive_bridge.workload.replay_report import print_filters, write_json
     from hive_bridge.workload.runner import Workload
