@@ -75,12 +75,17 @@ def cmd_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
                                as_json=args.json, query_type=args.query_type, stats_source=args.stats_source,
                                listing=args.listing, storage_options=_storage_options(args),
                                time_zone=args.time_zone, html=args.html, filters=args.filters,
-                               kept_files=args.kept_files,
+                               kept_files=args.kept_files, as_of=args.as_of,
                                spark_master=(args.master or "local[2]") if args.spark or args.master else None)
     table = _open_table(default, args.listing, args)
+    if args.as_of is not None:
+        try:                                    # the state as of then is checked before any input is read
+            table.time_travel(args.as_of, where="--as-of")
+        except HiveBridgeError as exc:
+            raise UsageError(str(exc)) from None
     return replay(table, read_inputs(args.logs or [], args.filters), out=out, err=err, time_zone=args.time_zone,
                   verify=args.verify, verbose=args.verbose, as_json=args.json, query_type=args.query_type,
-                  stats_source=args.stats_source)
+                  stats_source=args.stats_source, as_of=args.as_of)
 
 
 def cmd_advise(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -189,8 +194,11 @@ def cmd_explain(args: argparse.Namespace, out: Console, err: Console) -> int:
         return 1
     expression = translate(parsed, schema)
     index = ColumnStatsIndex(table, source=args.stats_source, mdt_columns=filter_columns(table, parsed))
-    listing = TableSnapshot.of(table, index).plan(parsed, session_time_zone=args.time_zone, explain=True,
-                                                  query_type=args.query_type)
+    try:
+        snapshot = TableSnapshot.of(table, index, as_of=args.as_of, where="--as-of")
+    except HiveBridgeError as exc:
+        raise UsageError(str(exc)) from None
+    listing = snapshot.plan(parsed, session_time_zone=args.time_zone, explain=True, query_type=args.query_type)
     _index_notices(index, "explain", err)
     return render_explain(out, args.filter, parsed, expression, table, index, listing, args.files, args.json)
 
@@ -398,6 +406,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "table, the costliest filters, columns, a heat map of the files read, what could not be "
                         "read")
     p.add_argument("--verify", action="store_true", help="read each filter pruned and unpruned with Spark")
+    p.add_argument("--as-of", default=None, metavar="INSTANT",
+                   help="replay against the table's state as of a completed instant or a time (time travel): "
+                        "yyyyMMddHHmmssSSS, yyyyMMddHHmmss, 'yyyy-MM-dd HH:mm:ss[.SSS]' or yyyy-MM-dd, in the "
+                        "table's timeline time zone; an instant that is unknown, pending, cleaned, archived or in "
+                        "the future is an error")
     p.add_argument("--spark", action="store_true",
                    help="read the event logs' applications on Spark executors in parallel (default master "
                         "local[2]); the same result as reading them here")
@@ -437,6 +450,11 @@ def build_parser() -> argparse.ArgumentParser:
                            "and each file's verdict")
     p.add_argument("--table", required=True)
     p.add_argument("filter", help="SearchArgument text (any printed form) or HiveQL filter text")
+    p.add_argument("--as-of", default=None, metavar="INSTANT",
+                   help="plan the table's state as of a completed instant or a time (time travel): "
+                        "yyyyMMddHHmmssSSS, yyyyMMddHHmmss, 'yyyy-MM-dd HH:mm:ss[.SSS]' or yyyy-MM-dd, in the "
+                        "table's timeline time zone; an instant that is unknown, pending, cleaned, archived or in "
+                        "the future is an error")
     p.add_argument("--time-zone", default="UTC")
     p.add_argument("--files", type=_files_arg, default=None, metavar="N|all",
                    help=f"how many per-file verdicts to print, kept files first (default {DEFAULT_FILES_SHOWN}; "

@@ -49,11 +49,11 @@ def _compare_reads(spark: SparkSession, table: HudiTable, listing: ListStatusRes
 
     from hive_bridge.spark import read_slices
 
-    pruned = read_slices(spark, table, listing.slices)
-    everything = table.latest_file_slices()
+    pruned = read_slices(spark, table, listing.slices, as_of=listing.as_of)
+    everything = table.time_travel(listing.as_of)[1] if listing.as_of is not None else table.latest_file_slices()
     if listing.query_type == READ_OPTIMIZED:
         everything = read_optimized_view(everything)
-    full = read_slices(spark, table, everything)
+    full = read_slices(spark, table, everything, as_of=listing.as_of)
     if residual:
         pruned, full = pruned.where(residual), full.where(residual)
     as_json = [F.to_json(F.struct("*")).alias("row")]
@@ -92,13 +92,15 @@ def read_inputs(logs: Sequence[str], filters: Sequence[str] = ()) -> ReadInputs:
 
 def replay(table: HudiTable, lines: Iterable[str] | ReadInputs, *, out: Console, err: Console,
            time_zone: str = "UTC", verify: bool = False, verbose: bool = False, as_json: bool = False,
-           query_type: str = SNAPSHOT, stats_source: str = "auto", kept_files: bool = True) -> int:
+           query_type: str = SNAPSHOT, stats_source: str = "auto", kept_files: bool = True,
+           as_of: str | None = None) -> int:
     """The filter-by-filter replay: a view of the workload replay with one table. The filters of log lines (or
     those :func:`read_inputs` read) are the workload's entries, each planned once through the table's snapshot
     (:meth:`Workload.plan`); printed as a table (or JSON Lines with ``as_json``: one record per filter planned,
     its kept files with ``kept_files``, then the summary object). ``query_type`` snapshot (base files merged
     with log files) or read_optimized (base files only); ``verify`` reads every filter with Spark pruned and
-    unpruned. A filter that does not parse is reported with the input's own file, line and column, an input
+    unpruned; ``as_of`` plans the table's state as of an instant or time (time travel). A filter that does not
+    parse is reported with the input's own file, line and column, an input
     that cannot be read with its name, and the run goes on. Returns 1 if anything failed, else 0."""
     from hive_bridge.workload.replay_report import print_filters, write_json
     from hive_bridge.workload.runner import Workload
@@ -106,7 +108,8 @@ def replay(table: HudiTable, lines: Iterable[str] | ReadInputs, *, out: Console,
 
     counted = isinstance(lines, ReadInputs)
     read = lines if isinstance(lines, ReadInputs) else ReadInputs(distinct_filters(lines), [], Accounts())
-    work = Workload(TableResolver(default=str(table.base_path)), stats_source=stats_source, query_type=query_type)
+    work = Workload(TableResolver(default=str(table.base_path)), stats_source=stats_source, query_type=query_type,
+                    as_of=as_of)
     work.accounts = read.accounts
     state = work.adopt(table)
     for f in read.found:
@@ -156,7 +159,8 @@ def _progress(console: Console, total: int) -> Progress:
 def load_workload(inputs: Sequence[str], resolver: TableResolver, *, verbose: bool = False, query_type: str = SNAPSHOT,
                   stats_source: str = "auto", listing: str = "folders",
                   storage_options: dict[str, str] | None = None, time_zone: str = "UTC",
-                  spark_master: str | None = None, filters: Sequence[str] = ()) -> tuple[Workload, list[Problem]]:
+                  spark_master: str | None = None, filters: Sequence[str] = (),
+                  as_of: str | None = None) -> tuple[Workload, list[Problem]]:
     """The workload of log files and folders and of files of filters (``filters``; see
     :mod:`hive_bridge.workload`), not planned yet, and the problems met reading them: every scan and filter
     occurrence resolved to its table (each opened once) and counted under its distinct filter; every input line
@@ -167,7 +171,7 @@ def load_workload(inputs: Sequence[str], resolver: TableResolver, *, verbose: bo
     from hive_bridge.workload.textlogs import text_occurrences
 
     work = Workload(resolver, listing=listing, stats_source=stats_source, storage_options=storage_options,
-                    query_type=query_type)
+                    query_type=query_type, as_of=as_of)
     split = split_inputs(list(inputs), filters, work.accounts)
     problems: list[Problem] = list(split.problems)
     if spark_master is not None and split.events:
@@ -192,7 +196,7 @@ def replay_workload(inputs: Sequence[str], resolver: TableResolver, *, out: Cons
                     stats_source: str = "auto", listing: str = "folders",
                     storage_options: dict[str, str] | None = None, time_zone: str = "UTC",
                     spark_master: str | None = None, html: str | None = None, filters: Sequence[str] = (),
-                    kept_files: bool = False) -> int:
+                    kept_files: bool = False, as_of: str | None = None) -> int:
     """Replay a workload of many tables: the scans of Spark event logs, the filters of text logs and of files of
     filters (``filters``, said so; see
     :mod:`hive_bridge.workload`), each table opened once and each distinct filter planned once through its
@@ -200,13 +204,14 @@ def replay_workload(inputs: Sequence[str], resolver: TableResolver, *, out: Cons
     in the input are reported with file and line and the run goes on. With ``spark_master`` the event logs'
     applications are read by Spark executors (same result). With ``html`` the report is also written there as one
     self-contained HTML page (:mod:`hive_bridge.workload.htmlreport`); with ``kept_files`` each JSON record lists
-    its kept files. Returns 1 if anything failed."""
+    its kept files. ``as_of``: every table's state as of this instant or time (time travel; a table whose state
+    then cannot be read is reported as a table error). Returns 1 if anything failed."""
     from hive_bridge.workload.replay_report import input_notes, print_report, write_json
     from hive_bridge.workload.tables import redact
 
     work, problems = load_workload(inputs, resolver, verbose=verbose, query_type=query_type,
                                    stats_source=stats_source, listing=listing, storage_options=storage_options,
-                                   time_zone=time_zone, spark_master=spark_master, filters=filters)
+                                   time_zone=time_zone, spark_master=spark_master, filters=filters, as_of=as_of)
     failures = work.plan()
     if verify:
         failures += verify_workload(work, err, verbose)

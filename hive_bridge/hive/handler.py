@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 
 import sarg
 from hive_bridge.errors import HiveBridgeError, HudiTableError
+from hive_bridge.hive.incremental import IncrementalPull, consume_commit, incremental_pull, pulled_instants
 from hive_bridge.layout.fsview import FileSlice
 from hive_bridge.pruning.pruner import (
     READ_OPTIMIZED,
@@ -208,9 +209,42 @@ class HoodieParquetInputFormat:
         snap = self._open(_find_root(dirs[0]))
         schema = JobConf(job_conf).schema()
         filt = filter_override if filter_override is not None else read_job_filter(job_conf, schema)
-        slices = _slices_under(snap.table, dirs)
+        pull = incremental_pull(job_conf, snap.table)
+        if pull is not None:
+            return self._list_incremental(snap, pull, dirs, filt, schema, explain)
+        as_of = consume_commit(job_conf, snap.table)
+        if as_of is not None:
+            key, value = as_of
+            try:
+                snap = TableSnapshot.of(snap.table, snap.index, as_of=value, where=key)
+            except HudiTableError as exc:
+                raise HandlerError(f"{key}: {exc}") from None
+        slices = _slices_under(snap.table, dirs, snap.slices)
         return snap.plan(filt, schema=schema or None, session_time_zone=self.session_time_zone, explain=explain,
                          query_type=self.query_type, slices=None if len(slices) == len(snap.slices) else slices)
+
+
+    def _list_incremental(self, snap: TableSnapshot, pull: IncrementalPull, dirs: list[str],
+                          filt: sarg.SearchArgument | None, schema: Mapping[str, str], explain: bool
+                          ) -> ListStatusResult:
+        """An incremental pull (:mod:`hive_bridge.hive.incremental`): the base files Hudi's input format lists
+        for it under ``dirs``, then pruned by the filter with those files' own statistics."""
+        table = snap.table
+        if self.query_type != READ_OPTIMIZED and table.properties.is_mor:
+            raise HandlerError(f"{table.base_path}: hoodie.{pull.name}.consume.mode=INCREMENTAL on the realtime "
+                               "input format (a merge-on-read snapshot query) is not emulated; the read-optimized "
+                               "input format (Hive sync's <table>_ro) lists base files incrementally")
+        rels = [_relative(table, d) for d in dirs]
+        wanted = {p for p in table.partition_paths() if _under(p, rels)}
+        files = [s for s in table.base_files_written_by(pulled_instants(table.timeline, pull))
+                 if s.partition_path in wanted]
+        return TableSnapshot.of(table, snap.index, files, latest_state=False).plan(
+            filt, schema=schema or None, session_time_zone=self.session_time_zone, explain=explain,
+            query_type=READ_OPTIMIZED)
+
+
+def _under(partition: str, rels: list[str]) -> bool:
+    return any(r == "" or partition == r.rstrip("/") or partition.startswith(r.rstrip("/") + "/") for r in rels)
 
 
 class HoodieParquetRealtimeInputFormat(HoodieParquetInputFormat):
@@ -280,8 +314,9 @@ def _relative(table: HudiTable, location: str) -> str:
     return loc[len(root) + 1:]
 
 
-def _slices_under(table: HudiTable, dirs: list[str]) -> list[FileSlice]:
-    slices = table.latest_file_slices()
+def _slices_under(table: HudiTable, dirs: list[str], slices: list[FileSlice] | None = None) -> list[FileSlice]:
+    """The slices (the latest unless given) under the job's input folders."""
+    slices = table.latest_file_slices() if slices is None else slices
     wanted: list[str] = []
     for d in dirs:
         rel = _relative(table, d)

@@ -539,6 +539,29 @@ class FileSystemView:
                 out += context.slices(partition, listed)
             return out
 
+    def base_files_written_by(self, instants: Iterable[str]) -> list[FileSlice]:
+        """Per file group, its newest base file written by one of ``instants`` (completed writes), as a slice
+        without log files; groups replaced at or before the last of them are left out. What Hudi's
+        ``getLatestBaseFilesInRange`` gives an incremental query of its input format."""
+        wanted = set(instants)
+        if not wanted:
+            return []
+        listed = self._list()
+        replaced = self.timeline.replaced_file_groups(max(wanted))
+        no_logs: tuple[LogFile, ...] = ()
+        out: list[FileSlice] = []
+        for partition in sorted(listed.bases):
+            values = partition_values_for(partition, self.properties)
+            for file_id, entry in sorted(listed.bases[partition].items()):
+                if (partition, file_id) in replaced:
+                    continue
+                files = [entry] if type(entry) is BaseFile else cast(list[BaseFile], entry)
+                written = [b for b in files if b.instant in wanted]
+                if written:
+                    bf = max(written, key=_newest)
+                    out.append(FileSlice(file_id, partition, bf.instant, bf, no_logs, values))
+        return out
+
     def partition_paths(self) -> list[str]:
         listed = self._list()
         return sorted(listed.bases.keys() | listed.logs.keys())

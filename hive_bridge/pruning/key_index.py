@@ -80,7 +80,10 @@ class KeyIndexes:
     _blooms: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def open(cls, table: HudiTable, slices: Sequence[FileSlice]) -> KeyIndexes:
+    def open(cls, table: HudiTable, slices: Sequence[FileSlice], *, latest_state: bool = True) -> KeyIndexes:
+        """``latest_state=False``: the slices are an earlier state of the table (time travel): the record index
+        and secondary indexes, which map keys to the file groups of the latest state, are not used; the bloom
+        filters in base files' footers (of the very files read) are."""
         out = cls(table, slices)
         props = table.properties
         fields = props.record_key_fields
@@ -98,8 +101,10 @@ class KeyIndexes:
                                     f"'field:value,...' keys of {', '.join(fields)}" +
                                     (f" (a key reads {sample[:80]!r})" if sample is not None else ""))
         ready = set(props.metadata_partitions)
-        duplicates = _duplicate_keys_possible(table) if "record_index" in ready else None
-        if duplicates is not None:
+        duplicates = _duplicate_keys_possible(table) if "record_index" in ready and latest_state else None
+        if "record_index" in ready and not latest_state:
+            out.problems.append("record index not used: it locates keys in the latest state, not in an earlier one")
+        elif duplicates is not None:
             out.problems.append(f"record index not used: {duplicates}")
         elif "record_index" in ready:
 

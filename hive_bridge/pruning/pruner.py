@@ -102,6 +102,10 @@ class ListStatusResult:
     #: columns the filter names that the table's schema does not have (:func:`unknown_columns`): their conditions
     #: are unknown, so they keep every file
     unknown_columns: list[str] = field(default_factory=list)
+    #: the instant time of the state planned (time travel), None for the latest state
+    as_of: str | None = None
+    #: an incremental query's (begin, end] instants (its rows: _hoodie_commit_time in that range)
+    commit_range: tuple[str, str] | None = None
 
     @property
     def files_kept(self) -> int:
@@ -121,6 +125,9 @@ class ListStatusResult:
             "log_files_unknown": self.log_files_unknown, "listing_source": self.listing_source,
             "stats_sources": self.stats_sources, "index_sources": self.index_sources,
             "unknown_columns": self.unknown_columns,
+            **({"as_of": self.as_of} if self.as_of is not None else {}),
+            **({"begin_instant": self.commit_range[0], "end_instant": self.commit_range[1]}
+               if self.commit_range is not None else {}),
         }
 
     @property
@@ -245,13 +252,19 @@ def unknown_column_note(column: str) -> str:
 def plan_slices(table: HudiTable, index: ColumnStatsIndex, slices: list[FileSlice],
                 filt: sarg.SearchArgument | None, *, schema: Mapping[str, str] | None = None,
                 session_time_zone: str = "UTC", explain: bool = False,
-                query_type: str = SNAPSHOT, partition_stats: bool = True) -> ListStatusResult:
+                query_type: str = SNAPSHOT, partition_stats: bool = True,
+                latest_state: bool = True) -> ListStatusResult:
     """One query's planning of ``slices`` (what :meth:`hive_bridge.pruning.snapshot.TableSnapshot.plan` runs for
     a snapshot made for one query or a subset of a snapshot's slices; call that, not this). Keep the slices a
     filter may match: partition values first, then the metadata table's partition statistics
     (``partition_stats``: the slices of a partition they drop are never looked up in ``index``), then column
     statistics (vectorized). An index told to read footers only (``source="footers"``) gets no statistics of
-    the metadata table: no partition statistics either."""
+    the metadata table: no partition statistics either. ``latest_state=False``: ``slices`` are an earlier state
+    (time travel): only statistics of the very files read count (their footers, their metadata-table column
+    statistics, their bloom filters); the metadata table's partition statistics and record / secondary indexes
+    describe the latest state and are not used."""
+    if not latest_state:
+        partition_stats = False
     columns = filter_columns(table, filt)
     index.want(columns)
     query_type = check_query_type(query_type)
@@ -263,13 +276,13 @@ def plan_slices(table: HudiTable, index: ColumnStatsIndex, slices: list[FileSlic
         verdicts = PartitionStatsStage(table, slices, partition_value_stats).judge(expression, columns,
                                                                                  session_time_zone)
     if verdicts is None or not verdicts.slices_dropped:
-        result = Pruner(table, index, slices, query_type, partition_stats=False).run(
+        result = Pruner(table, index, slices, query_type, partition_stats=False, latest_state=latest_state).run(
             filt, schema=schema, session_time_zone=session_time_zone, explain=explain)
         if verdicts is not None:
             result.partition_stats_note = verdicts.not_used
         return result
     survivors = [s for s, d in zip(slices, verdicts.dropped.tolist(), strict=True) if not d]
-    result = Pruner(table, index, survivors, query_type, partition_stats=False).run(
+    result = Pruner(table, index, survivors, query_type, partition_stats=False, latest_state=latest_state).run(
         filt, schema=schema, session_time_zone=session_time_zone, explain=explain)
     return _with_partition_drops(result, slices, verdicts, explain)
 
@@ -348,7 +361,7 @@ class Pruner:
     def __init__(self, table: HudiTable, index: ColumnStatsIndex, slices: list[FileSlice],
                  query_type: str = SNAPSHOT, key_indexes: bool = True, stats: pa.Table | None = None,
                  counters: IndexCounters | None = None, no_log_files: bool = False,
-                 partition_stats: bool = True) -> None:
+                 partition_stats: bool = True, latest_state: bool = True) -> None:
         """``key_indexes``: let Hudi's record index, secondary indexes and bloom filters answer equality on
         keys and indexed columns (:mod:`hive_bridge.pruning.key_index`). ``stats``: the statistics of the
         slices with a base file, in order, when they are already known (``index.table(...)`` of them: a
@@ -360,6 +373,7 @@ class Pruner:
         index told to read footers only (``source="footers"``: no statistics of the metadata table)."""
         self.table = table
         self.use_key_indexes = key_indexes
+        self.latest_state = latest_state
         self.use_partition_stats = partition_stats and index.uses_metadata_table
         self._partition_stage: PartitionStatsStage | None = None
         self._key_indexes: KeyIndexes | None = None
@@ -588,7 +602,7 @@ class Pruner:
     def _key_index(self) -> KeyIndexes:
         """The table's key indexes for these slices (opened on first use)."""
         if self._key_indexes is None:
-            self._key_indexes = KeyIndexes.open(self.table, self.slices)
+            self._key_indexes = KeyIndexes.open(self.table, self.slices, latest_state=self.latest_state)
         return self._key_indexes
 
     def _index_answers(self, expression: HudiExpression, session_time_zone: str = "UTC",

@@ -37,6 +37,7 @@ import pyarrow as pa
 
 import sarg
 from hive_bridge import config
+from hive_bridge.layout.asof import AsOf
 from hive_bridge.layout.fsview import FileSlice, gc_paused, get_partition_path
 from hive_bridge.pruning.pruner import (
     SNAPSHOT,
@@ -167,6 +168,11 @@ class TableSnapshot:
     reused_rows: int = 0
     _pruners: dict[str, Pruner] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    #: the earlier state this snapshot is (time travel, :meth:`of` with ``as_of``); None: the latest state
+    as_of: AsOf | None = None
+    #: whether the slices are the latest state's (False: time travel, or an incremental pull's files, which
+    #: may be older slices: only statistics of the files themselves count)
+    latest_state: bool = True
 
     @property
     def by_partition(self) -> dict[str, list[FileSlice]]:
@@ -226,12 +232,22 @@ class TableSnapshot:
         return Pruner(self.table, self.index, self.slices, qt, stats=stats, counters=counters, no_log_files=True)
 
     @classmethod
-    def of(cls, table: HudiTable, index: ColumnStatsIndex,
-           slices: list[FileSlice] | None = None) -> TableSnapshot:
+    def of(cls, table: HudiTable, index: ColumnStatsIndex, slices: list[FileSlice] | None = None, *,
+           as_of: str | AsOf | None = None, where: str = "", latest_state: bool = True) -> TableSnapshot:
         """A snapshot made for one query (the command line's explain, a catalog read): not cached, and planned
         without preparing statistics for later queries (see :meth:`plan`). ``slices``: the table's latest file
-        slices unless given (a time-travel or partition selection)."""
-        return cls(table, index, (), table.latest_file_slices() if slices is None else list(slices), ONE_QUERY)
+        slices unless given (a partition selection). ``as_of``: the table's state as of an instant or time
+        (time travel, :meth:`HudiTable.time_travel`; a state that cannot be read exactly raises
+        :class:`~hive_bridge.layout.asof.TimeTravelError`; ``where`` names the value's origin in its errors),
+        planned with the statistics of the files read only; ``latest_state=False``: ``slices`` are not (all) the
+        latest state's (an incremental pull's files), planned so too."""
+        if as_of is not None:
+            if slices is not None:
+                raise ValueError("give slices or as_of, not both (the state as of an instant has its own slices)")
+            checked, state = table.time_travel(as_of, where=where)
+            return cls(table, index, (), state, ONE_QUERY, as_of=checked, latest_state=False)
+        return cls(table, index, (), table.latest_file_slices() if slices is None else list(slices), ONE_QUERY,
+                   latest_state=latest_state)
 
     def plan(self, filt: sarg.SearchArgument | None, *, schema: Mapping[str, str] | None = None,
              session_time_zone: str = "UTC", explain: bool = False, query_type: str = SNAPSHOT,
@@ -247,9 +263,11 @@ class TableSnapshot:
         has theirs read then (:meth:`ColumnStatsIndex.want`). A snapshot made for one query (:meth:`of`), or a
         subset, reads only the statistics of the slices that the partition statistics leave."""
         if slices is not None or self.origin == ONE_QUERY:
-            return plan_slices(self.table, self.index, self.slices if slices is None else slices, filt,
-                               schema=schema, session_time_zone=session_time_zone, explain=explain,
-                               query_type=query_type)
+            result = plan_slices(self.table, self.index, self.slices if slices is None else slices, filt,
+                                 schema=schema, session_time_zone=session_time_zone, explain=explain,
+                                 query_type=query_type, latest_state=self.latest_state)
+            result.as_of = None if self.as_of is None else self.as_of.instant
+            return result
         self.index.want(filter_columns(self.table, filt))
         return self.pruner(query_type).run(filt, schema=schema, session_time_zone=session_time_zone,
                                            explain=explain)

@@ -12,10 +12,18 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from hive_bridge.errors import HudiTableError
+from hive_bridge.layout.asof import merge_bound, query_instant
 from hive_bridge.pruning.pruner import SNAPSHOT, check_query_type
-from hive_bridge.pruning.snapshot import default_cache
+from hive_bridge.pruning.snapshot import TableSnapshot, default_cache
 from hive_bridge.spark.merge import conform, hudi_reader, merge_with_hudi, read_by_hudi_rs
-from hive_bridge.spark.options import QUERY_TYPE_OPTION, ROUTE_WORKERS, SLICES_OPTION, storage_options_of
+from hive_bridge.spark.options import (
+    AS_OF_OPTION,
+    QUERY_TYPE_OPTION,
+    ROUTE_WORKERS,
+    SLICES_OPTION,
+    storage_options_of,
+)
 from hive_bridge.spark.reports import record_scan
 from hive_bridge.spark.sessions import (
     CACHE_PRUNING,
@@ -91,6 +99,11 @@ class HudiHiveReader(DataSourceReader):
         except ValueError as exc:
             raise SparkReadError(f"hudi-hive: {exc}") from None
 
+    def merge_bound(self) -> str | None:
+        """Option ``as.of.instant``: merges skip the log blocks of instants after it (time travel)."""
+        as_of = self.options.get(AS_OF_OPTION)
+        return None if as_of is None else merge_bound(query_instant(as_of, f"option {AS_OF_OPTION}"))
+
     def partitions(self) -> Sequence[InputPartition]:
         given = self.options.get(SLICES_OPTION)
         if given is not None:  # read_hudi planned on the driver: read exactly these slices
@@ -102,6 +115,12 @@ class HudiHiveReader(DataSourceReader):
         use_mdt = str(self.options.get("hoodie.metadata.enable", "false")).lower() == "true"
         snap = default_cache().get(self.path, listing="auto" if use_mdt else "folders",
                                    storage_options=storage_options_of(self.options) or None)
+        as_of = self.options.get(AS_OF_OPTION)
+        if as_of is not None:
+            try:
+                snap = TableSnapshot.of(snap.table, snap.index, as_of=as_of, where=f"option {AS_OF_OPTION}")
+            except HudiTableError as exc:
+                raise SparkReadError(f"hudi-hive: {exc}") from None
         table = snap.table
         listing = snap.plan(None, session_time_zone=self.options.get("sessionTimeZone", "UTC"),
                             query_type=self.query_type())
@@ -124,7 +143,8 @@ class HudiHiveReader(DataSourceReader):
         for base, logs, values in partition.files:
             if read_by_hudi_rs(base, bool(logs)):
                 rel = os.path.relpath(base, self.path) if base else ""
-                batches = merge_with_hudi(hudi_reader(self.path, storage_options_of(self.options)), rel,
+                batches = merge_with_hudi(hudi_reader(self.path, storage_options_of(self.options),
+                                                      self.merge_bound()), rel,
                                            [os.path.relpath(p, self.path) for p in logs])
                 if not batches:
                     continue

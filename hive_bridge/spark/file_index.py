@@ -34,6 +34,7 @@ from hive_bridge.pruning.pruner import READ_OPTIMIZED, SNAPSHOT, ListStatusResul
 from hive_bridge.pruning.snapshot import TableSnapshot, default_cache
 from hive_bridge.spark import protocol
 from hive_bridge.spark.callbacks import answer_folder, require_authentication, spool
+from hive_bridge.spark.datasource import PYTHON_SOURCE
 from hive_bridge.spark.filters import AndFilter, OrFilter, filter_classes, filter_text, spark_filters_to_sarg
 from hive_bridge.spark.hadoop import can_open, session_hadoop_conf, session_storage, spark_storage
 from hive_bridge.spark.jar import JVM_PACKAGE, is_classic, load_jar
@@ -41,7 +42,7 @@ from hive_bridge.spark.merge import read_by_hudi_rs
 from hive_bridge.spark.merge_job import configure as configure_merges
 from hive_bridge.spark.merge_job import drop_stale, merged_files
 from hive_bridge.spark.merged_cache import CACHE as MERGED_CACHE
-from hive_bridge.spark.options import QUERY_TYPE_OPTION, storage_options_of
+from hive_bridge.spark.options import AS_OF_OPTION, QUERY_TYPE_OPTION, storage_options_of
 from hive_bridge.spark.reads import HiveRead, list_files, read_hudi
 from hive_bridge.spark.reports import record_scan
 from hive_bridge.spark.sessions import CACHE_PRUNING, SparkReadError, guard_parquet_pushdown, spark_schema
@@ -113,8 +114,22 @@ def _listing_of(options: Mapping[str, str]) -> str:
     return "auto" if str(options.get("hoodie.metadata.enable", "false")).lower() == "true" else "folders"
 
 
-def _snapshot(path: str, options: Mapping[str, str], storage_options: Mapping[str, str]) -> TableSnapshot:
-    return default_cache().get(path, listing=_listing_of(options), storage_options=storage_options or None)
+def _snapshot(path: str, options: Mapping[str, str], storage_options: Mapping[str, str],
+              query_type: str = SNAPSHOT) -> TableSnapshot:
+    """The table's snapshot a relation reads: its latest state, or with option ``as.of.instant`` its state as of
+    then (time travel). A merge-on-read snapshot query as of an instant is refused: the merged-slice store holds
+    a slice's rows merged with every completed log block, not those of an earlier state (read it with
+    ``read_hudi(..., as_of=)``, the Python data source, or ``hoodie.datasource.query.type=read_optimized``)."""
+    snap = default_cache().get(path, listing=_listing_of(options), storage_options=storage_options or None)
+    as_of = options.get(AS_OF_OPTION)
+    if as_of is None:
+        return snap
+    if snap.table.properties.is_mor and query_type != READ_OPTIMIZED:
+        raise HudiTableError(f"option {AS_OF_OPTION}={as_of!r}: time travel on a merge-on-read table's snapshot "
+                             "query is not read by the hudi-hive file index; use hive_bridge.spark.read_hudi(spark, "
+                             f"path, as_of={as_of!r}), the Python data source ({PYTHON_SOURCE}), or "
+                             f"{QUERY_TYPE_OPTION}=read_optimized")
+    return TableSnapshot.of(snap.table, snap.index, as_of=as_of, where=f"option {AS_OF_OPTION}")
 
 
 def _spark_storage(path: str, options: Mapping[str, str]) -> tuple[str, dict[str, str]]:
@@ -191,7 +206,7 @@ class PythonPlanner:
             raise SparkReadError(f"hudi-hive {path}: {exc}") from None
         path, storage = _spark_storage(path, options)   # says what is missing when Spark cannot open it
         try:
-            snap = _snapshot(path, options, storage)
+            snap = _snapshot(path, options, storage, query_type)
         except (HudiTableError, StorageError) as exc:
             raise SparkReadError(f"hudi-hive {path}: {exc}") from None
         table = snap.table
@@ -239,7 +254,7 @@ class PythonPlanner:
         pin = self.pin(pin_id)
         _, storage = _spark_storage(pin.path, pin.options)   # the session's settings now (rotated credentials)
         try:
-            snap = _snapshot(pin.path, pin.options, storage)
+            snap = _snapshot(pin.path, pin.options, storage, pin.query_type)
         except (HudiTableError, StorageError) as exc:
             raise SparkReadError(f"hudi-hive {pin.path}: {exc}") from None
         with self._lock:

@@ -20,15 +20,18 @@ def read_by_hudi_rs(base: str, has_logs: bool) -> bool:
     return has_logs or not base.endswith(PARQUET_SUFFIX)
 
 
-def hudi_reader(root: str, storage_options: Mapping[str, str] | None = None) -> Any:
+def hudi_reader(root: str, storage_options: Mapping[str, str] | None = None, as_of: str | None = None) -> Any:
     """hudi-rs's file-group reader of a table (it merges a base file with its log files); a table on object
-    storage gets the same endpoint and credentials as pyarrow (see :func:`hudi_rs_storage_options`)."""
+    storage gets the same endpoint and credentials as pyarrow (see :func:`hudi_rs_storage_options`).
+    ``as_of``: the instant time of a state read by time travel: log blocks of later instants are skipped (a
+    table version 6 log file holds the blocks of every delta commit on its slice, before and after it)."""
     import hudi
 
     builder = hudi.HudiTableBuilder.from_base_uri(root)
     if not is_local_uri(root):
         builder = builder.with_storage_options(hudi_rs_storage_options(root, storage_options or {}))
-    return builder.build().create_file_group_reader_with_options()
+    options = None if as_of is None else hudi.HudiReadOptions().with_as_of_timestamp(as_of)
+    return builder.build().create_file_group_reader_with_options(options)
 
 
 #: hive-bridge's storage options (pyarrow's S3FileSystem names and the AWS ones) -> hudi-rs's (object_store's)

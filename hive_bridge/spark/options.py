@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-__all__ = ["QUERY_TYPE_OPTION", "ROUTE_SPARK", "ROUTE_WORKERS", "SLICES_OPTION", "STORAGE_OPTION_PREFIX",
+__all__ = ["AS_OF_OPTION", "QUERY_TYPE_OPTION", "ROUTE_SPARK", "ROUTE_WORKERS", "SLICES_OPTION", "STORAGE_OPTION_PREFIX",
            "storage_options_of"]
 
 #: the data source option that chooses the query type, as Hudi's Spark data source names it
 QUERY_TYPE_OPTION = "hoodie.datasource.query.type"
+
+#: the data source option that reads the table as of an instant or time (time travel), as Hudi's Spark data
+#: source names it
+AS_OF_OPTION = "as.of.instant"
 
 #: HiveRead.route values
 ROUTE_SPARK = "spark parquet reader"

@@ -25,10 +25,11 @@ import pyarrow as pa
 import sarg
 from hive_bridge.errors import HudiTableError
 from hive_bridge.filters.residual import to_sql
+from hive_bridge.layout.asof import merge_bound
 from hive_bridge.layout.fsview import HIVE_DEFAULT_PARTITION, FileSlice
 from hive_bridge.pruning import ListStatusResult
 from hive_bridge.pruning.pruner import SNAPSHOT, check_query_type
-from hive_bridge.pruning.snapshot import default_cache
+from hive_bridge.pruning.snapshot import TableSnapshot, default_cache
 from hive_bridge.spark.datasource import PYTHON_SOURCE, register_python_source
 from hive_bridge.spark.hadoop import (
     can_open,
@@ -41,6 +42,7 @@ from hive_bridge.spark.hadoop import (
 from hive_bridge.spark.jar import sound_parquet_format
 from hive_bridge.spark.merge import conform, hudi_reader, merge_with_hudi, read_by_hudi_rs
 from hive_bridge.spark.options import (
+    AS_OF_OPTION,
     ROUTE_SPARK,
     ROUTE_WORKERS,
     SLICES_OPTION,
@@ -98,12 +100,17 @@ def list_files(path: str, filt: str | sarg.SearchArgument | None = None, *, prun
                session_time_zone: str = "UTC", explain: bool = False,
                query_type: str = SNAPSHOT, listing: str = "folders",
                stats_source: str = "auto",
-               storage_options: Mapping[str, str] | None = None) -> tuple[HudiTable, ListStatusResult, str | None]:
+               storage_options: Mapping[str, str] | None = None,
+               as_of: str | None = None) -> tuple[HudiTable, ListStatusResult, str | None]:
+    """(the table, what listStatus keeps for ``filt``, the filter to apply to rows); ``as_of``: the table's
+    state as of an instant or time (time travel, :meth:`TableSnapshot.of`; ``result.as_of`` says which)."""
     try:
         # the process's snapshot of the table: re-used while its timeline is unchanged (a DataFrame queried
         # again plans in milliseconds), followed when an instant completed (never stale)
         snap = default_cache().get(path, listing=listing, stats_source=stats_source,
                                    storage_options=storage_options)
+        if as_of is not None:
+            snap = TableSnapshot.of(snap.table, snap.index, as_of=as_of, where="as_of")
     except (HudiTableError, StorageError) as exc:
         raise SparkReadError(str(exc)) from None
     table = snap.table
@@ -122,10 +129,37 @@ def list_files(path: str, filt: str | sarg.SearchArgument | None = None, *, prun
     return table, result, residual
 
 
+def list_incremental(path: str, filt: str | sarg.SearchArgument | None = None, *, begin: str | None,
+                     end: str | None = None, fallback: bool = False, session_time_zone: str = "UTC",
+                     explain: bool = False, listing: str = "folders", stats_source: str = "auto",
+                     storage_options: Mapping[str, str] | None = None
+                     ) -> tuple[HudiTable, ListStatusResult, str]:
+    """An incremental query's files: the slices of the file groups the commits in (``begin``, ``end``] wrote
+    (Hudi's ``hoodie.datasource.read.begin.instanttime`` / ``end.instanttime``; ``begin="earliest"``), pruned by
+    ``filt`` with those files' own statistics; (the table, the listing, the row filter: commit time in the
+    range, and ``filt``). ``fallback``: ``hoodie.datasource.read.incr.fallback.fulltablescan.enable`` (see
+    :mod:`hive_bridge.layout.incremental`). An incremental query is a snapshot query of those slices (merged)."""
+    try:
+        snap = default_cache().get(path, listing=listing, stats_source=stats_source,
+                                   storage_options=storage_options)
+        table = snap.table
+        rng, slices = table.incremental(begin, end, fallback=fallback)
+        parsed, residual = filter_of(table, filt)
+        result = TableSnapshot.of(table, snap.index, slices, latest_state=False).plan(
+            parsed, session_time_zone=session_time_zone, explain=explain)
+    except (HudiTableError, StorageError) as exc:
+        raise SparkReadError(str(exc)) from None
+    result.commit_range = (rng.begin, rng.end)
+    rows = rng.row_filter() if not residual else f"({rng.row_filter()}) AND ({residual})"
+    return table, result, rows
+
+
 def read_hudi(spark: SparkSession, path: str, filt: str | sarg.SearchArgument | None = None, *,
               prune: bool = True, session_time_zone: str | None = None, query_type: str = SNAPSHOT,
               listing: str = "folders", stats_source: str = "auto",
-              storage_options: Mapping[str, str] | None = None) -> HiveRead:
+              storage_options: Mapping[str, str] | None = None, as_of: str | None = None,
+              begin_instant: str | None = None, end_instant: str | None = None,
+              incremental_fallback: bool = False) -> HiveRead:
     """Read a Hudi table's latest slices through the storage handler's listStatus, with Spark.
 
     ``filt``: SearchArgument text (any printed form), a SearchArgument, or HiveQL filter text.
@@ -140,16 +174,36 @@ def read_hudi(spark: SparkSession, path: str, filt: str | sarg.SearchArgument | 
     parquet reader; a table Spark's Hadoop file systems cannot open (pyspark ships no S3A or GCS connector) is
     read through ``pyarrow.fs`` in Spark's Python workers (the ``hudi-hive`` data source handed the kept
     slices). ``HiveRead.route`` says which.
+    ``as_of``: the table's state as of a completed instant or a time (time travel: ``yyyyMMddHHmmssSSS``,
+    ``yyyyMMddHHmmss``, ``yyyy-MM-dd HH:mm:ss[.SSS]``, ``yyyy-MM-dd``), planned with the statistics of the files
+    of that state; a state that cannot be read exactly (unknown, pending, cleaned, archived, future instant) is
+    a ``SparkReadError`` naming the instant and the table.
+    ``begin_instant`` (``end_instant``, ``incremental_fallback``): an incremental query instead, the records
+    written by the commits in (begin, end] (:func:`list_incremental`).
     """
     tz = session_time_zone or spark.conf.get("spark.sql.session.timeZone") or "UTC"
     path, storage_options, by_spark = _session_storage(spark, str(path), storage_options)
-    table, result, residual = list_files(path, filt, prune=prune, session_time_zone=tz, query_type=query_type,
-                                         listing=listing, stats_source=stats_source,
-                                         storage_options=storage_options)
-    if by_spark:
-        df, route = read_slices(spark, table, result.slices), ROUTE_SPARK
+    residual: str | None
+    if begin_instant is not None or end_instant is not None:
+        if as_of is not None:
+            raise SparkReadError("as_of and begin_instant / end_instant: a read is a time travel or an incremental "
+                                 "query, not both")
+        table, result, residual = list_incremental(path, filt if prune else None, begin=begin_instant,
+                                                   end=end_instant, fallback=incremental_fallback,
+                                                   session_time_zone=tz, listing=listing,
+                                                   stats_source=stats_source, storage_options=storage_options)
+        if not prune and filt is not None:
+            residual = f"({residual}) AND ({filter_of(table, filt)[1]})"
+        bound = result.commit_range[1] if result.commit_range else None
     else:
-        df, route = read_slices_in_workers(spark, table, result.slices, storage_options), ROUTE_WORKERS
+        table, result, residual = list_files(path, filt, prune=prune, session_time_zone=tz, query_type=query_type,
+                                             listing=listing, stats_source=stats_source,
+                                             storage_options=storage_options, as_of=as_of)
+        bound = result.as_of
+    if by_spark:
+        df, route = read_slices(spark, table, result.slices, as_of=bound), ROUTE_SPARK
+    else:
+        df, route = read_slices_in_workers(spark, table, result.slices, storage_options, as_of=bound), ROUTE_WORKERS
     if residual:
         df = df.where(residual)
     return HiveRead(df, result, residual, route)
@@ -178,7 +232,8 @@ def _session_storage(spark: SparkSession, path: str, storage_options: Mapping[st
 
 
 def read_slices_in_workers(spark: SparkSession, table: HudiTable, slices: Sequence[FileSlice],
-                           storage_options: Mapping[str, str] | None = None) -> DataFrame:
+                           storage_options: Mapping[str, str] | None = None,
+                           as_of: str | None = None) -> DataFrame:
     """The rows of the given slices read by the Python data source (``hudi-hive-python``) in Spark's Python workers through
     ``pyarrow.fs`` (no Hadoop connector needed): each worker opens the table's storage from its URI,
     ``storage_options`` and the environment."""
@@ -189,14 +244,18 @@ def read_slices_in_workers(spark: SparkSession, table: HudiTable, slices: Sequen
               dict(s.partition_values)) for s in slices]
     reader = (spark.read.format(PYTHON_SOURCE).schema(spark_schema(table.arrow_schema()))
               .option(SLICES_OPTION, json.dumps(files)))
+    if as_of is not None:                       # merges skip the log blocks of later instants
+        reader = reader.option(AS_OF_OPTION, as_of)
     # the table's own options: they hold the credentials its URI held (taken out of the URI it is loaded by)
     for key, value in {**(storage_options or {}), **table.storage.options}.items():
         reader = reader.option(STORAGE_OPTION_PREFIX + key, value)
     return reader.load(str(table.base_path))
 
 
-def read_slices(spark: SparkSession, table: HudiTable, slices: Sequence[FileSlice]) -> DataFrame:
-    """The rows of the given latest file slices as one DataFrame, partition columns restored.
+def read_slices(spark: SparkSession, table: HudiTable, slices: Sequence[FileSlice], *,
+                as_of: str | None = None) -> DataFrame:
+    """The rows of the given file slices as one DataFrame, partition columns restored. ``as_of``: the slices
+    are the state as of this instant (time travel: merges skip the log blocks of later instants).
 
     A filter applied to this DataFrame must see every row of the files: base files are read by Spark's parquet
     reader handed only the filters that cannot lose a row (``SoundParquetFileFormat``, the session's settings
@@ -228,7 +287,7 @@ def read_slices(spark: SparkSession, table: HudiTable, slices: Sequence[FileSlic
         else:
             frames.append(_read_parquet(spark, table, [p for _, p in plain], [], {}, sound))
     if merged:
-        frames.append(_read_merged(spark, table, merged, schema))
+        frames.append(_read_merged(spark, table, merged, schema, as_of))
     if not frames:
         return spark.createDataFrame([], sp_schema)
     out = frames[0]
@@ -260,7 +319,7 @@ def _read_parquet(spark: SparkSession, table: HudiTable, paths: list[str], path_
 
 
 def _read_merged(spark: SparkSession, table: HudiTable, slices: Sequence[FileSlice],
-                 schema: pa.Schema) -> DataFrame:
+                 schema: pa.Schema, as_of: str | None = None) -> DataFrame:
     """Slices Spark's parquet reader cannot take: hudi-rs merges each base file with its log files (and reads
     base files of other formats); refuse if it cannot."""
     import importlib.util
@@ -271,7 +330,7 @@ def _read_merged(spark: SparkSession, table: HudiTable, slices: Sequence[FileSli
                              "them is not installed; refusing to return stale or missing rows")
     parts: list[pa.Table] = []
     try:
-        reader = hudi_reader(str(table.base_path), table.storage.options)
+        reader = hudi_reader(str(table.base_path), table.storage.options, merge_bound(as_of))
         for s in slices:
             base = s.base_file.path if s.base_file is not None else ""
             batches = merge_with_hudi(reader, base, [lf.path for lf in s.log_files])

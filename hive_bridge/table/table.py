@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import replace
 from itertools import compress
 from typing import Any
 
@@ -12,7 +13,15 @@ import pyarrow.parquet as pq
 
 from hive_bridge.errors import HudiTableError, MetadataTableError
 from hive_bridge.formats.avro_schema import avro_to_arrow_schema
+from hive_bridge.layout.asof import AsOf, TimeTravelError, check_not_cleaned, resolve_as_of
 from hive_bridge.layout.fsview import FileSlice, FileSystemView, get_base_file, get_base_instant
+from hive_bridge.layout.incremental import (
+    FALLBACK_OPTION,
+    IncrementalQueryError,
+    IncrementalRange,
+    incremental_range,
+    touched_file_groups,
+)
 from hive_bridge.layout.properties import TableProperties
 from hive_bridge.layout.timeline import Instant, Timeline, normalize_timestamp
 from hive_bridge.mdt.keys import FILES
@@ -155,6 +164,44 @@ class HudiTable:
             return list(self._latest)
         ts = as_of.timestamp if isinstance(as_of, Instant) else normalize_timestamp(as_of)
         return self._fsview.latest_file_slices(ts)
+
+    def time_travel(self, as_of: str | AsOf, *, where: str = "") -> tuple[AsOf, list[FileSlice]]:
+        """The state of the table as of an instant or time, checked by Hudi's rules (:mod:`hive_bridge.layout.asof`):
+        (the checked as-of, the file slices of that state). A state that cannot be read exactly raises
+        :class:`~hive_bridge.layout.asof.TimeTravelError` naming the instant and the table; ``where`` names what
+        gave the value (an option, a command-line flag) in a format error."""
+        checked = resolve_as_of(self.timeline, as_of, self.base_path, where=where)
+        slices = self._fsview.latest_file_slices(checked.instant)
+        check_not_cleaned(self.timeline, checked, self.base_path,
+                          ((s.partition_path, s.file_id, s.base_instant) for s in slices))
+        return checked, slices
+
+    def incremental(self, begin: str | None, end: str | None = None, *,
+                    fallback: bool = False) -> tuple[IncrementalRange, list[FileSlice]]:
+        """An incremental query's range and the slices it reads (:mod:`hive_bridge.layout.incremental`): the
+        file groups the commits in (begin, end] wrote to, as of ``end``; the latest state whole when the range
+        cannot be read and ``fallback`` allows the full scan."""
+        rng = incremental_range(self.timeline, self.base_path, begin, end, fallback=fallback)
+        if rng.full_scan:
+            return rng, self.latest_file_slices()
+        if not rng.commits:
+            return rng, []
+        slices = self._fsview.latest_file_slices(rng.end)
+        try:
+            check_not_cleaned(self.timeline, AsOf(rng.end, rng.end), self.base_path,
+                              ((s.partition_path, s.file_id, s.base_instant) for s in slices))
+        except TimeTravelError as exc:
+            if not fallback:
+                raise IncrementalQueryError(f"{exc}; set {FALLBACK_OPTION}=true to read the latest state filtered "
+                                            "by commit time instead") from None
+            return replace(rng, full_scan=True, why_full_scan=str(exc)), self.latest_file_slices()
+        touched = touched_file_groups(self.timeline, rng.commits)
+        return rng, [s for s in slices if (s.partition_path, s.file_id) in touched]
+
+    def base_files_written_by(self, instants: list[str]) -> list[FileSlice]:
+        """Per file group, its newest base file written by one of ``instants`` (incremental queries; see
+        :meth:`~hive_bridge.layout.fsview.FileSystemView.base_files_written_by`)."""
+        return self._fsview.base_files_written_by(instants)
 
     def partition_paths(self) -> list[str]:
         return self._fsview.partition_paths()

@@ -23,6 +23,7 @@ from hive_bridge.formats.avro_schema import arrow_to_avro_schema
 from hive_bridge.table.table import META_FIELDS
 
 __all__ = [
+    "CLEAN_METADATA_SCHEMA",
     "COMPACTION_PLAN_SCHEMA",
     "ROLLBACK_METADATA_SCHEMA",
     "ROLLBACK_PLAN_SCHEMA",
@@ -120,6 +121,27 @@ ROLLBACK_PLAN_SCHEMA: dict[str, Any] = {"type": "record", "name": "HoodieRollbac
         ]}}]},
     {"name": "version", "type": ["int", "null"], "default": 1},
 ]}
+
+#: Hudi's HoodieCleanMetadata (the completed clean instant), the fields readers look at
+CLEAN_METADATA_SCHEMA: dict[str, Any] = {
+    "type": "record", "name": "HoodieCleanMetadata", "namespace": _AVRO_NS, "fields": [
+        {"name": "startCleanTime", "type": "string"},
+        {"name": "timeTakenInMillis", "type": "long"},
+        {"name": "totalFilesDeleted", "type": "int"},
+        {"name": "earliestCommitToRetain", "type": "string"},
+        {"name": "lastCompletedCommitTimestamp", "type": "string", "default": ""},
+        {"name": "partitionMetadata", "type": {"type": "map", "values": {
+            "type": "record", "name": "HoodieCleanPartitionMetadata", "fields": [
+                {"name": "partitionPath", "type": "string"},
+                {"name": "policy", "type": "string"},
+                {"name": "deletePathPatterns", "type": {"type": "array", "items": "string"}},
+                {"name": "successDeleteFiles", "type": {"type": "array", "items": "string"}},
+                {"name": "failedDeleteFiles", "type": {"type": "array", "items": "string"}},
+                {"name": "isPartitionDeleted", "type": ["null", "boolean"], "default": None},
+            ]}}},
+        {"name": "version", "type": ["int", "null"], "default": 1},
+    ],
+}
 
 ROLLBACK_METADATA_SCHEMA: dict[str, Any] = {
     "type": "record", "name": "HoodieRollbackMetadata", "namespace": _AVRO_NS, "fields": [

@@ -59,6 +59,7 @@ from hive_bridge.formats.logfile import BlockType, HeaderKey, read_log_file
 from hive_bridge.layout.fsview import FileSlice, parse_base_file_name, parse_log_file_name
 from hive_bridge.table.table import HudiTable
 from hive_bridge.testing.instants import (
+    CLEAN_METADATA_SCHEMA,
     COMPACTION_PLAN_SCHEMA,
     ROLLBACK_METADATA_SCHEMA,
     ROLLBACK_PLAN_SCHEMA,
@@ -359,6 +360,59 @@ class HudiWriter(TableFiles):
             if p.name.startswith(f"{target_ts}.") and not p.name.startswith("."):
                 p.unlink()
         return WriteResult(instant, "rollback", tuple(written), True, deleted=tuple(deleted))
+
+    def clean(self, retain_commits: int, *, instant: str | None = None,
+              record_retained: bool = True) -> WriteResult:
+        """A clean with Hudi's KEEP_LATEST_COMMITS policy: the earliest commit to retain is the
+        ``retain_commits``-th latest completed write; every file slice older than the slice its group had as of
+        then is deleted, and the file groups replaced by then are deleted whole. A completed ``clean`` instant
+        (Avro HoodieCleanMetadata) lists the deleted files; ``record_retained=False`` leaves its
+        ``earliestCommitToRetain`` empty (as a clean keeping file versions writes it)."""
+        table = self.table()
+        writes = table.timeline.completed_writes
+        if retain_commits < 1 or len(writes) < retain_commits:
+            raise HudiTableError(f"{self.base_path}: cannot retain {retain_commits} of {len(writes)} commits")
+        retain = writes[-retain_commits].timestamp
+        instant = self._take_instant(instant)
+        kept = {(s.partition_path, s.file_id): s.base_instant for s in table.latest_file_slices(as_of=retain)}
+        replaced = table.timeline.replaced_file_groups(retain)
+        layout2 = self.properties.timeline_layout_version >= 2
+        deleted: dict[str, list[str]] = {}
+        for partition in table.partition_paths():
+            directory = self._partition_dir(partition)
+            for entry in sorted(os.scandir(directory), key=lambda e: e.name):
+                log = parse_log_file_name(entry.name)
+                base = None if log is not None else parse_base_file_name(entry.name)
+                if log is not None:
+                    fid, written = log[0], log[1]
+                elif base is not None:
+                    fid, written = base[0], base[2]
+                else:
+                    continue
+                slice_base = kept.get((partition, fid))
+                # older than the group's slice as of the retained commit (version-6 logs are named after their
+                # slice's base instant, version-8 logs after their own: either way older than that slice)
+                if (partition, fid) in replaced or (slice_base is not None and written < slice_base):
+                    os.remove(entry.path)
+                    deleted.setdefault(partition, []).append(self._abs(partition, entry.name))
+        d = self._timeline_dir()
+        atomic_write(d / f"{instant}.clean.requested", b"")
+        atomic_write(d / f"{instant}.clean.inflight", b"")
+        meta = {
+            "startCleanTime": instant, "timeTakenInMillis": 1,
+            "totalFilesDeleted": sum(map(len, deleted.values())),
+            "earliestCommitToRetain": retain if record_retained else "",
+            "lastCompletedCommitTimestamp": writes[-1].timestamp,
+            "partitionMetadata": {p: {"partitionPath": p, "policy": "KEEP_LATEST_COMMITS", "deletePathPatterns": [
+                f.rsplit("/", 1)[-1] for f in files], "successDeleteFiles": files, "failedDeleteFiles": [],
+                "isPartitionDeleted": False} for p, files in deleted.items()},
+            "version": 2,
+        }
+        name = f"{instant}_{self.new_instant()}.clean" if layout2 else f"{instant}.clean"
+        atomic_write(d / name, avro_record(CLEAN_METADATA_SCHEMA, meta))
+        return WriteResult(instant, "clean", (), True,
+                           deleted=tuple(f"{p}/{f.rsplit('/', 1)[-1]}" if p else f.rsplit("/", 1)[-1]
+                                         for p, files in deleted.items() for f in files))
 
     def compact(self, *, instant: str | None = None, inflight: bool = False) -> WriteResult:
         """Compact every latest slice that has log files (a merge-on-read table): a compaction plan

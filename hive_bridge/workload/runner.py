@@ -183,8 +183,12 @@ class Workload:
     """Occurrences collected per table and filter; tables opened once each."""
 
     def __init__(self, resolver: TableResolver, *, listing: str = "folders", stats_source: str = "auto",
-                 storage_options: dict[str, str] | None = None, query_type: str = SNAPSHOT) -> None:
+                 storage_options: dict[str, str] | None = None, query_type: str = SNAPSHOT,
+                 as_of: str | None = None) -> None:
+        """``as_of``: plan every table's state as of this instant or time (time travel,
+        :meth:`TableSnapshot.of`); a table whose state as of then cannot be read is a table error."""
         self.resolver = resolver
+        self.as_of = as_of
         self.cache = SnapshotCache(max_tables=1 << 20)
         self.listing = listing
         self.stats_source = stats_source
@@ -205,6 +209,9 @@ class Workload:
             try:
                 state.snapshot = self.cache.get(uri, listing=self.listing, stats_source=self.stats_source,
                                                 storage_options=self.storage_options)
+                if self.as_of is not None:
+                    state.snapshot = TableSnapshot.of(state.snapshot.table, state.snapshot.index,
+                                                      as_of=self.as_of, where="--as-of")
                 state.types = table_sarg_schema(state.snapshot.table)
             except (HiveBridgeError, OSError) as exc:
                 state.error = redact(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
@@ -217,7 +224,10 @@ class Workload:
         state = self.tables.get(uri)
         if state is None:
             index = ColumnStatsIndex(table, source=self.stats_source)
-            snap = TableSnapshot(table, index, timeline_state(table), table.latest_file_slices())
+            if self.as_of is not None:
+                snap = TableSnapshot.of(table, index, as_of=self.as_of, where="--as-of")
+            else:
+                snap = TableSnapshot(table, index, timeline_state(table), table.latest_file_slices())
             state = self.tables[uri] = TableState(uri, snap, types=table_sarg_schema(table))
         return state
 
