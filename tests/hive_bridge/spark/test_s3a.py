@@ -20,7 +20,6 @@ import json
 import os
 import subprocess
 import sys
-import urllib.request
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -68,22 +67,6 @@ def _jars() -> list[Path]:
     return s3a_jars.jar_paths()
 
 
-def _user(s3: S3Server) -> tuple[str, str]:
-    """An IAM user allowed everything on S3, then moto told to check every request's signature."""
-    import boto3
-
-    iam = boto3.client("iam", endpoint_url=s3.endpoint, aws_access_key_id="test", aws_secret_access_key="test",
-                       region_name="us-east-1")
-    iam.create_user(UserName="spark")
-    policy = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": ["s3:*"], "Resource": "*"}]}
-    iam.put_user_policy(UserName="spark", PolicyName="p", PolicyDocument=json.dumps(policy))
-    key = iam.create_access_key(UserName="spark")["AccessKey"]
-    urllib.request.urlopen(urllib.request.Request(f"{s3.endpoint}/moto-api/reset-auth", data=b"0",
-                                                  headers={"Content-Type": "text/plain"}, method="POST"),
-                           timeout=30).close()
-    return key["AccessKeyId"], key["SecretAccessKey"]
-
-
 @dataclass
 class Run:
     out: dict[str, Any]
@@ -109,7 +92,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
             tables.append({"name": name, "uri": f"s3://{BUCKET}/warehouse/{name}",
                            "s3a": f"s3a://{BUCKET}/warehouse/{name}", "local": str(local), "options": options,
                            "filters": filters, "mor": mor})
-        access, secret = _user(s3)
+        access, secret = s3.signed_user()
         config = {"endpoint": s3.endpoint, "bucket": BUCKET, "access_key": access, "secret_key": secret,
                   "jars": [str(j) for j in jars], "work": str(work), "tables": tables}
         config_file, out_file = work / "config.json", work / "out.json"
