@@ -114,7 +114,8 @@ def main(config_path: str, out_path: str) -> None:
                    .config("spark.hadoop.fs.s3a.connection.ssl.enabled", "false")
                    .config("spark.hadoop.fs.s3a.endpoint.region", "us-east-1"))
     if config.get("event_log"):
-        builder = builder.config("spark.eventLog.enabled", "true").config("spark.eventLog.dir", config["event_log"])
+        builder = (builder.config("spark.eventLog.enabled", "true").config("spark.eventLog.dir", config["event_log"])
+                   .config("spark.eventLog.compress", "false"))   # searched as text
     spark = (builder.master(config["master"]).appName("hive-bridge-cluster")
              .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
              .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1")
@@ -128,7 +129,12 @@ def main(config_path: str, out_path: str) -> None:
              .config("spark.local.dir", config["work"] + "/tmp")
              .config(merge_job.DRIVER_MAX_CONF, "0")   # every merge a job on the executors
              .getOrCreate())
-    spark.sparkContext.setLogLevel(config.get("log_level", "ERROR"))
+    if config.get("info_log"):   # Spark's log at INFO, searched for the credentials
+        from tests.hive_bridge.spark.s3a_driver import info_log
+
+        info_log(spark, config["work"])
+    else:
+        spark.sparkContext.setLogLevel("ERROR")
     out: dict[str, Any] = {"driver_pid": os.getpid(), "tables": {}}
     out["no_store"] = _error(lambda: register(spark))   # a cluster session without a store: refused
     spark.conf.set(merge_job.STORE_CONF, config["store"])

@@ -165,6 +165,8 @@ class Run:
     reports: str = ""
     secret: str = ""
     work: Path = Path()
+    replay: str = ""
+    cluster_work: Path = Path()
 
 
 def _s3a_jars() -> list[str] | None:
@@ -223,7 +225,7 @@ def run(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
               "tables": [{"name": n, "path": p, "filters": FILTERS[n]} for n, p in paths.items()]}
     config_file, out_file = work / "config.json", work / "out.json"
     # the driver's log at INFO, its event log kept: both are searched for the secret
-    config.update({"log_level": "INFO", "event_log": str(work / "events")})
+    config.update({"info_log": True, "event_log": str(work / "events")})
     (work / "events").mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
     env.update({"PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable,
@@ -235,10 +237,19 @@ def run(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         proc = subprocess.run([sys.executable, "-m", "tests.hive_bridge.spark.cluster_driver", str(config_file),
                                str(out_file)], cwd=REPO, env=env, capture_output=True, text=True, timeout=900,
                               check=False)
+        replay = ""
+        if s3 is not None and proc.returncode == 0:   # the HTML report of the run's event log, tables on S3
+            options = [f"access_key={s3['access_key']}", f"secret_key={s3['secret_key']}",
+                       f"endpoint_override={s3['endpoint']}", "region=us-east-1"]
+            done = subprocess.run([sys.executable, "-m", "hive_bridge", "replay", "--html", str(work / "report.html"),
+                                   *(a for o in options for a in ("--storage-option", o)), str(work / "events")],
+                                  cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False)
+            replay = f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
     assert proc.returncode == 0, f"the cluster driver failed:\n{proc.stderr[-6000:]}"
     reports = "".join(p.read_text() for p in sorted((work / "reports").glob("scans.jsonl*")))
     yield Run(json.loads(out_file.read_text()), truth, paths, store, bad_log, corrupted, cluster.procs,
-              proc.stdout, proc.stderr, reports, (s3 or {}).get("secret_key", ""), work)
+              proc.stdout, proc.stderr, reports, (s3 or {}).get("secret_key", ""), work, replay,
+              cluster.logs.parent)
 
 
 def test_a_cluster_session_without_a_store_is_refused_saying_what_to_set(run: Run) -> None:
@@ -336,6 +347,36 @@ def test_on_s3_copy_on_write_base_files_are_read_from_the_bucket(run: Run) -> No
     got = _s3(run)["tables"][COW]
     assert all(k.startswith(f"s3a://{S3_BUCKET}/warehouse/{COW}/") for q in got for k in got[q]["kept"])
     assert not any(got[q]["writers"] for q in got)
+
+
+def _texts(folder: Path) -> str:
+    """Every file's name and text under ``folder``."""
+    return "".join(f"{p}\n{p.read_bytes().decode(errors='replace')}\n" for p in sorted(folder.rglob("*"))
+                   if p.is_file())
+
+
+def test_the_secret_in_the_hadoop_settings_is_shown_nowhere_by_the_cluster_run(run: Run) -> None:
+    """The driver's stdout and stderr (Spark's log at INFO), the executors' logs, the event log, the HTML report
+    made from it, the scan reports, the errors, the merged stores' paths (on S3 and local) and the local cache's
+    keys and files: no piece of the secret."""
+    s3 = _s3(run)
+    secret = run.secret
+    pieces = [secret, *(secret[i:i + 12] for i in range(0, len(secret) - 11, 6))]
+    assert " INFO " in run.stderr and "DAGScheduler" in run.stderr   # Spark's log at INFO was captured
+    executors = "".join(_texts(run.cluster_work / f"worker{i}") for i in range(2))
+    assert "Executor" in executors   # the executors' own logs
+    assert "SparkListenerSQLExecutionStart" in _texts(run.work / "events")   # the event log, as text
+    html = (run.work / "report.html").read_text() if (run.work / "report.html").is_file() else ""
+    assert html, run.replay
+    for where, text in (("stdout", run.stdout), ("stderr", run.stderr), ("executors' logs", executors),
+                        ("event log", _texts(run.work / "events")), ("HTML report", html),
+                        ("replay's output", run.replay), ("scan reports", run.reports),
+                        ("errors", run.out["no_store"] + run.out["corrupted"]),
+                        ("the S3 store's objects", json.dumps(s3["store_files"])),
+                        ("kept files", json.dumps(s3["tables"])), ("local cache and store", _texts(run.work / "cache")
+                                                                   + _texts(run.store))):
+        assert not [p for p in pieces if p in text], where
+    assert run.reports.count("s3a://") >= len(FILTERS)   # the reports of the S3 scans were written
 
 
 def test_the_cluster_processes_are_running_until_teardown(run: Run) -> None:
