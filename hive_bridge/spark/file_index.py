@@ -42,11 +42,16 @@ from hive_bridge.spark.merge import read_by_hudi_rs
 from hive_bridge.spark.merge_job import configure as configure_merges
 from hive_bridge.spark.merge_job import drop_stale, merged_files
 from hive_bridge.spark.merged_cache import CACHE as MERGED_CACHE
-from hive_bridge.spark.options import AS_OF_OPTION, QUERY_TYPE_OPTION, storage_options_of
+from hive_bridge.spark.options import (
+    AS_OF_OPTION,
+    QUERY_TYPE_OPTION,
+    STORAGE_OPTION_PREFIX,
+    storage_options_of,
+)
 from hive_bridge.spark.reads import HiveRead, list_files, read_hudi
 from hive_bridge.spark.reports import record_scan
 from hive_bridge.spark.sessions import CACHE_PRUNING, SparkReadError, guard_parquet_pushdown, spark_schema
-from hive_bridge.storage.core import StorageError
+from hive_bridge.storage.core import StorageError, split_uri, without_userinfo
 from hive_bridge.table.table import HudiTable
 
 if TYPE_CHECKING:
@@ -86,7 +91,8 @@ class Pin:
     """One loaded relation: its table, the snapshot it reads, how it reads it."""
 
     path: str
-    options: dict[str, str]
+    #: Spark's options (``storage.*`` ones among them: never shown)
+    options: dict[str, str] = field(repr=False)
     snapshot: TableSnapshot
     query_type: str
     time_zone: str
@@ -137,6 +143,18 @@ def _spark_storage(path: str, options: Mapping[str, str]) -> tuple[str, dict[str
     is asked whether its Hadoop file systems open the table's scheme (``s3://`` read as ``s3a://``) and what its
     S3A settings are (:mod:`hive_bridge.spark.hadoop`); explicit ``storage.*`` options win."""
     return session_storage(path, storage_options_of(options))
+
+
+def _without_userinfo(path: str, options: dict[str, str]) -> tuple[str, dict[str, str]]:
+    """The table's URI without user info (``s3a://KEY:SECRET@bucket/t``: ``s3a://bucket/t``), what it said
+    added to the options as ``storage.*`` options (unless they give credentials): the URI becomes the relation's
+    root, which Spark shows in plans, logs and event logs."""
+    scheme = split_uri(path)[0]
+    try:
+        bare, found = without_userinfo(scheme, path, storage_options_of(options))
+    except StorageError as exc:
+        raise SparkReadError(f"hudi-hive {exc}") from None
+    return bare, {**options, **{f"{STORAGE_OPTION_PREFIX}{k}": v for k, v in found.items()}}
 
 
 def _uri(path: str) -> str:
@@ -204,6 +222,7 @@ class PythonPlanner:
             query_type = check_query_type(options.get(QUERY_TYPE_OPTION) or options.get("querytype") or SNAPSHOT)
         except ValueError as exc:
             raise SparkReadError(f"hudi-hive {path}: {exc}") from None
+        path, options = _without_userinfo(path, options)
         path, storage = _spark_storage(path, options)   # says what is missing when Spark cannot open it
         try:
             snap = _snapshot(path, options, storage, query_type)

@@ -11,7 +11,9 @@ One configuration for both sides: the Python planner reads the timeline, the met
 through ``pyarrow.fs``; :func:`s3a_storage_options` derives its S3 options from the same Hadoop settings Spark's
 S3A reader uses (``fs.s3a.endpoint``, ``fs.s3a.access.key`` / ``secret.key`` / ``session.token``,
 ``fs.s3a.path.style.access``, ``fs.s3a.connection.ssl.enabled``, ``fs.s3a.endpoint.region``, anonymous
-credentials), ``fs.s3a.bucket.<bucket>.<key>`` overriding ``fs.s3a.<key>`` for that bucket, as S3A does. Storage
+credentials; no keys when ``fs.s3a.aws.credentials.provider`` lists none of the providers that read them, as S3A
+then ignores them: pyarrow's default chain reads the environment, a profile or the instance's role instead),
+``fs.s3a.bucket.<bucket>.<key>`` overriding ``fs.s3a.<key>`` for that bucket, as S3A does. Storage
 options given explicitly (``storage.<key>`` read options, ``storage_options=``) win, group by group: an explicit
 credential replaces every derived credential, an explicit endpoint the derived endpoint and its scheme. Derived
 credentials are registered with :mod:`hive_bridge.redaction` before anything else is done with them.
@@ -44,6 +46,10 @@ _PLAIN = {"endpoint": "endpoint_override", "endpoint.region": "region"}
 _SECRETS = {"access.key": "access_key", "secret.key": "secret_key", "session.token": "session_token"}
 _FLAGS = ("path.style.access", "connection.ssl.enabled", "aws.credentials.provider")
 _ANONYMOUS_PROVIDER = "AnonymousAWSCredentialsProvider"
+#: S3A's providers that read fs.s3a.access.key / secret.key / session.token: a provider list without them makes
+#: S3A ignore those settings (the other providers, the environment's, a profile's, an instance's, are pyarrow's
+#: own default chain)
+_KEY_PROVIDERS = ("SimpleAWSCredentialsProvider", "TemporaryAWSCredentialsProvider")
 #: storage options that stand together: an explicit one replaces the derived ones of its group
 _GROUPS = (frozenset({"access_key", "secret_key", "session_token", "anonymous", "aws_access_key_id",
                       "aws_secret_access_key", "aws_session_token"}),
@@ -77,6 +83,10 @@ def s3a_storage_options(get: Callable[[str], str | None], bucket: str) -> dict[s
         if value is not None:
             out[option] = value
     provider = setting("aws.credentials.provider") or ""
+    providers = [p.strip().rsplit(".", 1)[-1] for p in provider.split(",") if p.strip()]
+    if providers and not any(p in _KEY_PROVIDERS for p in providers):
+        for option in _SECRETS.values():   # S3A does not use them: neither does the planner
+            out.pop(option, None)
     if _ANONYMOUS_PROVIDER in provider and not {"access_key", "secret_key"} & out.keys():
         out["anonymous"] = "true"
     endpoint = out.get("endpoint_override")

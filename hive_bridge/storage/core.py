@@ -249,7 +249,7 @@ def _s3_filesystem(options: Mapping[str, Any]) -> pafs.FileSystem:
         raise StorageError(f"cannot set up S3 access: {exc}") from None
 
 
-def _without_userinfo(scheme: str, uri: str, options: dict[str, str]) -> tuple[str, dict[str, str]]:
+def without_userinfo(scheme: str, uri: str, options: dict[str, str]) -> tuple[str, dict[str, str]]:
     """The URI without its user info, and the storage options with what the user info says: for S3
     ``s3://KEY:SECRET@bucket/t`` is ``s3://bucket/t`` with ``access_key`` and ``secret_key`` (URL-decoded; unless
     the options give credentials); for HDFS ``hdfs://user@nn`` is ``hdfs://nn`` as ``user``. Azure's
@@ -386,7 +386,7 @@ class Storage:
             root = str(Path(path).absolute())
             return cls(pafs.LocalFileSystem(), root, root, "")
         # the URI kept (locations, cache keys, the index's cache folder) holds no credential
-        text, opts = _without_userinfo(scheme, text, opts)
+        text, opts = without_userinfo(scheme, text, opts)
         fs, root = _filesystem(scheme, text, opts)
         reach = Reach()
         if scheme in S3_SCHEMES:
@@ -701,4 +701,5 @@ __all__ = [
     "is_local_uri",
     "parse_storage_options",
     "split_uri",
+    "without_userinfo",
 ]

@@ -184,6 +184,28 @@ class S3Server:
                 n += 1
         return n
 
+    def signed_user(self, name: str = "spark") -> tuple[str, str]:
+        """An IAM user allowed everything on S3, then the server told to check every request's signature (no
+        request without this user's key is served from then on): (access key, secret key)."""
+        return self.signed_users(name)[0]
+
+    def signed_users(self, *names: str) -> list[tuple[str, str]]:
+        """:meth:`signed_user` for several users, each with its own key: (access key, secret key) each."""
+        import boto3
+
+        iam = boto3.client("iam", endpoint_url=self.endpoint, aws_access_key_id="test",
+                           aws_secret_access_key="test", region_name="us-east-1")
+        policy = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": ["s3:*"], "Resource": "*"}]}
+        keys = []
+        for name in names:
+            iam.create_user(UserName=name)
+            iam.put_user_policy(UserName=name, PolicyName="p", PolicyDocument=json.dumps(policy))
+            key = iam.create_access_key(UserName=name)["AccessKey"]
+            keys.append((key["AccessKeyId"], key["SecretAccessKey"]))
+        urllib.request.urlopen(urllib.request.Request(f"{self.endpoint}/moto-api/reset-auth", data=b"0",
+                                                      headers={"Content-Type": "text/plain"}, method="POST"),
+                               timeout=30).close()
+        return keys
 
 if __name__ == "__main__":
     import argparse

@@ -43,12 +43,68 @@ def _truth(spark: Any, table: dict[str, Any]) -> Any:
     return spark.read.option("mergeSchema", "false").parquet(*files)
 
 
+#: log4j2's configuration of a driver whose log is searched: everything from INFO on to standard error, in
+#: Spark's pattern (``setLogLevel`` lifts the root level, but the console filter pyspark's driver gets from Spark's
+#: defaults still holds INFO back)
+INFO_LOG = """rootLogger.level = info
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
+"""
+
+
+def info_log(spark: Any, work: str) -> None:
+    """Spark's log at INFO on the driver's standard error from now on (log4j2 reconfigured with
+    :data:`INFO_LOG`, written in ``work``)."""
+    path = Path(work) / "log4j2-info.properties"
+    path.write_text(INFO_LOG)
+    jvm = spark.sparkContext._jvm
+    jvm.org.apache.logging.log4j.core.config.Configurator.reconfigure(jvm.java.net.URI(path.as_uri()))
+
+
 def _error(fn: Any) -> str:
     try:
         fn()
     except Exception as exc:
         return f"{type(exc).__name__}: {exc}"
     return ""
+
+
+def _routes(spark: Any, config: dict[str, Any], hadoop: Any) -> dict[str, Any]:
+    """The copy-on-write table read with credentials given each other way (Spark's S3A reader keeps the
+    session's where the way is the planner's only), and with a wrong secret given that way (the planner's
+    credentials are those: its error); per way the rows of the table and of its first filter, or the error."""
+    from urllib.parse import quote
+
+    routes, cow = config["routes"], config["tables"][0]
+    rest = cow["uri"].split("://", 1)[1]
+    q = cow["filters"][0]
+
+    def read(uri: str, **options: str) -> dict[str, Any]:
+        def rows() -> dict[str, Any]:
+            reader = spark.read.format("hudi-hive")
+            for k, v in options.items():
+                reader = reader.option(k, v)
+            df = reader.load(uri)
+            return {"rows": _rows(df), "filtered": _rows(df.where(q))}
+        got: dict[str, Any] = {}
+        got["error"] = _error(lambda: got.update(rows()))
+        return got
+
+    out: dict[str, Any] = {}
+    for name, secret in (("options", routes["options"][1]), ("options_wrong", routes["wrong"])):
+        out[name] = read(cow["uri"], **{"storage.access_key": routes["options"][0], "storage.secret_key": secret})
+    for name, secret in (("uri", routes["uri"][1]), ("uri_wrong", routes["wrong"])):
+        out[name] = read(f"s3a://{routes['uri'][0]}:{quote(secret, safe='')}@{rest}")
+    # the environment: the session's S3A takes a bucket's credentials from it when told so, as the planner then does
+    env_bucket = routes["env_bucket"]
+    hadoop.set(f"fs.s3a.bucket.{env_bucket}.aws.credentials.provider",
+               "software.amazon.awssdk.auth.credentials.EnvironmentVariableCredentialsProvider")
+    out["env"] = read(f"s3://{env_bucket}/{rest.split('/', 1)[1]}")
+    return out
 
 
 def main(config_path: str, out_path: str) -> None:
@@ -70,8 +126,10 @@ def main(config_path: str, out_path: str) -> None:
              .config("spark.hadoop.fs.s3a.path.style.access", "true")
              .config("spark.hadoop.fs.s3a.connection.ssl.enabled", "false")
              .config("spark.hadoop.fs.s3a.endpoint.region", "us-east-1")
+             .config("spark.eventLog.enabled", "true").config("spark.eventLog.dir", config["events"])
+             .config("spark.eventLog.compress", "false")   # searched as text
              .getOrCreate())
-    spark.sparkContext.setLogLevel("WARN")
+    info_log(spark, config["work"])   # Spark's log at INFO: searched for the credentials
     # the credentials through the Hadoop configuration only (a per-bucket secret overriding a wrong global one)
     hadoop = spark.sparkContext._jsc.hadoopConfiguration()
     hadoop.set("fs.s3a.access.key", config["access_key"])
@@ -103,6 +161,7 @@ def main(config_path: str, out_path: str) -> None:
                                  "files_read": read, "kept": kept,
                                  "files_total": None if pin is None else len(pin.snapshot.slices)}
         out["tables"][table["name"]] = got
+    out["routes"] = _routes(spark, config, hadoop)
     # an object deleted after the table state was pinned and planned: Spark's reader names it
     victim_table = config["tables"][0]
     df = spark.read.format("hudi-hive").load(victim_table["uri"])

@@ -40,6 +40,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.filterwarnings("ignore:hive-bridge 
 COW = "sample_table.cow.v9_txns_simple_nometa"
 MOR = "quickstart_trips_table.mor.avro.v8_trips_8i3u1d"
 GROUPS = 12
+S3_BUCKET = "hive-bridge-cluster"
 FILTERS = {"gen": ["k >= 30 AND k < 60", "v < 0"], MOR: ["fare > 30", "city = 'san_francisco'"],
            COW: ["amount > 100", "region = 'APAC'"]}
 
@@ -159,10 +160,54 @@ class Run:
     bad_log: str
     corrupted: Path
     procs: list[subprocess.Popen[bytes]]
+    stdout: str = ""
+    stderr: str = ""
+    reports: str = ""
+    secret: str = ""
+    work: Path = Path()
+    replay: str = ""
+    cluster_work: Path = Path()
+
+
+def _s3a_jars() -> list[str] | None:
+    """The S3A connector's jars (fetched when missing), None when they cannot be had here (outside CI)."""
+    sys.path.insert(0, str(REPO / "tools"))
+    import s3a_jars
+
+    why = s3a_jars.fetch()
+    if why is not None:
+        if os.environ.get("CI"):
+            pytest.fail(f"the S3A connector's jars could not be fetched: {why}")
+        return None
+    return [str(j) for j in s3a_jars.jar_paths()]
+
+
+def _with_s3(work: Path, paths: dict[str, str]) -> Iterator[dict[str, Any] | None]:
+    """The S3 server with the tables uploaded and a user checked on every request: the driver's ``s3`` config
+    (None without moto or the S3A jars: the S3 tests skip)."""
+    jars = _s3a_jars()
+    try:
+        import boto3  # noqa: F401
+        import moto  # noqa: F401
+    except ImportError:
+        jars = None
+    if jars is None:
+        yield None
+        return
+    from tests.hive_bridge.s3_server import S3Server
+
+    with S3Server() as s3:
+        tables = []
+        for name, path in paths.items():
+            s3.upload_folder(Path(path), S3_BUCKET, f"warehouse/{name}")
+            tables.append({"name": name, "path": f"s3a://{S3_BUCKET}/warehouse/{name}", "filters": FILTERS[name]})
+        access, secret = s3.signed_user()
+        yield {"endpoint": s3.endpoint, "bucket": S3_BUCKET, "access_key": access, "secret_key": secret,
+               "jars": jars, "tables": tables, "store": f"s3a://{S3_BUCKET}/tmp/merged"}
 
 
 @pytest.fixture(scope="module")
-def run(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Run:
+def run(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     from hive_bridge.spark.jar import jar_path
 
     for name in (COW, MOR):
@@ -179,15 +224,32 @@ def run(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Run:
               "repo": str(REPO), "work": str(work), "corrupted": str(corrupted),
               "tables": [{"name": n, "path": p, "filters": FILTERS[n]} for n, p in paths.items()]}
     config_file, out_file = work / "config.json", work / "out.json"
-    config_file.write_text(json.dumps(config))
-    env = {**os.environ, "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable,
-           "PYSPARK_DRIVER_PYTHON": sys.executable, "HIVE_BRIDGE_CACHE": str(work / "cache"),
-           "SPARK_LOCAL_IP": "127.0.0.1"}
-    proc = subprocess.run([sys.executable, "-m", "tests.hive_bridge.spark.cluster_driver", str(config_file),
-                           str(out_file)], cwd=REPO, env=env, capture_output=True, text=True, timeout=600,
-                          check=False)
+    # the driver's log at INFO, its event log kept: both are searched for the secret
+    config.update({"info_log": True, "event_log": str(work / "events")})
+    (work / "events").mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env.update({"PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable,
+                "HIVE_BRIDGE_CACHE": str(work / "cache"), "HIVE_BRIDGE_SCAN_REPORTS": str(work / "reports"),
+                "SPARK_LOCAL_IP": "127.0.0.1", "AWS_EC2_METADATA_DISABLED": "true"})
+    for s3 in _with_s3(work, paths):
+        config["s3"] = s3
+        config_file.write_text(json.dumps(config))
+        proc = subprocess.run([sys.executable, "-m", "tests.hive_bridge.spark.cluster_driver", str(config_file),
+                               str(out_file)], cwd=REPO, env=env, capture_output=True, text=True, timeout=900,
+                              check=False)
+        replay = ""
+        if s3 is not None and proc.returncode == 0:   # the HTML report of the run's event log, tables on S3
+            options = [f"access_key={s3['access_key']}", f"secret_key={s3['secret_key']}",
+                       f"endpoint_override={s3['endpoint']}", "region=us-east-1"]
+            done = subprocess.run([sys.executable, "-m", "hive_bridge", "replay", "--html", str(work / "report.html"),
+                                   *(a for o in options for a in ("--storage-option", o)), str(work / "events")],
+                                  cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False)
+            replay = f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
     assert proc.returncode == 0, f"the cluster driver failed:\n{proc.stderr[-6000:]}"
-    return Run(json.loads(out_file.read_text()), truth, paths, store, bad_log, corrupted, cluster.procs)
+    reports = "".join(p.read_text() for p in sorted((work / "reports").glob("scans.jsonl*")))
+    yield Run(json.loads(out_file.read_text()), truth, paths, store, bad_log, corrupted, cluster.procs,
+              proc.stdout, proc.stderr, reports, (s3 or {}).get("secret_key", ""), work, replay,
+              cluster.logs.parent)
 
 
 def test_a_cluster_session_without_a_store_is_refused_saying_what_to_set(run: Run) -> None:
@@ -245,9 +307,76 @@ def test_queries_equal_the_same_queries_in_local_mode(run: Run, spark: Any, name
         return sorted(r[0] for r in d.select(F.to_json(F.struct(*[F.col(f"`{c}`") for c in cols]))).collect())
 
     got = run.out["tables"][name]
+    on_s3 = run.out.get("s3", {}).get("tables", {}).get(name)   # the same table on S3, merged store on S3
     assert got[""]["rows"] == rows(df) and got[""]["rows"]
+    assert on_s3 is None or on_s3[""]["rows"] == got[""]["rows"]
     for q in FILTERS[name]:
         assert got[q]["rows"] == rows(df.where(q)), q
+        assert on_s3 is None or on_s3[q]["rows"] == got[q]["rows"], q
+
+
+def _s3(run: Run) -> dict[str, Any]:
+    if "s3" not in run.out:
+        pytest.skip("no S3 server (moto) or S3A connector jars here")
+    return run.out["s3"]  # type: ignore[no-any-return]
+
+
+def test_on_s3_merge_on_read_slices_are_merged_by_the_executors_into_the_s3_store(run: Run) -> None:
+    s3 = _s3(run)
+    gen = s3["tables"]["gen"][""]
+    assert {json.loads(r)["k"]: json.loads(r)["v"] for r in gen["rows"]} == run.truth
+    merged: dict[str, str] = {}
+    for name in ("gen", MOR):
+        for got in s3["tables"][name].values():
+            merged.update(got["writers"])
+            # base files read from the bucket, merged slices from the store on S3
+            assert all(k.startswith((f"s3a://{S3_BUCKET}/warehouse/{name}/", f"s3a://{S3_BUCKET}/tmp/merged/"))
+                       for k in got["kept"]), got["kept"]
+    assert len(gen["kept"]) == GROUPS and set(gen["kept"]) <= set(merged)   # every slice merged
+    assert all(p.startswith(f"s3a://{S3_BUCKET}/tmp/merged/") for p in merged)
+    assert set(merged) <= set(s3["store_files"])   # the objects are in the bucket
+    pids = {int(w.rsplit(":", 1)[1]) for w in merged.values()}
+    assert pids and run.out["driver_pid"] not in pids, (run.out["driver_pid"], pids)
+    assert s3["stats"]["driver"] == 0 and s3["stats"]["jobs"] >= 1
+    # a new relation over the same slices reads the same objects of the store: no merge job
+    assert sorted(s3["again"]["kept"]) == sorted(gen["kept"]) and s3["again"]["jobs"] == 0
+    assert s3["again"]["rows"] == gen["rows"]
+
+
+def test_on_s3_copy_on_write_base_files_are_read_from_the_bucket(run: Run) -> None:
+    got = _s3(run)["tables"][COW]
+    assert all(k.startswith(f"s3a://{S3_BUCKET}/warehouse/{COW}/") for q in got for k in got[q]["kept"])
+    assert not any(got[q]["writers"] for q in got)
+
+
+def _texts(folder: Path) -> str:
+    """Every file's name and text under ``folder``."""
+    return "".join(f"{p}\n{p.read_bytes().decode(errors='replace')}\n" for p in sorted(folder.rglob("*"))
+                   if p.is_file())
+
+
+def test_the_secret_in_the_hadoop_settings_is_shown_nowhere_by_the_cluster_run(run: Run) -> None:
+    """The driver's stdout and stderr (Spark's log at INFO), the executors' logs, the event log, the HTML report
+    made from it, the scan reports, the errors, the merged stores' paths (on S3 and local) and the local cache's
+    keys and files: no piece of the secret."""
+    s3 = _s3(run)
+    secret = run.secret
+    pieces = [secret, *(secret[i:i + 12] for i in range(0, len(secret) - 11, 6))]
+    assert " INFO " in run.stderr and "DAGScheduler" in run.stderr   # Spark's log at INFO was captured
+    executors = "".join(_texts(run.cluster_work / f"worker{i}") for i in range(2))
+    assert "Executor" in executors   # the executors' own logs
+    assert "SparkListenerSQLExecutionStart" in _texts(run.work / "events")   # the event log, as text
+    html = (run.work / "report.html").read_text() if (run.work / "report.html").is_file() else ""
+    assert html, run.replay
+    for where, text in (("stdout", run.stdout), ("stderr", run.stderr), ("executors' logs", executors),
+                        ("event log", _texts(run.work / "events")), ("HTML report", html),
+                        ("replay's output", run.replay), ("scan reports", run.reports),
+                        ("errors", run.out["no_store"] + run.out["corrupted"]),
+                        ("the S3 store's objects", json.dumps(s3["store_files"])),
+                        ("kept files", json.dumps(s3["tables"])), ("local cache and store", _texts(run.work / "cache")
+                                                                   + _texts(run.store))):
+        assert not [p for p in pieces if p in text], where
+    assert run.reports.count("s3a://") >= len(FILTERS)   # the reports of the S3 scans were written
 
 
 def test_the_cluster_processes_are_running_until_teardown(run: Run) -> None:

@@ -41,6 +41,25 @@ def test_per_bucket_settings_override_the_global_ones() -> None:
     assert _opts(settings, "other")["endpoint_override"] == "http://global:1"
 
 
+def test_a_provider_list_without_s3a_s_key_providers_leaves_the_keys_unused() -> None:
+    """S3A reads fs.s3a.access.key / secret.key / session.token only through its Simple and Temporary providers:
+    a bucket told to take its credentials from the environment (or a profile, an instance) does not use the
+    global keys, and neither does the planner (pyarrow's default chain then reads the same environment)."""
+    env = "software.amazon.awssdk.auth.credentials.EnvironmentVariableCredentialsProvider"
+    settings = {"fs.s3a.access.key": "AKIAGLOBAL", "fs.s3a.secret.key": "global-secret-1234",
+                "fs.s3a.session.token": "global-token-1234", "fs.s3a.endpoint": "http://h:1",
+                "fs.s3a.path.style.access": "true", "fs.s3a.bucket.envs.aws.credentials.provider": env}
+    assert _opts(settings, "envs") == {"endpoint_override": "http://h:1"}
+    assert _opts(settings, "lake")["secret_key"] == "global-secret-1234"
+    for keeps in ("org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",
+                  f"org.apache.hadoop.fs.s3a.TemporaryAWSCredentialsProvider, {env}"):
+        got = _opts({**settings, "fs.s3a.bucket.envs.aws.credentials.provider": keeps}, "envs")
+        assert got["access_key"] == "AKIAGLOBAL" and got["session_token"] == "global-token-1234", keeps
+    # anonymous alone: the keys are not sent
+    anonymous = {**settings, "fs.s3a.aws.credentials.provider": "org.apache.hadoop.fs.s3a.AnonymousAWSCredentialsProvider"}
+    assert _opts(anonymous, "lake") == {"endpoint_override": "http://h:1", "anonymous": "true"}
+
+
 def test_derived_credentials_are_never_shown() -> None:
     _opts({"fs.s3a.secret.key": "derived-Secret/Key+9", "fs.s3a.session.token": "derived-session-token-77"})
     assert "derived-Secret" not in redact("failed with derived-Secret/Key+9 and derived-session-token-77")

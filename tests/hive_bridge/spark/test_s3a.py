@@ -20,12 +20,12 @@ import json
 import os
 import subprocess
 import sys
-import urllib.request
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, unquote
 
 import pytest
 
@@ -45,6 +45,9 @@ META = "sample_table.cow.v9_txns_simple_meta"
 MOR = "quickstart_trips_table.mor.avro.v8_trips_8i3u1d"
 TXN_FILTERS = ["amount > 100", "txn_id IN ('TXN-001', 'TXN-002', 'TXN-003')", "currency = 'EUR' OR amount < 20",
                "region = 'APAC'", "txn_id = 'no-such-id'"]
+ENV_BUCKET = "hive-bridge-s3a-env"
+#: a wrong secret key given as a storage option and in a URI's user info (the planner's error shows it nowhere)
+WRONG_SECRET = "Wr0ng/Secret+Key=Given%2FThere"
 TABLES = {
     COW: ({}, TXN_FILTERS, False),
     META: ({"hoodie.metadata.enable": "true"}, TXN_FILTERS, False),
@@ -68,22 +71,6 @@ def _jars() -> list[Path]:
     return s3a_jars.jar_paths()
 
 
-def _user(s3: S3Server) -> tuple[str, str]:
-    """An IAM user allowed everything on S3, then moto told to check every request's signature."""
-    import boto3
-
-    iam = boto3.client("iam", endpoint_url=s3.endpoint, aws_access_key_id="test", aws_secret_access_key="test",
-                       region_name="us-east-1")
-    iam.create_user(UserName="spark")
-    policy = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": ["s3:*"], "Resource": "*"}]}
-    iam.put_user_policy(UserName="spark", PolicyName="p", PolicyDocument=json.dumps(policy))
-    key = iam.create_access_key(UserName="spark")["AccessKey"]
-    urllib.request.urlopen(urllib.request.Request(f"{s3.endpoint}/moto-api/reset-auth", data=b"0",
-                                                  headers={"Content-Type": "text/plain"}, method="POST"),
-                           timeout=30).close()
-    return key["AccessKeyId"], key["SecretAccessKey"]
-
-
 @dataclass
 class Run:
     out: dict[str, Any]
@@ -92,6 +79,9 @@ class Run:
     reports: str
     secret: str
     config: dict[str, Any]
+    secrets: list[str]
+    events: str
+    cache: str
 
 
 @pytest.fixture(scope="module")
@@ -109,21 +99,32 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
             tables.append({"name": name, "uri": f"s3://{BUCKET}/warehouse/{name}",
                            "s3a": f"s3a://{BUCKET}/warehouse/{name}", "local": str(local), "options": options,
                            "filters": filters, "mor": mor})
-        access, secret = _user(s3)
+        cow = next(t for t in tables if t["name"] == COW)
+        s3.upload_folder(Path(cow["local"]), ENV_BUCKET, f"warehouse/{COW}")
+        (access, secret), options, env_user, uri = s3.signed_users("spark", "options", "env", "uri")
+        routes = {"options": options, "uri": uri, "env_bucket": ENV_BUCKET, "wrong": WRONG_SECRET}
         config = {"endpoint": s3.endpoint, "bucket": BUCKET, "access_key": access, "secret_key": secret,
-                  "jars": [str(j) for j in jars], "work": str(work), "tables": tables}
+                  "jars": [str(j) for j in jars], "work": str(work), "tables": tables, "routes": routes,
+                  "events": str(work / "events")}
+        (work / "events").mkdir()
         config_file, out_file = work / "config.json", work / "out.json"
         config_file.write_text(json.dumps(config))
         env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
         env.update({"PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable,
                     "HIVE_BRIDGE_CACHE": str(work / "cache"), "HIVE_BRIDGE_SCAN_REPORTS": str(work / "reports"),
-                    "AWS_EC2_METADATA_DISABLED": "true"})
+                    "AWS_EC2_METADATA_DISABLED": "true",
+                    # the credentials of the environment (the env bucket's, as its S3A settings say)
+                    "AWS_ACCESS_KEY_ID": env_user[0], "AWS_SECRET_ACCESS_KEY": env_user[1]})
         proc = subprocess.run([sys.executable, "-m", "tests.hive_bridge.spark.s3a_driver", str(config_file),
                                str(out_file)], cwd=REPO, env=env, capture_output=True, text=True, timeout=1800,
                               check=False)
         assert proc.returncode == 0, f"the S3A driver failed:\n{proc.stderr[-6000:]}"
         reports = "".join(p.read_text() for p in sorted((work / "reports").glob("scans.jsonl*")))
-        yield Run(json.loads(out_file.read_text()), proc.stdout, proc.stderr, reports, secret, config)
+        events = "".join(f"{p}\n{p.read_text(errors='replace')}" for p in sorted((work / "events").rglob("*"))
+                         if p.is_file())
+        cache = "".join(f"{p}\n" for p in sorted((work / "cache").rglob("*")))
+        yield Run(json.loads(out_file.read_text()), proc.stdout, proc.stderr, reports, secret, config,
+                  [secret, options[1], env_user[1], uri[1], WRONG_SECRET], events, cache)
 
 
 @pytest.mark.parametrize("name", list(TABLES))
@@ -164,11 +165,30 @@ def test_a_scheme_without_a_connector_says_what_is_missing(run: Run) -> None:
     assert "cannot open gs://" in error and "spark.jars" in error and "hudi-hive-python" in error
 
 
-def test_the_secret_given_through_hadoop_settings_is_shown_nowhere(run: Run) -> None:
-    secret = run.secret
-    pieces = [secret, *(secret[i:i + 12] for i in range(0, len(secret) - 11, 6))]
-    for where, text in (("stdout", run.stdout), ("stderr", run.stderr), ("scan reports", run.reports),
-                        ("errors", json.dumps(run.out["errors"]))):
+def test_credentials_given_as_storage_options_in_the_uri_or_by_the_environment_are_used(run: Run) -> None:
+    """Storage options and a URI's user info: the planner's credentials (a wrong secret given so fails the query),
+    Spark's S3A reader keeping the session's; the environment: both sides' for a bucket whose S3A settings take
+    their credentials from it (the session's global secret is wrong)."""
+    got, truth = run.out["routes"], run.out["tables"][COW]
+    for way in ("options", "uri", "env"):
+        assert not got[way]["error"], (way, got[way]["error"])
+        assert got[way]["rows"] == truth["all"]["truth"], way
+        assert got[way]["filtered"] == truth["filters"][TXN_FILTERS[0]]["truth"], way
+    for way in ("options_wrong", "uri_wrong"):
+        assert got[way]["error"] and "rows" not in got[way], way
+
+
+def test_the_secrets_given_every_way_are_shown_nowhere(run: Run) -> None:
+    """The Hadoop settings' secret, a storage option's, the environment's, a URI's (and a wrong one given as an
+    option and in a URI): not in stdout, stderr (Spark's log at INFO), the event log, the scan reports, the errors
+    or the local cache's keys."""
+    pieces = sorted({p for secret in run.secrets for form in (secret, unquote(secret), quote(secret, safe=""))
+                     for p in (form, *(form[i:i + 12] for i in range(0, len(form) - 11, 6)))})
+    assert " INFO " in run.stderr and "DAGScheduler" in run.stderr   # Spark's log at INFO was captured
+    assert "SparkListenerSQLExecutionStart" in run.events
+    for where, text in (("stdout", run.stdout), ("stderr", run.stderr), ("event log", run.events),
+                        ("scan reports", run.reports), ("errors", json.dumps([run.out["errors"], run.out["routes"]])),
+                        ("local cache", run.cache)):
         assert not [p for p in pieces if p in text], where
     assert run.reports.count('"route"') > len(TABLES)   # the reports were written
 
