@@ -3,8 +3,9 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-# two test processes, each test module kept whole in one (its module-scoped tables and Spark work built once)
-PYTEST_ARGS ?= -n 2 --dist loadfile --durations=25
+# three test processes (much of a test waits on a JVM, a server or a child process: two cores stay busy), each test
+# module kept whole in one (its module-scoped tables and Spark work built once)
+PYTEST_ARGS ?= -n 3 --dist loadfile --durations=25
 
 .PHONY: demo test lint bench java-check jar jar-check browser s3a-jars clean
 
