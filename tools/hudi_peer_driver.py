@@ -10,7 +10,7 @@ SPEC (JSON; NaN and -0.0 as Python's ``json`` writes them):
   ordering: "ts", partition: "region" or null, schema: "id bigint, ...", metadata: {column_stats, partition_stats,
   record_index} (booleans), columns: [...] (column stats' columns; default all), options: {...},
   commits: [{op: insert|upsert|delete|bulk_insert, rows: [[...], ...], files: N (Spark partitions, so files
-  per Hudi partition), options: {...}}]}``; every commit is one write (``mode("append")``, the first creates);
+  per Hudi partition, each a range of ``sort``, default the first key field), options: {...}}]}``; every commit is one write (``mode("append")``, the first creates);
 - ``read``: ``{path, filters: [...], skipping: [true, false], rows: true (sorted ``to_json`` rows) or false
   (count and digest), repeat: 1, options: {...}}`` each.
 
@@ -98,8 +98,8 @@ def write(spark: Any, table: dict[str, Any]) -> dict[str, Any]:
     done = []
     for commit in table["commits"]:
         df = spark.createDataFrame([tuple(r) for r in commit["rows"]], schema=table["schema"])
-        if commit.get("files"):
-            df = df.repartition(int(commit["files"]))
+        if commit.get("files"):   # key ranges: each Spark partition (so each file) a range of the sort column
+            df = df.repartitionByRange(int(commit["files"]), commit.get("sort", table["key"].split(",")[0]))
         opts = {**base, "hoodie.datasource.write.operation": commit["op"],
                 **{k: str(v) for k, v in (commit.get("options") or {}).items()}}
         t0 = time.perf_counter()
