@@ -69,11 +69,11 @@ def _tables(root: Path) -> list[dict[str, Any]]:
     cow = {"path": str(root / "cow"), "name": "peer_cow", "type": "COPY_ON_WRITE", "key": "id", "ordering": "ts",
            "partition": "region", "schema": SCHEMA,
            "metadata": {"column_stats": True, "partition_stats": True, "record_index": True},
-           "commits": [{"op": "insert", "rows": _rows(a, a + 120), "files": 2} for a in (0, 120, 240)]}
+           "commits": [{"op": "bulk_insert", "rows": _rows(0, 360), "files": 6}]}
     mor = {"path": str(root / "mor"), "name": "peer_mor", "type": "MERGE_ON_READ", "key": "id", "ordering": "ts",
            "partition": None, "schema": SCHEMA, "metadata": {"column_stats": True, "record_index": True},
-           "commits": [{"op": "insert", "rows": _rows(a, a + 120), "files": 3} for a in (0, 120)]
-           + [{"op": "upsert", "rows": UPDATES}, {"op": "delete", "rows": DELETES}]}
+           "commits": [{"op": "bulk_insert", "rows": _rows(0, 240), "files": 6}, {"op": "upsert", "rows": UPDATES},
+                       {"op": "delete", "rows": DELETES}]}
     return [cow, mor]
 
 
@@ -112,11 +112,10 @@ def product(spark: Any, peer: dict[str, Any]) -> Iterator[dict[str, Any]]:
                                                 if s.base_file is not None])
             else:
                 truth_df = read_hudi(spark, path, None, prune=False).df
+            truth = _truth(spark, truth_df)
+            spark.conf.set("spark.sql.parquet.filterPushdown", before)
             hh = spark.read.format("hudi-hive").load(path)
             for f in FILTERS:
-                spark.conf.set("spark.sql.parquet.filterPushdown", "false")
-                truth = _json(truth_df.where(f))
-                spark.conf.set("spark.sql.parquet.filterPushdown", before)
                 q = _as_json(hh.where(f))
                 rows = sorted(r[0] for r in q.collect())
                 files_read = int(getattr(spark._jvm, JVM_PACKAGE).Planner.filesRead(
@@ -127,7 +126,7 @@ def product(spark: Any, peer: dict[str, Any]) -> Iterator[dict[str, Any]]:
                 assert code == 0, (f, err.getvalue())
                 doc = json.loads(stdout.getvalue())
                 out[(kind, f)] = {
-                    "truth": truth, "rows": rows, "files_read": files_read,
+                    "truth": truth[f], "rows": rows, "files_read": files_read,
                     "kept": sorted({s.file_id for s in listing.slices}), "files_total": listing.files_total,
                     "explain_kept": sorted({_file_id(Path(x["path"]).name) for x in doc["files"] if x["kept"]}),
                     "explain_counts": (doc["files_total"], doc["files_kept"])}
@@ -143,8 +142,17 @@ def _as_json(df: Any) -> Any:
     return df.select(F.to_json(F.struct(*[F.col(f"`{c}`") for c in cols])))
 
 
-def _json(df: Any) -> list[str]:
-    return sorted(r[0] for r in _as_json(df).collect())
+def _truth(spark: Any, df: Any) -> dict[str, list[str]]:
+    """Each filter's rows of ``df`` (one Spark job: a column per filter, true where the row matches; parquet
+    pushdown off, so no row is dropped by a footer's statistics)."""
+    from pyspark.sql import functions as F
+
+    spark.conf.set("spark.sql.parquet.filterPushdown", "false")
+    cols = sorted(c for c in df.columns if not c.startswith("_hoodie"))
+    j = F.to_json(F.struct(*[F.col(f"`{c}`") for c in cols]))
+    got = df.select(j.alias("j"), *[F.coalesce(F.expr(f), F.lit(False)).alias(f"m{i}")
+                                    for i, f in enumerate(FILTERS)]).collect()
+    return {f: sorted(r["j"] for r in got if r[f"m{i}"]) for i, f in enumerate(FILTERS)}
 
 
 def _file_id(name: str) -> str:
