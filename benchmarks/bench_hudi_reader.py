@@ -173,6 +173,7 @@ def main() -> None:
     ap.add_argument("--real", nargs="*", default=list(REAL), help="shared real tables (zip stems)")
     ap.add_argument("--json", help="write every figure here")
     args = ap.parse_args()
+    sys.stdout.reconfigure(line_buffering=True)   # type: ignore[union-attr]
     why = hudi_peer.setup()
     if why is not None:
         raise SystemExit(f"the Hudi peer could not be set up: {why}")
@@ -196,6 +197,8 @@ def main() -> None:
     peer_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     print(f"Hudi's reader ({out['versions']['hudi']}, Spark {out['versions']['spark']}): {peer_s:.0f} s "
           f"(writes {sum(c['seconds'] for w in out['written'] for c in w['commits']):.0f} s)")
+    if args.json:   # Hudi's side kept even if the rest is cut short
+        Path(args.json).with_suffix(".hudi.json").write_text(json.dumps(out))
     peer: dict[tuple[str, bool], dict[str, Any]] = {(r["path"], r["skipping"]): {x["filter"]: x for x in r["results"]}
                                                     for r in out["reads"]}
     from hive_bridge.spark import register, session
