@@ -1,0 +1,227 @@
+"""Side by side with Hudi's own Spark data source: per query, files read, bytes read, planning time and query time
+for (a) ``spark.read.format("hudi")`` with data skipping on (``hoodie.metadata.enable``,
+``hoodie.enable.data.skipping``, the metadata table's column stats), (b) the same reader with it off,
+(c) ``hudi-hive``, (d) Spark's plain parquet reader over the latest base files; and the losses: any reader that
+returns other rows than the truth (Spark's parquet reader over the latest files with pushdown off; for
+merge-on-read tables the slices merged by hudi-rs).
+
+Tables: ``bench_spark_sql``'s workload (its data and queries: `--files` files of `--rows` rows, keys clustered,
+copy-on-write and merge-on-read with every file group updated in a log file), written here by Hudi's own Spark
+writer so that the metadata table has the column stats Hudi's reader skips with; and shared real tables
+(`--real`, zip stems under /work/shared/data/hudi-tables/) with their filters.
+
+Hudi's reader runs in its own environment (``tools/hudi_peer.py``: pyspark 3.5 with Hudi 1.1's Spark 3.5 bundle; Hudi
+publishes no Spark 4 bundle), one JVM for all its queries, before hive-bridge's session (pyspark 4.3, Spark
+local[2] both). Per query the median of `--repeat` runs after one warm-up run; one DataFrame per table and reader
+reused. Files and bytes: for Hudi, its scan's "number of files read" and "size of files read" (file slices; a
+merge-on-read slice counts its base file's bytes); for hudi-hive, the planner's kept files and bytes (base and
+log files); for plain parquet, every latest base file. Planning: Hudi's physical plan with its file index's
+listing (data skipping); hive-bridge's planner as a scan calls it (the table's snapshot warm). Query: the rest
+(Hudi, parquet) or the whole ``count(*)`` of the ``to_json`` rows (hudi-hive: its planning included).
+
+    python benchmarks/bench_hudi_reader.py [--files 100] [--rows 200] [--repeat 2] [--real NAME ...] [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import resource
+import statistics
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+
+import hudi_peer
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared" / "data" / "hudi-tables"
+TXN = ["amount > 100", "txn_id IN ('TXN-001', 'TXN-002', 'TXN-003')", "currency = 'EUR' OR amount < 20",
+       "region = 'APAC'", "txn_id = 'no-such-id'", "amount > 1e9"]
+TRIPS = ["fare > 30", "fare > 90", "city = 'san_francisco'", "rider = 'rider-A' OR fare < 10", "fare > 1e9",
+         "driver LIKE 'driver-K%'"]
+REAL = {"sample_table.cow.v9_txns_simple_meta": TXN, "quickstart_trips_table.mor.avro.v8_trips_8i3u1d": TRIPS}
+
+
+def workload(root: Path, files: int, rows: int, mor: bool) -> dict[str, Any]:
+    """bench_spark_sql's table (its build(): event_id, city, amount, ts) as a spec for Hudi's writer."""
+    n = files * rows
+    cities = ["Lima", "Osaka", "Paris", "Seoul"]
+    data = [[i, cities[i % 4], i * 0.5, 0] for i in range(n)]
+    commits: list[dict[str, Any]] = [{"op": "bulk_insert", "rows": data, "files": files}]
+    if mor:   # every file group gets a log file: two rows each, amount moved far below the base file's range
+        keys = [g * rows + r for g in range(files) for r in (1, rows // 2)]
+        commits.append({"op": "upsert", "rows": [[k, "Lima", -float(k), 1] for k in keys]})
+    return {"path": str(root), "name": root.name, "type": "MERGE_ON_READ" if mor else "COPY_ON_WRITE",
+            "key": "event_id", "ordering": "ts", "partition": None,
+            "schema": "event_id bigint, city string, amount double, ts bigint", "commits": commits,
+            "metadata": {"column_stats": True, "partition_stats": False, "record_index": False},
+            "options": {"hoodie.parquet.max.file.size": str(1 << 30)}}
+
+
+def queries(n: int, rows: int) -> list[str]:
+    k = n // 2
+    return [f"event_id = {k + 3}", f"event_id BETWEEN {k} AND {k + rows * 20}", f"event_id IN (7, {n // 3}, {n // 2 + 1})",
+            f"event_id > {n - n // 60}", f"amount < {-(n - n // 100)}.0", f"city = 'Osaka' AND event_id < {rows * 30}"]
+
+
+def unzip(name: str, dest: Path) -> Path:
+    with zipfile.ZipFile(SHARED / f"{name}.zip") as zf:
+        zf.extractall(dest, [m for m in zf.namelist() if not m.startswith("__MACOSX/") and "/._" not in m])
+    (root,) = [p.parent.parent for p in dest.glob("*/.hoodie/hoodie.properties")]
+    return root
+
+
+def _json(df: Any) -> Any:
+    from pyspark.sql import functions as F
+
+    cols = sorted(c for c in df.columns if not c.startswith("_hoodie"))
+    return df.select(F.to_json(F.struct(*[F.col(f"`{c}`") for c in cols])).alias("j"))
+
+
+def _digest(rows: list[str]) -> str:
+    return hashlib.sha256("\n".join(sorted(rows)).encode()).hexdigest()[:16]
+
+
+def _median_runs(fn: Any, repeat: int) -> tuple[float, Any]:
+    fn()
+    times, got = [], None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        got = fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), got
+
+
+def ours(spark: Any, path: str, mor: bool, filters: list[str], repeat: int) -> dict[str, dict[str, Any]]:
+    """hudi-hive, Spark's plain parquet and the truth, per filter."""
+    from hive_bridge.spark import read_hudi
+    from hive_bridge.spark.jar import JVM_PACKAGE
+    from hive_bridge.spark.reads import list_files
+    from hive_bridge.table.table import HudiTable
+
+    latest = [s for s in HudiTable.open(path).latest_file_slices() if s.base_file is not None]
+    base = [str(Path(path) / s.base_file.path) for s in latest if s.base_file is not None]
+    base_bytes = sum(s.base_file.size for s in latest if s.base_file is not None)
+    spark.conf.set("spark.sql.parquet.filterPushdown", "false")
+    truth_df = read_hudi(spark, path, None, prune=False).df if mor else spark.read.parquet(*base)
+    truth = {f: sorted(r[0] for r in _json(truth_df.where(f)).collect()) for f in filters}
+    spark.conf.set("spark.sql.parquet.filterPushdown", "true")
+    hh = spark.read.format("hudi-hive").load(path)
+    plain = spark.read.parquet(*base)
+    out = {}
+    for f in filters:
+        q = _json(hh.where(f))
+        t_hh, rows = _median_runs(lambda q=q: [r[0] for r in q.collect()], repeat)
+        files_read = int(getattr(spark._jvm, JVM_PACKAGE).Planner.filesRead(q._jdf.queryExecution().executedPlan()))
+        t_plan, (_, listing, _) = _median_runs(lambda f=f: list_files(path, f), repeat)
+        p = _json(plain.where(f))
+        t_pq, prow = _median_runs(lambda p=p: [r[0] for r in p.collect()], repeat)
+        out[f] = {"truth": len(truth[f]), "truth_digest": _digest(truth[f]),
+                  "hudi-hive": {"count": len(rows), "digest": _digest(rows), "files": files_read,
+                                "bytes": listing.bytes_kept, "plan": t_plan, "query": t_hh,
+                                "files_total": listing.files_total},
+                  "parquet": {"count": len(prow), "digest": _digest(prow), "files": len(base), "bytes": base_bytes,
+                              "plan": 0.0, "query": t_pq}}
+    return out
+
+
+def verdict(r: dict[str, Any], truth: int, digest: str) -> str:
+    if r["count"] < truth:
+        return f"LOST {truth - r['count']}"
+    return "" if r["digest"] == digest else "DIFFERS"
+
+
+def report(name: str, filters: list[str], peer: dict[bool, dict[str, Any]], mine: dict[str, dict[str, Any]],
+           mor: bool) -> list[dict[str, Any]]:
+    print(f"\n{name}{' (merge-on-read: plain parquet reads base files only, no merge)' if mor else ''}")
+    print(f"{'query':44} {'truth':>6} | {'reader':16} {'files':>6} {'bytes':>11} {'plan ms':>8} {'query ms':>9}  loss")
+    out = []
+    for f in filters:
+        m = mine[f]
+        rows = {"hudi skipping on": peer[True][f], "hudi skipping off": peer[False][f],
+                "hudi-hive": m["hudi-hive"], "parquet": m["parquet"]}
+        line = {"table": name, "filter": f, "truth": m["truth"], "readers": {}}
+        for i, (reader, r) in enumerate(rows.items()):
+            plan = r.get("plan", r.get("planning_seconds", 0.0))
+            query = r.get("query", r.get("query_seconds", 0.0))
+            loss = verdict(r, m["truth"], m["truth_digest"])
+            if mor and reader == "parquet":
+                loss = ""   # base files only: not a snapshot read
+            head = f"{f[:44]:44} {m['truth']:6d}" if i == 0 else " " * 51
+            print(f"{head} | {reader:16} {r['files']:6d} {r['bytes']:11,d} {plan * 1000:8.0f} {query * 1000:9.0f}  "
+                  f"{loss}")
+            line["readers"][reader] = {"files": r["files"], "bytes": r["bytes"], "plan_s": plan, "query_s": query,
+                                       "rows": r["count"], "loss": loss}
+        out.append(line)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--files", type=int, default=100)
+    ap.add_argument("--rows", type=int, default=200)
+    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--real", nargs="*", default=list(REAL), help="shared real tables (zip stems)")
+    ap.add_argument("--json", help="write every figure here")
+    args = ap.parse_args()
+    sys.stdout.reconfigure(line_buffering=True)   # type: ignore[union-attr]
+    why = hudi_peer.setup()
+    if why is not None:
+        raise SystemExit(f"the Hudi peer could not be set up: {why}")
+    work = Path(tempfile.mkdtemp(prefix="bench-hudi-reader-"))
+    os.environ.setdefault("HIVE_BRIDGE_CACHE", str(work / "cache"))
+    n = args.files * args.rows
+    tables: list[tuple[str, str, bool, list[str]]] = []
+    specs = []
+    for mor in (False, True):
+        root = work / f"{'mor' if mor else 'cow'}_{args.files}x{args.rows}"
+        specs.append(workload(root, args.files, args.rows, mor))
+        tables.append((f"bench_spark_sql {'merge-on-read' if mor else 'copy-on-write'} ({args.files} files, "
+                       f"{n:,} rows; written by Hudi 1.1)", str(root), mor, queries(n, args.rows)))
+    for name in args.real:
+        tables.append((name, str(unzip(name, work / name)), ".mor." in name, REAL.get(name, TXN)))
+    t0 = time.perf_counter()
+    out = hudi_peer.run({"write": specs, "driver_memory": "2g",
+                         "read": [{"path": p, "filters": fs, "rows": True, "repeat": args.repeat}
+                                  for _, p, _, fs in tables]})
+    peer_s = time.perf_counter() - t0
+    peer_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    print(f"Hudi's reader ({out['versions']['hudi']}, Spark {out['versions']['spark']}): {peer_s:.0f} s "
+          f"(writes {sum(c['seconds'] for w in out['written'] for c in w['commits']):.0f} s)")
+    if args.json:   # Hudi's side kept even if the rest is cut short
+        Path(args.json).with_suffix(".hudi.json").write_text(json.dumps(out))
+    peer: dict[tuple[str, bool], dict[str, Any]] = {(r["path"], r["skipping"]): {x["filter"]: x for x in r["results"]}
+                                                    for r in out["reads"]}
+    from hive_bridge.spark import register, session
+
+    spark = session("bench-hudi-reader")
+    register(spark)
+    lines = []
+    for name, path, mor, filters in tables:
+        mine = ours(spark, path, mor, filters, args.repeat)
+        lines += report(name, filters, {True: peer[(path, True)], False: peer[(path, False)]}, mine, mor)
+    jvm_peak = 0
+    try:
+        pid = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())  # type: ignore[union-attr]
+        with open(f"/proc/{pid}/status", encoding="ascii") as fh:
+            jvm_peak = next(int(line.split()[1]) for line in fh if line.startswith("VmHWM"))
+    except (OSError, StopIteration, ValueError):
+        pass
+    spark.stop()
+    print(f"\npeak memory: python {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB, "
+          f"JVM {jvm_peak / 1024:.0f} MiB; Hudi's side (largest child process) {peer_rss:.0f} MiB")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"versions": out["versions"], "queries": lines}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,225 @@
+"""Hudi's own Spark writer and reader, driven from JSON: run by the peer's Python (pyspark 3.5 with Hudi's Spark
+bundle; ``tools/hudi_peer.py`` sets it up and calls this), one Spark session for the whole spec.
+
+    .cache/hudi-peer/venv/bin/python tools/hudi_peer_driver.py SPEC.json OUT.json
+
+SPEC (JSON; NaN and -0.0 as Python's ``json`` writes them):
+
+- ``jar``, ``work``: the bundle and a scratch folder (set by :func:`hudi_peer.run`);
+- ``write``: tables to write, each ``{path, name, type: COPY_ON_WRITE|MERGE_ON_READ, key: "id" or "a,b",
+  ordering: "ts", partition: "region" or null, schema: "id bigint, ...", metadata: {column_stats, partition_stats,
+  record_index} (booleans), columns: [...] (column stats' columns; default all), options: {...},
+  commits: [{op: insert|upsert|delete|bulk_insert, rows: [[...], ...], files: N (Spark partitions, so files
+  per Hudi partition with ``bulk_insert``, each a range of ``sort``, default the first key field), options: {...}}]}``; every commit is one write (``mode("append")``, the first creates);
+- ``read``: ``{path, filters: [...], skipping: [true, false], rows: true (sorted ``to_json`` rows) or false
+  (count and digest), repeat: 1, options: {...}}`` each.
+
+OUT: ``{"versions": {...}, "written": [{path, commits: [{op, seconds}], table_version}], "reads": [{path,
+skipping, load_seconds, results: [{filter, count, digest, rows?, files, bytes, file_groups, planning_seconds,
+query_seconds, listing_ms}]}]}``. ``files``/``bytes``: the scan's "number of files read" and "size of files read";
+``file_groups``: the file ids of what Hudi's file index kept (``partition/fileId``); ``planning_seconds``: making
+the physical plan and the file index's listing of the scan (``listing_ms``: the scan's own "metadata time");
+``query_seconds``: running it (collect). Adaptive execution is off (one plan, its metrics read after the run).
+
+Nothing here imports hive-bridge: this runs beside it, not in its environment.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+META = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
+        "_hoodie_file_name")
+
+
+def session(spec: dict[str, Any]) -> Any:
+    from pyspark.sql import SparkSession
+
+    work = Path(spec["work"])
+    work.mkdir(parents=True, exist_ok=True)
+    spark = (SparkSession.builder.master("local[2]").appName("hudi-peer")
+             .config("spark.jars", spec["jar"])
+             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+             .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1")
+             .config("spark.driver.memory", spec.get("driver_memory", "1g"))
+             .config("spark.sql.shuffle.partitions", "2").config("spark.sql.session.timeZone", "UTC")
+             .config("spark.sql.adaptive.enabled", "false")
+             .config("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
+             .config("spark.kryo.registrator", "org.apache.spark.HoodieSparkKryoRegistrar")
+             .config("spark.sql.extensions", "org.apache.spark.sql.hudi.HoodieSparkSessionExtension")
+             .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.hudi.catalog.HoodieCatalog")
+             .config("spark.sql.warehouse.dir", str(work / "warehouse"))
+             .config("spark.local.dir", str(work / "tmp"))
+             .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={work}")
+             .getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def write_options(table: dict[str, Any]) -> dict[str, str]:
+    md = table.get("metadata") or {}
+    opts = {
+        "hoodie.table.name": table["name"],
+        "hoodie.datasource.write.table.type": table["type"],
+        "hoodie.datasource.write.recordkey.field": table["key"],
+        "hoodie.datasource.write.precombine.field": table.get("ordering", "ts"),
+        "hoodie.datasource.write.hive_style_partitioning": "true",
+        "hoodie.metadata.enable": "true",
+        "hoodie.metadata.index.column.stats.enable": str(bool(md.get("column_stats", True))).lower(),
+        "hoodie.metadata.index.partition.stats.enable": str(bool(md.get("partition_stats", False))).lower(),
+        "hoodie.metadata.record.index.enable": str(bool(md.get("record_index", False))).lower(),
+        # every insert makes new file groups (no packing into earlier small files)
+        "hoodie.parquet.small.file.limit": "0",
+        "hoodie.embed.timeline.server": "false",
+        "hoodie.insert.shuffle.parallelism": "2", "hoodie.upsert.shuffle.parallelism": "2",
+        "hoodie.delete.shuffle.parallelism": "2", "hoodie.bulkinsert.shuffle.parallelism": "2",
+        "hoodie.clean.automatic": "false",
+        # bulk_insert keeps the input's partitioning: one file a Spark partition (insert shuffles its own)
+        "hoodie.bulkinsert.sort.mode": "NONE",
+        # a small table: one file group of record index (ten by default), written and read faster
+        "hoodie.metadata.record.index.min.filegroup.count": "1",
+        "hoodie.metadata.record.index.max.filegroup.count": "1",
+    }
+    if "," in table["key"]:
+        opts["hoodie.datasource.write.keygenerator.class"] = "org.apache.hudi.keygen.ComplexKeyGenerator"
+    if table.get("partition"):
+        opts["hoodie.datasource.write.partitionpath.field"] = table["partition"]
+    else:
+        opts["hoodie.datasource.write.partitionpath.field"] = ""
+        opts["hoodie.datasource.write.keygenerator.class"] = "org.apache.hudi.keygen.NonpartitionedKeyGenerator"
+    if table.get("columns"):
+        opts["hoodie.metadata.index.column.stats.column.list"] = ",".join(table["columns"])
+    opts.update({k: str(v) for k, v in (table.get("options") or {}).items()})
+    return opts
+
+
+def write(spark: Any, table: dict[str, Any]) -> dict[str, Any]:
+    base = write_options(table)
+    done = []
+    for commit in table["commits"]:
+        df = spark.createDataFrame([tuple(r) for r in commit["rows"]], schema=table["schema"])
+        if commit.get("files"):   # key ranges: each Spark partition (so each file) a range of the sort column
+            df = df.repartitionByRange(int(commit["files"]), commit.get("sort", table["key"].split(",")[0]))
+        opts = {**base, "hoodie.datasource.write.operation": commit["op"],
+                **{k: str(v) for k, v in (commit.get("options") or {}).items()}}
+        t0 = time.perf_counter()
+        df.write.format("hudi").options(**opts).mode("append").save(table["path"])
+        done.append({"op": commit["op"], "seconds": time.perf_counter() - t0})
+    props = Path(table["path"], ".hoodie", "hoodie.properties").read_text()
+    version = next((line.split("=", 1)[1].strip() for line in props.splitlines()
+                    if line.startswith("hoodie.table.version=")), "")
+    return {"path": table["path"], "commits": done, "table_version": version}
+
+
+def _scans(plan: Any, jvm: Any) -> list[Any]:
+    leaves = jvm.scala.collection.JavaConverters.seqAsJavaList(plan.collectLeaves())
+    return [leaf for leaf in leaves if "FileSourceScan" in leaf.getClass().getName()]
+
+
+def _metric(scan: Any, name: str) -> int:
+    opt = scan.metrics().get(name)
+    return int(opt.get().value()) if opt.isDefined() else 0
+
+
+def _file_groups(scan: Any, jvm: Any) -> list[str]:
+    """partition/fileId of every file the scan's file index kept (Hudi's base or log file names)."""
+    out = set()
+    for pd in scan.selectedPartitions():
+        for f in jvm.scala.collection.JavaConverters.seqAsJavaList(pd.files()):
+            path = f.fileStatus().getPath() if hasattr(f, "fileStatus") else f.getPath()
+            out.add(f"{path.getParent().getName()}/{file_id(path.getName())}")
+    return sorted(out)
+
+
+def file_id(name: str) -> str:
+    """The file group id in a base file's (``id_token_instant.parquet``) or log file's (``.id_instant.log...``)
+    name."""
+    return name.lstrip(".").split("_", 1)[0]
+
+
+def _json_col(df: Any) -> Any:
+    from pyspark.sql import functions as F
+
+    cols = sorted(c for c in df.columns if c not in META)
+    return F.to_json(F.struct(*[F.col(f"`{c}`") for c in cols]))
+
+
+def _json_rows(df: Any) -> Any:
+    return df.select(_json_col(df).alias("j"))
+
+
+def read_one(spark: Any, df: Any, where: str, want_rows: bool, want_groups: bool) -> dict[str, Any]:
+    from pyspark.sql import functions as F
+
+    jvm = spark.sparkContext._jvm
+    q = _json_rows(df.where(where))
+    if want_groups:   # the matching rows' own file groups (Hudi's _hoodie_file_name): the files that must be kept
+        q = df.where(where).select(F.col("_hoodie_partition_path").alias("p"), F.col("_hoodie_file_name").alias("f"),
+                                   _json_col(df).alias("j"))
+    t0 = time.perf_counter()
+    qe = q._jdf.queryExecution()
+    plan = qe.executedPlan()
+    scans = _scans(plan, jvm)
+    groups: list[str] = []
+    for scan in scans:
+        groups += _file_groups(scan, jvm)      # forces the file index's listing (pruning) now
+    t1 = time.perf_counter()
+    # the listing's metrics, read before the run (running the plan starts its metrics afresh)
+    listed = {"files": sum(_metric(s, "numFiles") for s in scans),
+              "bytes": sum(_metric(s, "filesSize") for s in scans),
+              "listing_ms": sum(_metric(s, "metadataTime") for s in scans)}
+    got = q.collect()
+    t2 = time.perf_counter()
+    rows = sorted(r["j"] for r in got)
+    digest = hashlib.sha256("\n".join(rows).encode()).hexdigest()[:16]
+    out = {"filter": where, "count": len(rows), "digest": digest, **listed, "file_groups": sorted(set(groups)),
+           "planning_seconds": t1 - t0, "query_seconds": t2 - t1}
+    if want_rows:
+        out["rows"] = rows
+    if want_groups:
+        out["match_groups"] = sorted({f"{r['p'] or ''}/{file_id(r['f'])}" for r in got})
+    return out
+
+
+def read(spark: Any, job: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for skipping in job.get("skipping", [True, False]):
+        on = str(bool(skipping)).lower()
+        opts = {"hoodie.metadata.enable": on, "hoodie.enable.data.skipping": on,
+                "hoodie.metadata.index.column.stats.enable": on,
+                **{k: str(v) for k, v in (job.get("options") or {}).items()}}
+        t0 = time.perf_counter()
+        df = spark.read.format("hudi").options(**opts).load(job["path"])
+        load = time.perf_counter() - t0
+        results = []
+        for where in job["filters"]:
+            groups = not skipping and bool(job.get("rows", True)) and "_hoodie_file_name" in df.columns
+            runs = [read_one(spark, df, where, bool(job.get("rows", True)), groups)
+                    for _ in range(int(job.get("repeat", 1)))]
+            best = runs[-1]
+            best["planning_runs"] = [r["planning_seconds"] for r in runs]
+            best["query_runs"] = [r["query_seconds"] for r in runs]
+            results.append(best)
+        out.append({"path": job["path"], "skipping": bool(skipping), "load_seconds": load, "results": results})
+    return out
+
+
+def main(spec_path: str, out_path: str) -> None:
+    spec = json.loads(Path(spec_path).read_text())
+    spark = session(spec)
+    try:
+        written = [write(spark, t) for t in spec.get("write", [])]
+        reads = [r for job in spec.get("read", []) for r in read(spark, job)]
+        versions = {"spark": spark.version, "hudi": Path(spec["jar"]).name}
+    finally:
+        spark.stop()
+    Path(out_path).write_text(json.dumps({"versions": versions, "written": written, "reads": reads}))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])
