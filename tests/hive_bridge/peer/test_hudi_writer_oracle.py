@@ -20,7 +20,6 @@ from __future__ import annotations
 import io
 import json
 import math
-import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,7 +32,7 @@ from tests.conftest import REPO
 sys.path.insert(0, str(REPO / "tools"))
 import hudi_peer
 
-pytestmark = [pytest.mark.spark, pytest.mark.filterwarnings("ignore:hive-bridge set:RuntimeWarning")]
+pytestmark = [pytest.mark.spark, pytest.mark.peer, pytest.mark.filterwarnings("ignore:hive-bridge set:RuntimeWarning")]
 
 SCHEMA = "id bigint, region string, v double, s string, n int, ts bigint"
 FILTERS = ["id = 42", "id BETWEEN 100 AND 130", "id IN (3, 77, 250)", "v > 90", "v >= 1000", "v = 0.0", "v < 0",
@@ -80,10 +79,8 @@ def _tables(root: Path) -> list[dict[str, Any]]:
 @pytest.fixture(scope="module")
 def peer(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The tables written by Hudi's writer and every filter read by Hudi's reader, skipping on and off."""
-    why = hudi_peer.setup()   # a no-op when set up (make test ran make hudi-peer)
+    why = hudi_peer.setup()   # a no-op when set up (make test-peer ran make hudi-peer)
     if why is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"the Hudi peer could not be set up: {why}")
         pytest.skip(f"the Hudi peer could not be set up ({why}); make hudi-peer sets it up")
     tables = _tables(tmp_path_factory.mktemp("peer"))
     out = hudi_peer.run({"write": tables, "read": [{"path": t["path"], "filters": FILTERS} for t in tables]})
