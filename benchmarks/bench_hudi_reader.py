@@ -41,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
 
 import hudi_peer
+from peak_memory import jvm_peak_mib, python_peak_mib
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared" / "data" / "hudi-tables"
@@ -209,16 +210,10 @@ def main() -> None:
     for name, path, mor, filters in tables:
         mine = ours(spark, path, mor, filters, args.repeat)
         lines += report(name, filters, {True: peer[(path, True)], False: peer[(path, False)]}, mine, mor)
-    jvm_peak = 0
-    try:
-        pid = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())  # type: ignore[union-attr]
-        with open(f"/proc/{pid}/status", encoding="ascii") as fh:
-            jvm_peak = next(int(line.split()[1]) for line in fh if line.startswith("VmHWM"))
-    except (OSError, StopIteration, ValueError):
-        pass
+    jvm_peak = jvm_peak_mib(spark)
     spark.stop()
-    print(f"\npeak memory: python {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB, "
-          f"JVM {jvm_peak / 1024:.0f} MiB; Hudi's side (largest child process) {peer_rss:.0f} MiB")
+    print(f"\npeak memory: python {python_peak_mib():.0f} MiB, "
+          f"JVM {jvm_peak:.0f} MiB; Hudi's side (largest child process) {peer_rss:.0f} MiB")
     if args.json:
         Path(args.json).write_text(json.dumps({"versions": out["versions"], "queries": lines}, indent=1))
 

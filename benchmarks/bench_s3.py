@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import statistics
 import sys
@@ -47,6 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
 
 import s3a_jars
 from bench_spark_sql import queries
+from peak_memory import jvm_peak_mib, python_peak_mib
 
 from hive_bridge.testing.counting_proxy import CLIENTS, Count, CountingProxy
 from hive_bridge.testing.mdt_writer import write_metadata_table
@@ -227,14 +227,7 @@ def run(spark: Any, proxy: CountingProxy, uri: str, files: int, rows: int, repea
 
 
 def peaks(spark: Any) -> dict[str, float]:
-    jvm_rss = 0
-    try:
-        pid = int(spark._jvm.java.lang.ProcessHandle.current().pid())
-        with open(f"/proc/{pid}/status", encoding="ascii") as fh:
-            jvm_rss = next(int(line.split()[1]) for line in fh if line.startswith("VmHWM"))
-    except (OSError, StopIteration, ValueError):
-        pass
-    return {"python_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "jvm_rss_mib": jvm_rss / 1024}
+    return {"python_rss_mib": python_peak_mib(), "jvm_rss_mib": jvm_peak_mib(spark)}
 
 
 def main(argv: list[str] | None = None) -> None:

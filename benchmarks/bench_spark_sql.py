@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
 import sys
 import tempfile
@@ -48,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_table import _synthesize_big
+from peak_memory import jvm_peak_mib, python_peak_mib
 
 from hive_bridge.testing.writer import HudiWriter
 
@@ -260,15 +260,9 @@ def main() -> None:
             run(spark, work / f"{name}_{args.files}x{args.rows}", args.files, args.rows, args.repeat, mor)
     if args.big:
         run_big(spark, work, args.big, args.repeat)
-    jvm_peak = 0
-    try:
-        pid = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())  # type: ignore[union-attr]
-        with open(f"/proc/{pid}/status", encoding="ascii") as fh:
-            jvm_peak = next(int(line.split()[1]) for line in fh if line.startswith("VmHWM"))
-    except (OSError, StopIteration, ValueError):
-        pass
-    print(f"\npeak memory: python {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB, "
-          f"JVM {jvm_peak / 1024:.0f} MiB")
+    jvm_peak = jvm_peak_mib(spark)
+    print(f"\npeak memory: python {python_peak_mib():.0f} MiB, "
+          f"JVM {jvm_peak:.0f} MiB")
     spark.stop()
 
 
