@@ -151,7 +151,7 @@ def _completion_range(timeline: Timeline, table: str, begin: str, end: str | Non
             raise IncrementalQueryError(f"{table}: {why}; set {FALLBACK_OPTION}=true to read the latest state "
                                         "filtered by commit time instead")
         return IncrementalRange(start, stop, commits, True, why, state, True, writes[0].timestamp)
-    return IncrementalRange(start, stop, commits, state=state or "0", by_completion=True)
+    return IncrementalRange(start, stop, commits, state=state or stop, by_completion=True)
 
 
 def touched_file_groups(timeline: Timeline, commits: tuple[str, ...]) -> set[tuple[str, str]]:
