@@ -130,3 +130,21 @@ def test_real_tables_ranges_equal_hudi_rs(fixture_tables: dict[str, Path], name:
         assert ours == _hudi_rs(root, begin, end, key), (begin, end)
         nonempty += bool(ours)
     assert nonempty >= 1
+
+
+def test_writers_completing_out_of_order_are_refused(tmp_path: Path) -> None:
+    """A write requested before another but completed after it (concurrent writers): the state as of the
+    other's completion time is not a state by requested time, so a range ending there is refused."""
+    h = write_history(tmp_path / "t", 8, "COPY_ON_WRITE", seed=5, commits=4)
+    table = HudiTable.open(h.path)
+    first, second = table.timeline.completed_writes[1:3]
+    late = str(int(str(second.completion_time)) + 1)
+    old = table.timeline.instant_path(first)
+    old.rename(old.with_name(old.name.replace(f"_{first.completion_time}.", f"_{late}.")))
+    table = HudiTable.open(h.path)
+    with pytest.raises(IncrementalQueryError, match=f"{first.timestamp} was requested before {second.timestamp} "
+                       f"but completed after"):
+        table.incremental("earliest", str(second.completion_time))
+    # a range ending after both completed is a state by requested time again
+    rng, _ = table.incremental(second.timestamp, late)
+    assert rng.commits == (first.timestamp, second.timestamp)
