@@ -8,8 +8,9 @@ A Hive session pulls what changed since a commit by setting, per table (Hudi's `
 - ``hoodie.<table>.consume.max.commits``: how many commits after it (default 1; ``-1``: all of them);
 - ``hoodie.<table>.ro.stop.at.compaction`` (default true): the timeline ends before the first pending
   compaction (``HoodieInputFormatUtils.filterInstantsTimeline``);
-- table version 6 or older only: Hudi 1.x (version 8+) orders an incremental pull's commits by completion
-  time, which is not emulated (refused, never a wrong list);
+- table versions 8 and 9 (Hudi 1.x) alike: the input format still compares the start with the instants'
+  requested times (``BaseHoodieTimeline.findInstantsAfter`` takes ``requestedTime``), unlike the Spark reader,
+  which ranges over completion times (:mod:`hive_bridge.layout.incremental`);
 - ``hoodie.<table>.consume.commit`` (a snapshot query): the table as of that commit (time travel,
   :mod:`hive_bridge.layout.asof`; an instant that cannot be read is an error naming it);
 - ``<table>`` is the Hudi table's own name (``hoodie.table.name``), ``<database>.<table>`` when
@@ -91,11 +92,6 @@ def incremental_pull(job_conf: Mapping[str, str], table: HudiTable) -> Increment
     mode = job_conf.get(CONSUME_MODE.format(name))
     if mode is None or mode.strip().upper() != INCREMENTAL:
         return None
-    if table.properties.timeline_layout_version >= 2:
-        raise IncrementalError(f"{table.base_path}: {CONSUME_MODE.format(name)}={mode} on a table of version "
-                               f"{table.properties.version}: Hudi 1.x orders the commits of an incremental "
-                               "pull by completion time, which this emulation does not; only tables of version 6 "
-                               "or older are pulled incrementally")
     start_key = CONSUME_START.format(name)
     start = job_conf.get(start_key)
     if start is None or not start.strip():

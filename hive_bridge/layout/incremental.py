@@ -14,7 +14,13 @@ later in the range; merge-on-read: the base file and the log files, merged up to
 range needs was cleaned, the query fails, or with the fallback enabled reads the latest state whole with the same
 row filter (Hudi's full table scan).
 
-Table version 8+ is refused: Hudi 1.x ranges incremental queries over completion times, which is not emulated.
+Table versions 8 and 9 (Hudi 1.x, ``IncrementalQueryAnalyzer`` with ``RangeType.OPEN_CLOSED``, as Hudi's Spark
+reader has taken it since 1.1): ``begin`` and ``end`` are **completion times** (the ``<requested>_<completed>``
+of the instant files); the commits read are those whose completion time is in (begin, end]; the default end is
+the latest completion time; the slices are the state as of the last of the writes completed by ``end``; rows are
+kept when ``_hoodie_commit_time`` (a requested time) is one of those commits' (Hudi 1.x's ``In`` filter). A
+timeline whose writes did not complete in the order they were requested (concurrent writers) is refused: the
+state as of a completion time is then not a state the file-system view here can take.
 """
 
 from __future__ import annotations
@@ -48,10 +54,29 @@ class IncrementalRange:
     full_scan: bool = False
     #: why the full scan (empty when not)
     why_full_scan: str = ""
+    #: the instant time (requested) the slices are taken as of: ``end`` for version 6, the last write completed
+    #: by ``end`` for versions 8+ (empty: ``end``)
+    state: str = ""
+    #: versions 8+: begin and end are completion times, rows selected by their commits' requested times
+    by_completion: bool = False
+    #: versions 8+, full scan: the first requested time of the active timeline (older rows are the archived
+    #: commits', kept when after ``begin``)
+    active_from: str = ""
+
+    @property
+    def state_instant(self) -> str:
+        """The instant time the range's slices are taken (and merged) as of."""
+        return self.state or self.end
 
     def row_filter(self) -> str:
         """The rows of the range, as Spark SQL."""
-        return f"`_hoodie_commit_time` > '{self.begin}' AND `_hoodie_commit_time` <= '{self.end}'"
+        if not self.by_completion:
+            return f"`_hoodie_commit_time` > '{self.begin}' AND `_hoodie_commit_time` <= '{self.end}'"
+        listed = f"`_hoodie_commit_time` IN ({', '.join(repr(c) for c in self.commits)})" if self.commits else ""
+        if self.full_scan and self.active_from:
+            older = (f"(`_hoodie_commit_time` > '{self.begin}' AND `_hoodie_commit_time` < '{self.active_from}')")
+            return f"{older} OR {listed}" if listed else older
+        return listed or "1 = 0"
 
 
 def _instant_text(value: str, option: str, table: str) -> str:
@@ -65,11 +90,10 @@ def _instant_text(value: str, option: str, table: str) -> str:
 def incremental_range(timeline: Timeline, table: str, begin: str | None, end: str | None = None, *,
                       fallback: bool = False) -> IncrementalRange:
     """The commits of an incremental query, checked (see the module docstring)."""
-    if timeline.properties.timeline_layout_version >= 2:
-        raise IncrementalQueryError(f"{table}: incremental query on a table of version {timeline.properties.version}: "
-                                    "Hudi 1.x ranges it over completion times, which is not emulated")
     if begin is None or not str(begin).strip():
         raise IncrementalQueryError(f"{table}: an incremental query needs {BEGIN_OPTION}")
+    if timeline.properties.timeline_layout_version >= 2:
+        return _completion_range(timeline, table, begin, end, fallback=fallback)
     commits_all = [i.timestamp for i in timeline.completed if i.action in _COMMIT_ACTIONS]
     if not commits_all:
         raise IncrementalQueryError(f"{table}: the table has no completed commit")
@@ -91,6 +115,43 @@ def incremental_range(timeline: Timeline, table: str, begin: str | None, end: st
                                         "filtered by commit time instead")
         return IncrementalRange(start, stop, commits, True, why)
     return IncrementalRange(start, stop, commits)
+
+
+def _completion_range(timeline: Timeline, table: str, begin: str, end: str | None, *,
+                      fallback: bool) -> IncrementalRange:
+    """Versions 8+: the commits whose completion time is in (begin, end] (see the module docstring)."""
+    writes = [i for i in timeline.completed if i.action in _COMMIT_ACTIONS]
+    if not writes:
+        raise IncrementalQueryError(f"{table}: the table has no completed commit")
+    done = {i.timestamp: i.completion_time or i.timestamp for i in writes}
+    start = "0" if str(begin).strip().lower() == EARLIEST else _instant_text(begin, BEGIN_OPTION, table)
+    stop = max(done.values()) if end is None or not str(end).strip() else _instant_text(end, END_OPTION, table)
+    if start > stop:
+        raise IncrementalQueryError(f"{table}: {BEGIN_OPTION}={start} is after {END_OPTION}={stop} (completion "
+                                    "times)")
+    pending = [i for i in timeline.pending if i.action in _COMMIT_ACTIONS and i.timestamp <= stop]
+    if pending and end is not None:
+        first = pending[0]
+        raise IncrementalQueryError(f"{table}: {END_OPTION}={stop} is at or after the incomplete "
+                                    f"{first.action} {first.timestamp} ({first.state.value.lower()}): it may "
+                                    "complete within the range")
+    by_then = [i.timestamp for i in writes if done[i.timestamp] <= stop]
+    state = max(by_then) if by_then else ""
+    late = [i for i in writes if i.timestamp <= state and done[i.timestamp] > stop]
+    if late:
+        raise IncrementalQueryError(
+            f"{table}: {late[0].action} {late[0].timestamp} was requested before {state} but completed after "
+            f"{END_OPTION}={stop} ({done[late[0].timestamp]}): the state as of a completion time of writers that "
+            "overlapped is not emulated")
+    commits = tuple(i.timestamp for i in writes if start < done[i.timestamp] <= stop)
+    if start != "0" and start < writes[0].timestamp:
+        why = (f"{BEGIN_OPTION}={start} is before the first commit of the active timeline ({writes[0].timestamp}, "
+               f"completed {done[writes[0].timestamp]}): the archived commits are not read")
+        if not fallback:
+            raise IncrementalQueryError(f"{table}: {why}; set {FALLBACK_OPTION}=true to read the latest state "
+                                        "filtered by commit time instead")
+        return IncrementalRange(start, stop, commits, True, why, state, True, writes[0].timestamp)
+    return IncrementalRange(start, stop, commits, state=state or stop, by_completion=True)
 
 
 def touched_file_groups(timeline: Timeline, commits: tuple[str, ...]) -> set[tuple[str, str]]:

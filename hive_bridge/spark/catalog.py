@@ -20,7 +20,9 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 def read_table(spark: SparkSession, name: str, filt: str | sarg.SearchArgument | None = None, *,
-               prune: bool = True, query_type: str | None = None, metastore: Any = None) -> HiveRead:
+               prune: bool = True, query_type: str | None = None, metastore: Any = None,
+               begin_instant: str | None = None, end_instant: str | None = None,
+               incremental_fallback: bool = False) -> HiveRead:
     """Read a Hudi table by name: from a Hive metastore (``metastore``: its ``thrift://host:port`` URI or a
     :class:`~hive_bridge.hive.metastore.MetastoreClient`; ``name`` is ``db.table``, ``default`` when no database is
     given), else from Spark's catalog (or the metastore Spark is connected to). The table is a Hudi table as
@@ -33,9 +35,22 @@ def read_table(spark: SparkSession, name: str, filt: str | sarg.SearchArgument |
     snapshot query; where the input format says nothing (an old registration, a Spark data source table), a name
     ending in ``_ro`` is read-optimized, else snapshot. Through a metastore, the table's partitions are pruned by
     their metastore values and read from their locations (see
-    :meth:`hive_bridge.hive.metastore.RegisteredHudiTable.select_slices`) before files are judged by statistics."""
+    :meth:`hive_bridge.hive.metastore.RegisteredHudiTable.select_slices`) before files are judged by statistics.
+
+    ``query_type="incremental"`` with ``begin_instant`` (``end_instant``, ``incremental_fallback``; a
+    ``begin_instant`` alone says it too): an incremental query of the table's location, as :func:`read_hudi`
+    reads one (Hudi's ``hoodie.datasource.read.begin.instanttime`` / ``end.instanttime``; docs/incremental.md);
+    from Spark's catalog only."""
     from hive_bridge.hive import HiveTable, is_hudi, query_type_of, registered_the_old_way
 
+    incremental = begin_instant is not None or end_instant is not None or \
+        (query_type or "").strip().lower() == "incremental"
+    if incremental and begin_instant is None:
+        raise SparkReadError(f"table {name}: an incremental query needs begin_instant "
+                             "(hoodie.datasource.read.begin.instanttime; 'earliest' for all commits)")
+    if incremental and metastore is not None:
+        raise SparkReadError(f"table {name}: an incremental query through a Hive metastore is not supported: read "
+                             "it from Spark's catalog, or read_hudi(spark, location, begin_instant=...)")
     if metastore is not None:
         return _read_registered(spark, metastore, name, filt, prune=prune, query_type=query_type)
     location, params = _catalog_table(spark, name)
@@ -55,6 +70,9 @@ def read_table(spark: SparkSession, name: str, filt: str | sarg.SearchArgument |
                       f"{location}. Register it as Hudi's Hive sync does (Hudi's HiveSyncTool, or "
                       f"hive_bridge.hive.metastore.MetastoreClient(uri).sync_hudi_table({location!r}, ...))",
                       RuntimeWarning, stacklevel=2)
+    if incremental:
+        return read_hudi(spark, location, filt, prune=prune, begin_instant=begin_instant, end_instant=end_instant,
+                         incremental_fallback=incremental_fallback)
     qt = query_type or query_type_of(table)
     if prune and is_classic(spark):  # Spark's own file source, each scan pruned by the file index
         return indexed_read(spark, location, filt, query_type=qt)

@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 
 from hive_bridge.errors import HudiTableError
 from hive_bridge.layout.asof import merge_bound, query_instant
+from hive_bridge.layout.incremental import BEGIN_OPTION, END_OPTION, FALLBACK_OPTION, IncrementalRange
 from hive_bridge.pruning.pruner import SNAPSHOT, check_query_type
 from hive_bridge.pruning.snapshot import TableSnapshot, default_cache
 from hive_bridge.spark.merge import conform, hudi_reader, merge_with_hudi, read_by_hudi_rs
@@ -47,9 +48,34 @@ except ImportError:  # pragma: no cover - pyspark is a dependency
 
 
 class _FilesPartition(InputPartition):
-    def __init__(self, files: list[tuple[str, tuple[str, ...], dict[str, str]]]) -> None:
+    def __init__(self, files: list[tuple[str, tuple[str, ...], dict[str, str]]],
+                 incremental: IncrementalRange | None = None) -> None:
         super().__init__(files)
         self.files = files
+        #: an incremental query's range: rows kept by their commit time, merges bounded by its state
+        self.incremental = incremental
+
+
+#: option ``hoodie.datasource.query.type`` of an incremental query (Hudi's ``QUERY_TYPE_INCREMENTAL_OPT_VAL``)
+INCREMENTAL = "incremental"
+_COMMIT_TIME = "_hoodie_commit_time"
+
+
+def rows_in_range(table: pa.Table, rng: IncrementalRange, where: str) -> pa.Table:
+    """The rows of ``table`` an incremental query's range keeps (:meth:`IncrementalRange.row_filter`, in Arrow)."""
+    import pyarrow.compute as pc
+
+    if _COMMIT_TIME not in table.column_names:
+        raise SparkReadError(f"{where}: an incremental query needs the meta field {_COMMIT_TIME}, which the "
+                             "table's files do not have (hoodie.populate.meta.fields=false)")
+    ct = pc.cast(table.column(_COMMIT_TIME), pa.string())
+    between = pc.and_(pc.greater(ct, rng.begin), pc.less_equal(ct, rng.end))
+    if not rng.by_completion:
+        return table.filter(between)
+    mask = pc.is_in(ct, value_set=pa.array(list(rng.commits), pa.string()))
+    if rng.full_scan and rng.active_from:
+        mask = pc.or_(mask, pc.and_(pc.greater(ct, rng.begin), pc.less(ct, rng.active_from)))
+    return table.filter(mask)
 
 
 # Why the Python data source never prunes with the filters Spark pushes to it.
@@ -90,9 +116,14 @@ class HudiHiveReader(DataSourceReader):
         self.schema = schema
         self.options = options
 
+    def is_incremental(self) -> bool:
+        """Option ``hoodie.datasource.query.type=incremental`` (or ``queryType``)."""
+        value = self.options.get(QUERY_TYPE_OPTION) or self.options.get("queryType") or ""
+        return value.strip().lower() == INCREMENTAL
+
     def query_type(self) -> str:
-        """Option ``hoodie.datasource.query.type`` (Hudi's own name) or ``queryType``: snapshot (default) or
-        read_optimized."""
+        """Option ``hoodie.datasource.query.type`` (Hudi's own name) or ``queryType``: snapshot (default),
+        read_optimized, or incremental (:meth:`incremental_partitions`)."""
         value = self.options.get(QUERY_TYPE_OPTION) or self.options.get("queryType") or SNAPSHOT
         try:
             return check_query_type(value)
@@ -115,6 +146,8 @@ class HudiHiveReader(DataSourceReader):
         use_mdt = str(self.options.get("hoodie.metadata.enable", "false")).lower() == "true"
         snap = default_cache().get(self.path, listing="auto" if use_mdt else "folders",
                                    storage_options=storage_options_of(self.options) or None)
+        if self.is_incremental():
+            return self.incremental_partitions(snap.table)
         as_of = self.options.get(AS_OF_OPTION)
         if as_of is not None:
             try:
@@ -137,15 +170,36 @@ class HudiHiveReader(DataSourceReader):
                                            dict(s.partition_values))]))
         return parts or [_FilesPartition([])]
 
+    def incremental_partitions(self, table: HudiTable) -> Sequence[InputPartition]:
+        """An incremental query (options ``hoodie.datasource.read.begin.instanttime``, ``end.instanttime``,
+        ``hoodie.datasource.read.incr.fallback.fulltablescan.enable``): the slices the range reads
+        (:meth:`HudiTable.incremental`), their rows kept by commit time in the workers."""
+        fallback = str(self.options.get(FALLBACK_OPTION, "false")).strip().lower() == "true"
+        try:
+            rng, slices = table.incremental(self.options.get(BEGIN_OPTION), self.options.get(END_OPTION),
+                                            fallback=fallback)
+        except HudiTableError as exc:
+            raise SparkReadError(f"hudi-hive: {exc}") from None
+        record_scan({"path": self.path, "filter": None, "pruning": False, "why_not": _WHY_NOT,
+                     "files_total": len(slices), "files_read": len(slices), "query_type": INCREMENTAL,
+                     "begin_instant": rng.begin, "end_instant": rng.end, "full_scan": rng.full_scan,
+                     "listing_source": table.listing_source, "storage": table.storage.scheme or "local",
+                     "route": ROUTE_WORKERS, "slices_read": len(slices)})
+        parts = [_FilesPartition([(s.base_file.full_path if s.base_file is not None else "",
+                                   tuple(lf.full_path for lf in s.log_files), dict(s.partition_values))], rng)
+                 for s in slices]
+        return parts or [_FilesPartition([], rng)]
+
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         target = utc_arrow_schema(self.schema)
         assert isinstance(partition, _FilesPartition)
+        rng = partition.incremental
+        bound = merge_bound(rng.state_instant) if rng is not None else self.merge_bound()
         for base, logs, values in partition.files:
             if read_by_hudi_rs(base, bool(logs)):
                 rel = os.path.relpath(base, self.path) if base else ""
-                batches = merge_with_hudi(hudi_reader(self.path, storage_options_of(self.options),
-                                                      self.merge_bound()), rel,
-                                           [os.path.relpath(p, self.path) for p in logs])
+                batches = merge_with_hudi(hudi_reader(self.path, storage_options_of(self.options), bound), rel,
+                                          [os.path.relpath(p, self.path) for p in logs])
                 if not batches:
                     continue
                 table = pa.Table.from_batches(batches)
@@ -153,6 +207,8 @@ class HudiHiveReader(DataSourceReader):
                 table = pq.read_table(base)
             else:  # object storage, through pyarrow.fs in this worker (no Hadoop connector needed)
                 table = self._read_remote(base)
+            if rng is not None:
+                table = rows_in_range(table, rng, base or self.path)
             yield from conform(table, target, values).to_batches()
 
     def _read_remote(self, location: str) -> pa.Table:

@@ -186,9 +186,9 @@ class HudiTable:
             return rng, self.latest_file_slices()
         if not rng.commits:
             return rng, []
-        slices = self._fsview.latest_file_slices(rng.end)
+        slices = self._fsview.latest_file_slices(rng.state_instant)
         try:
-            check_not_cleaned(self.timeline, AsOf(rng.end, rng.end), self.base_path,
+            check_not_cleaned(self.timeline, AsOf(rng.state_instant, rng.end), self.base_path,
                               ((s.partition_path, s.file_id, s.base_instant) for s in slices))
         except TimeTravelError as exc:
             if not fallback:

@@ -122,8 +122,3 @@ def test_cleaned_files_fail_or_fall_back(tmp_path: Path) -> None:
             fell_back += rng.full_scan
     assert refused >= 1 and fell_back == refused
 
-
-def test_version_8_is_refused(tmp_path: Path) -> None:
-    h = write_history(tmp_path / "t", 8, "COPY_ON_WRITE", seed=7, commits=3)
-    with pytest.raises(SparkReadError, match=r"Hudi 1\.x ranges it over completion times"):
-        list_incremental(str(h.path), None, begin=h.instants[0])

@@ -85,3 +85,28 @@ def test_read_hudi_incremental_merge_on_read(spark: Any, mor: History) -> None:
                                       if k[0] < 30})
     with pytest.raises(SparkReadError, match="not both"):
         read_hudi(spark, str(mor.path), None, as_of=end, begin_instant=begin)
+
+
+def test_incremental_options_python_data_source_and_read_table(spark: Any, hudi_hive: None, cow: History,
+                                                               mor: History) -> None:
+    from tests.hive_bridge.layout.test_incremental_query import hudi_rs_incremental
+
+    # the Python data source, Hudi's options (merge-on-read, version 6: requested times)
+    begin, end = mor.instants[1], mor.instants[-2]
+    df = (spark.read.format(PYTHON_SOURCE).option("hoodie.datasource.query.type", "incremental")
+          .option("hoodie.datasource.read.begin.instanttime", begin)
+          .option("hoodie.datasource.read.end.instanttime", end).load(str(mor.path)))
+    assert _rows(df) == hudi_rs_incremental(mor.path, begin, end)
+    # read_table from the catalog (copy-on-write, version 8: completion times)
+    from hive_bridge.spark import read_table
+    from hive_bridge.table.table import HudiTable
+
+    writes = HudiTable.open(cow.path).timeline.completed_writes
+    begin, end = str(writes[1].completion_time), str(writes[-2].completion_time)
+    spark.sql(f"CREATE TABLE incr_v8 USING `hudi-hive` LOCATION '{cow.path}'")
+    read = read_table(spark, "incr_v8", "id < 30", query_type="incremental", begin_instant=begin, end_instant=end)
+    assert read.listing.commit_range == (begin, end)
+    assert _rows(read.df) == Counter({k: v for k, v in hudi_rs_incremental(cow.path, begin, end).items()
+                                      if k[0] < 30})
+    with pytest.raises(SparkReadError, match="an incremental query needs begin_instant"):
+        read_table(spark, "incr_v8", None, query_type="incremental")
