@@ -368,6 +368,29 @@ def test_a_bad_query_gets_its_message_and_sqlstate_and_the_server_goes_on(served
 
 @pytest.mark.spark
 @pytest.mark.integration
+def test_a_table_whose_files_cannot_be_read_fails_that_query_only(served: Served) -> None:
+    from pyhive.exc import OperationalError
+
+    write_hudi_table(served.lake / "broken", _rows(KEYS), record_key_fields=("k",), rows_per_file=10)
+    c = _cursor(served, user="carol")
+    deadline = time.monotonic() + 120
+    while ("lake", "broken", False) not in _query(c, "SHOW TABLES IN lake"):
+        assert time.monotonic() < deadline, "the table was never served"
+        time.sleep(0.5)
+    assert _query(c, "SELECT count(*) FROM broken") == [(40,)]
+    victim = sorted((served.lake / "broken").glob("*.parquet"))[0]
+    victim.write_bytes(b"not a parquet file\n" * 64)  # a base file overwritten: unreadable
+    with pytest.raises(OperationalError) as bad:
+        c.execute("SELECT count(*) FROM broken")
+    message = bad.value.args[0].status.errorMessage
+    assert victim.name in message and "\tat " not in message and "Traceback" not in message
+    # the same connection goes on, on the other tables
+    assert _query(c, "SELECT count(*) FROM part") == [(40,)]
+    assert _query(c, "SELECT k FROM cow WHERE k = 3") == [(3,)]
+
+
+@pytest.mark.spark
+@pytest.mark.integration
 def test_each_scan_is_logged_with_its_statement_and_replay_reads_the_log(served: Served) -> None:
     c = _cursor(served, user="dave")
     _query(c, "SELECT k FROM cow WHERE k = 33")
@@ -406,13 +429,34 @@ def test_a_wrong_password_and_an_unknown_user_are_refused(served: Served) -> Non
 @pytest.mark.spark
 @pytest.mark.integration
 def test_sigterm_stops_the_server(served: Served) -> None:
-    """Last: the module's server is stopped by the signal a service manager sends."""
+    """Last: the module's server is stopped by the signal a service manager sends, a statement running."""
+    from pyhive.exc import OperationalError
+
+    c = _cursor(served, user="bob")
+    outcome: list[Any] = []
+
+    def slow() -> None:  # far more rows than the test waits for
+        try:
+            outcome.append(_query(c, "SELECT count(*) FROM cow CROSS JOIN range(0, 100000000000)"))
+        except Exception as exc:
+            outcome.append(exc)
+
+    runner = threading.Thread(target=slow, daemon=True)
+    runner.start()
+    deadline = time.monotonic() + 120
+    while not any("cow" in line for line in served.scan_log.read_text().splitlines()[-3:]) \
+            and time.monotonic() < deadline:
+        time.sleep(0.2)  # the statement has planned its scan
+    time.sleep(1)
     served.proc.send_signal(signal.SIGTERM)
     assert served.proc.wait(timeout=60) == 0
     deadline = time.monotonic() + 10
     while "stopped" not in served.out and time.monotonic() < deadline:
         time.sleep(0.1)
     assert "stopped" in served.out
+    runner.join(timeout=60)
+    assert outcome and not isinstance(outcome[0], list), outcome  # the running statement was ended, not answered
+    assert isinstance(outcome[0], (OperationalError, OSError)) or "TTransport" in type(outcome[0]).__name__
     # no password, right or wrong, in what the server printed or logged
     logged = "\n".join(served.out) + served.scan_log.read_text()
     for secret in ("wrongpass", *(_password(u) for u in USERS)):
