@@ -14,7 +14,8 @@ Freshness: every statement resolves its tables afresh (the session's relation ca
 connection, pooled ones too; a running statement keeps the table state it started with (its pin). Tables that
 appear or disappear are found every ``--refresh-seconds`` (default 10).
 
-Safe by default: loopback bind; a non-loopback bind needs ``--auth`` LDAP or CUSTOM; ``spark.sql.runSQLOnFiles``
+Safe by default: loopback bind; a non-loopback bind needs ``--auth`` PASSWORD, LDAP or CUSTOM (``--auth PASSWORD``:
+users and PBKDF2-HMAC-SHA256 hashes of a ``--password-file``, checked by the product's own provider class); ``spark.sql.runSQLOnFiles``
 off (no ``SELECT … FROM parquet.`/path```); clients get the error's message and SQLSTATE, not Java stack traces.
 Each scan is logged as one JSON line (``--scan-log``) that ``hive-bridge replay`` reads back.
 """
@@ -40,8 +41,16 @@ from hive_bridge.pruning.pruner import SNAPSHOT
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-#: hive.server2.authentication modes Spark's Thrift Server offers (KERBEROS needs a keytab: given by --conf)
-AUTH_MODES = ("NONE", "NOSASL", "LDAP", "CUSTOM", "KERBEROS")
+#: hive.server2.authentication modes Spark's Thrift Server offers (KERBEROS needs a keytab: given by --conf), and
+#: PASSWORD: CUSTOM with the product's password-file provider
+AUTH_MODES = ("NONE", "NOSASL", "PASSWORD", "LDAP", "CUSTOM", "KERBEROS")
+#: the provider class of --auth PASSWORD (java/…/PasswordFileAuthenticator.java) and the system property it reads
+PASSWORD_PROVIDER = "io.hivebridge.spark.PasswordFileAuthenticator"
+PASSWORD_FILE_PROPERTY = "hive.bridge.password.file"
+CUSTOM_CLASS = "hive.server2.custom.authentication.class"
+#: a password file line: ``user:pbkdf2-sha256$ITERATIONS$SALT$HASH`` (base64 salt and hash)
+PASSWORD_SCHEME = "pbkdf2-sha256"
+PASSWORD_ITERATIONS = 600_000
 #: modes that check nobody: refused on a bind other than loopback
 OPEN_MODES = ("NONE", "NOSASL")
 DEFAULT_PORT = 10000
@@ -197,8 +206,8 @@ def check_bind(host: str, auth: str) -> None:
         raise ServeError(f"--auth {auth}: one of {', '.join(AUTH_MODES)}")
     if not is_loopback(host) and auth.upper() in OPEN_MODES:
         raise ServeError(f"--bind {host} reaches beyond this machine and --auth {auth.upper()} lets anyone in: give "
-                         "--auth LDAP or CUSTOM (with their hive.server2.authentication.* settings as --conf), or "
-                         "bind 127.0.0.1")
+                         "--auth PASSWORD, LDAP or CUSTOM (--password-file FILE; LDAP / CUSTOM with their "
+                         "hive.server2.authentication.* settings as --conf), or bind 127.0.0.1")
 
 
 def jdbc_url(host: str, port: int, database: str = "default", http_path: str | None = None,
@@ -229,7 +238,7 @@ def server_settings(args: argparse.Namespace) -> dict[str, str]:
     auth = args.auth.upper()
     settings = {
         "hive.server2.thrift.bind.host": args.bind,
-        "hive.server2.authentication": auth,
+        "hive.server2.authentication": "CUSTOM" if auth == "PASSWORD" else auth,
         # clients get the message and SQLSTATE; the stack trace stays in the server's log
         "hive.server2.logging.operation.enabled": "false",
     }
@@ -238,7 +247,66 @@ def server_settings(args: argparse.Namespace) -> dict[str, str]:
                          "hive.server2.thrift.http.path": args.http.strip("/") or "cliservice"})
     else:
         settings.update({"hive.server2.transport.mode": "binary", "hive.server2.thrift.port": str(args.port)})
+    if auth == "PASSWORD":
+        settings[CUSTOM_CLASS] = PASSWORD_PROVIDER
     return settings
+
+
+# -- the password file --------------------------------------------------------------------------------------------
+
+def hash_password(password: str, *, iterations: int = PASSWORD_ITERATIONS, salt: bytes | None = None) -> str:
+    """``pbkdf2-sha256$ITERATIONS$SALT$HASH`` of ``password`` (UTF-8), a random 16-byte salt unless given."""
+    import base64
+    import hashlib
+    import secrets
+
+    if not password:
+        raise ServeError("an empty password cannot be used")
+    salt = secrets.token_bytes(16) if salt is None else salt
+    digest = hashlib.pbkdf2_hmac("sha256", password.encode("utf-8"), salt, iterations)
+    b64 = base64.b64encode
+    return f"{PASSWORD_SCHEME}${iterations}${b64(salt).decode()}${b64(digest).decode()}"
+
+
+def password_line(user: str, password: str, *, iterations: int = PASSWORD_ITERATIONS) -> str:
+    """A line of a password file: ``user:<salted hash>``."""
+    if not user or any(c in user for c in ":\n\r") or user != user.strip() or user.startswith("#"):
+        raise ServeError(f"user name {user!r}: give one without ':', line breaks, '#' first or spaces around it")
+    return f"{user}:{hash_password(password, iterations=iterations)}"
+
+
+def check_password_file(path: str) -> int:
+    """The number of users of the password file ``path``; a line not of the form ``user:pbkdf2-sha256$N$SALT$HASH``
+    is an error naming the file and line (its text is not shown: it may be a password pasted by mistake)."""
+    import base64
+    import binascii
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            lines = fh.read().splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ServeError(f"--password-file {path}: cannot be read: {exc}") from None
+    users = 0
+    for number, line in enumerate(lines, 1):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        user, _, stored = text.rpartition(":")
+        parts = stored.split("$")
+        try:
+            ok = (bool(user) and len(parts) == 4 and parts[0] == PASSWORD_SCHEME and 0 < int(parts[1]) <= 10_000_000
+                  and len(base64.b64decode(parts[2], validate=True)) > 0
+                  and len(base64.b64decode(parts[3], validate=True)) > 0)
+        except (ValueError, binascii.Error):
+            ok = False
+        if not ok:
+            raise ServeError(f"--password-file {path}, line {number}: not of the form "
+                             f"user:{PASSWORD_SCHEME}$ITERATIONS$SALT$HASH (write lines with "
+                             "`hive-bridge serve --hash-password USER`)")
+        users += 1
+    if users == 0:
+        raise ServeError(f"--password-file {path}: holds no user")
+    return users
 
 
 def session_settings(args: argparse.Namespace, user_conf: Mapping[str, str]) -> dict[str, str]:
@@ -358,11 +426,16 @@ class Server:
                       if t.location.removeprefix("file://").removeprefix("file:").rstrip("/") == loc)
 
     # the endpoint
-    def start(self, settings: Mapping[str, str]) -> Any:
+    def start(self, settings: Mapping[str, str], password_file: str | None = None) -> Any:
         from hive_bridge.spark.file_index import attach
 
         attach(self.spark)
         jvm: Any = self.spark._jvm
+        # the Thrift Server's CUSTOM provider is made from a fresh HiveConf, which takes hive.* system properties
+        if CUSTOM_CLASS in settings:
+            jvm.java.lang.System.setProperty(CUSTOM_CLASS, settings[CUSTOM_CLASS])
+        if password_file is not None:
+            jvm.java.lang.System.setProperty(PASSWORD_FILE_PROPERTY, os.path.abspath(password_file))
         hadoop = self.spark.sparkContext._jsc.hadoopConfiguration()
         for key, value in settings.items():
             hadoop.set(key, value)
@@ -478,13 +551,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="serve every Hudi table this Hive metastore holds (as Hudi's Hive sync registers them), "
                         "under its database and table name; other tables are passed over with a log line")
     p.add_argument("--bind", default="127.0.0.1", metavar="HOST",
-                   help="the address to listen on (default 127.0.0.1; another needs --auth LDAP or CUSTOM)")
+                   help="the address to listen on (default 127.0.0.1; another needs --auth PASSWORD, LDAP or CUSTOM)")
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"the port (default {DEFAULT_PORT})")
     p.add_argument("--http", nargs="?", const="cliservice", default=None, metavar="PATH",
                    help="HTTP transport at PATH (default cliservice) instead of binary thrift")
     p.add_argument("--auth", default="NONE", type=str.upper, choices=AUTH_MODES,
-                   help="hive.server2.authentication (default NONE; LDAP / CUSTOM settings as --conf "
-                        "hive.server2.authentication.ldap.url=..., hive.server2.custom.authentication.class=...)")
+                   help="hive.server2.authentication (default NONE; PASSWORD: the users of --password-file; LDAP / "
+                        "CUSTOM settings as --conf hive.server2.authentication.ldap.url=..., "
+                        "hive.server2.custom.authentication.class=...)")
+    p.add_argument("--password-file", default=None, metavar="FILE",
+                   help="users of --auth PASSWORD: lines user:pbkdf2-sha256$ITERATIONS$SALT$HASH (read at each "
+                        "login), written by --hash-password")
+    p.add_argument("--hash-password", default=None, metavar="USER",
+                   help="print a --password-file line for USER with the password read from the terminal (or the "
+                        "first line of standard input) and exit")
     p.add_argument("--master", default="local[2]", metavar="URL", help="Spark master (default local[2])")
     p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                    help="a Spark setting of the serving session (hive.server2.* settings go to the endpoint)")
@@ -496,12 +576,34 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--check", action="store_true", help="print what would be served and exit")
 
 
+def _read_password() -> str:
+    """The password from the terminal (asked twice, not echoed) or the first line of standard input."""
+    import getpass
+    import sys
+
+    if sys.stdin.isatty():
+        first = getpass.getpass("password: ")
+        if getpass.getpass("again: ") != first:
+            raise ServeError("the two passwords differ")
+        return first
+    return sys.stdin.readline().rstrip("\r\n")
+
+
 def run(args: argparse.Namespace, storage_options: Mapping[str, str], out: Callable[[str], None],
         log: Callable[[str], None]) -> int:
     """``hive-bridge serve``: returns the exit code after SIGTERM / SIGINT."""
+    if args.hash_password is not None:
+        out(password_line(args.hash_password, _read_password()))
+        return 0
     if not args.lake and not args.metastore:
         raise ServeError("give --lake DIR and/or --metastore thrift://HOST:PORT")
     check_bind(args.bind, args.auth)
+    if args.auth == "PASSWORD":
+        if not args.password_file:
+            raise ServeError("--auth PASSWORD needs --password-file FILE (lines written by --hash-password USER)")
+        log(f"{check_password_file(args.password_file)} users in {args.password_file}")
+    elif args.password_file:
+        raise ServeError("--password-file is read by --auth PASSWORD only")
     if not 0 < args.port < 65536:
         raise ServeError(f"--port {args.port}: not a port")
     user_conf = parse_confs(args.conf)
@@ -522,11 +624,16 @@ def run(args: argparse.Namespace, storage_options: Mapping[str, str], out: Calla
     from hive_bridge.spark.reports import add_listener, remove_listener, report_folder
     from hive_bridge.spark.start import start_session
 
+    # the product's jar on the driver's own class path: Spark's Thrift Server makes the CUSTOM provider
+    # (--auth PASSWORD) in threads whose class loader does not see jars added later
+    jar = str(jar_path())
+    conf["spark.driver.extraClassPath"] = os.pathsep.join(p for p in (jar, conf.get("spark.driver.extraClassPath"))
+                                                          if p)
     spark = start_session("hive-bridge-serve", verbose=getattr(args, "verbose", False), master=args.master, **conf)
     register(spark)
     # the file index's jar in the class loader Spark's Thrift Server runs statements with (its sessions'
     # shared jar loader), so that `hudi-hive` is the JVM file index there too, never the Python data source
-    spark.sql(f"ADD JAR {_sql_string(str(jar_path()))}").collect()
+    spark.sql(f"ADD JAR {_sql_string(jar)}").collect()
     scan_log = args.scan_log or os.path.join(report_folder(), "scans-served.jsonl")
     server = Server(spark, lakes, args.metastore, storage_options, log, scan_log)
     listener = ScanLog(scan_log, server)
@@ -542,7 +649,7 @@ def run(args: argparse.Namespace, storage_options: Mapping[str, str], out: Calla
 
     faulthandler.register(signal.SIGUSR2, all_threads=True)  # `kill -USR2 PID`: every thread's stack to the log
     try:
-        server.start({**server_settings(args), **hive_conf})
+        server.start({**server_settings(args), **hive_conf}, args.password_file)
         server.keep_in_step(args.refresh_seconds)
         out(f"serving {len(server.served)} tables at {jdbc_url(args.bind, args.port, http_path=args.http, auth=args.auth)}")
         out(f"scan log: {scan_log}")

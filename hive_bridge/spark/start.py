@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 QUIET_LOG4J2 = "log4j2-quiet.properties"
+#: settings read when the driver's JVM is launched (too late once it runs): handed to spark-submit
+LAUNCH_PREFIX = "spark.driver."
 # lines the JVM itself prints (not log4j) that a quiet start drops
 JVM_NOTICES = (b"WARNING: Using incubator modules:",)
 
@@ -39,7 +41,7 @@ def start_session(app: str, *, verbose: bool = False, master: str = "local[2]", 
         spark.sparkContext.setLogLevel("WARN")
         return spark
     with quiet_jvm_options():
-        _launch_filtered_gateway()
+        _launch_filtered_gateway({k: v for k, v in conf.items() if k.startswith(LAUNCH_PREFIX)})
         return hb_spark.session(app, master, **conf)
 
 
@@ -60,9 +62,11 @@ def quiet_jvm_options() -> Iterator[str]:
                 os.environ["SPARK_SUBMIT_OPTS"] = old
 
 
-def _launch_filtered_gateway() -> None:
+def _launch_filtered_gateway(launch_conf: dict[str, str] | None = None) -> None:
     """Launch PySpark's JVM gateway with its standard error read through :func:`_forward` (pyspark's own
-    ``launch_gateway(popen_kwargs=…)`` hook), unless a JVM is already there; ``session()`` then uses it."""
+    ``launch_gateway(popen_kwargs=…)`` hook), unless a JVM is already there; ``session()`` then uses it.
+    ``launch_conf``: the settings the JVM's launch itself reads (``spark.driver.extraClassPath``, memory, Java
+    options), handed to spark-submit as PySpark does."""
     try:
         from pyspark import SparkContext
         from pyspark.java_gateway import launch_gateway
@@ -80,7 +84,10 @@ def _launch_filtered_gateway() -> None:
     forwarder = threading.Thread(target=_forward, args=(read_fd,), name="jvm-stderr", daemon=True)
     forwarder.start()
     try:
-        gateway: Any = launch_gateway(popen_kwargs={"stderr": write_fd})  # type: ignore[no-untyped-call]
+        from pyspark import SparkConf
+
+        launch = SparkConf(loadDefaults=False).setAll(list((launch_conf or {}).items())) if launch_conf else None
+        gateway: Any = launch_gateway(conf=launch, popen_kwargs={"stderr": write_fd})  # type: ignore[no-untyped-call]
     except BaseException:
         os.close(write_fd)
         forwarder.join(timeout=5)  # the launcher's own error text (no Java, …) is printed before we fail

@@ -22,7 +22,10 @@ from tests.integration.endpoints import DEFAULT_HS2_PORT, ExternalEndpoints, end
 DOCKER = Path(__file__).resolve().parents[2] / "docker"
 COMPOSE = DOCKER / "docker-compose.yml"
 DATA_DIR = "${HIVE_BRIDGE_DATA_DIR:-/tmp/hive-bridge-data}"
-SERVICES = {"metastore-db-init", "metastore", "hiveserver2"}
+SERVICES = {"metastore-db-init", "metastore", "hiveserver2", "hive-bridge-serve"}
+#: services built from a Dockerfile of docker/ (not pulled)
+BUILT = {"hive-bridge-serve"}
+SERVE_PORT = "10010"
 DERBY_URL = re.compile(r"-Djavax\.jdo\.option\.ConnectionURL=jdbc:derby:;databaseName=([^;\s]+)")
 
 
@@ -56,7 +59,7 @@ def derby_database(service_opts: str) -> PurePosixPath:
     return PurePosixPath(m.group(1))
 
 
-def test_services_are_a_metastore_and_hiveserver2(compose: dict[str, Any]) -> None:
+def test_services_are_a_metastore_hiveserver2_and_hive_bridge_serve(compose: dict[str, Any]) -> None:
     services = compose["services"]
     assert set(services) == SERVICES
     assert services["metastore"]["environment"]["SERVICE_NAME"] == "metastore"
@@ -68,16 +71,19 @@ def test_services_are_a_metastore_and_hiveserver2(compose: dict[str, Any]) -> No
 
 def test_images_are_pinned_apache_hive_4(compose: dict[str, Any]) -> None:
     for name, service in compose["services"].items():
+        if name in BUILT:
+            continue
         image = service["image"]
         repo, _, tag = image.partition(":")
         assert repo == "apache/hive", name
         assert re.fullmatch(r"4\.\d+\.\d+", tag), f"{name}: image {image!r} is not pinned to a Hive 4 release"
         assert "latest" not in image
-    assert len({s["image"] for s in compose["services"].values()}) == 1  # one image to pull
+    assert len({s["image"] for n, s in compose["services"].items() if n not in BUILT}) == 1  # one image to pull
 
 
 def test_ports_are_published_on_loopback_only(compose: dict[str, Any]) -> None:
-    expected = {"metastore-db-init": set(), "metastore": {"9083"}, "hiveserver2": {"10000", "10002"}}
+    expected = {"metastore-db-init": set(), "metastore": {"9083"}, "hiveserver2": {"10000", "10002"},
+                "hive-bridge-serve": {SERVE_PORT}}
     for name, service in compose["services"].items():
         published = set()
         for port in service.get("ports", []):
@@ -90,7 +96,7 @@ def test_ports_are_published_on_loopback_only(compose: dict[str, Any]) -> None:
 
 
 def test_health_checks_probe_the_service_ports(compose: dict[str, Any]) -> None:
-    for name, port in (("metastore", 9083), ("hiveserver2", 10000)):
+    for name, port in (("metastore", 9083), ("hiveserver2", 10000), ("hive-bridge-serve", int(SERVE_PORT))):
         check = compose["services"][name]["healthcheck"]
         test = check["test"]
         assert test[0] == "CMD" and f"/dev/tcp/127.0.0.1/{port}" in " ".join(test), test
@@ -139,8 +145,9 @@ def test_the_metastore_database_is_on_a_volume_dropped_with_the_warehouse(compos
     assert volume in compose["volumes"], f"{database} is on {volume!r}, not a named volume"
     assert volume != "warehouse" and holders[0] != "/opt/hive/data/warehouse"
     assert str(metastore["environment"]["DB_DRIVER"]) == "derby"
-    # HiveServer2 talks to the metastore over thrift: it never opens the database.
+    # HiveServer2 and hive-bridge serve talk to the metastore over thrift: they never open the database.
     assert volume not in _mounts(services["hiveserver2"]).values()
+    assert volume not in _mounts(services["hive-bridge-serve"]).values()
 
 
 def test_the_metastore_database_folder_is_made_the_image_users_first(compose: dict[str, Any]) -> None:
@@ -180,6 +187,48 @@ def test_hudis_bundle_folder_is_on_hiveserver2s_classpath(compose: dict[str, Any
     assert _read_only(hs2, "/opt/hive/auxlib")
     ignore = (DOCKER / "auxlib" / ".gitignore").read_text(encoding="utf-8").split()
     assert ignore == ["*", "!.gitignore"]
+
+
+def test_hive_bridge_serve_is_built_here_and_serves_the_metastore_with_passwords(compose: dict[str, Any]) -> None:
+    """The serve service: built from docker/serve.Dockerfile (Python, Java 17 with javac, the package), started
+    after a healthy metastore with a command hive-bridge's own parser takes, beyond loopback inside the stack only
+    with --auth PASSWORD over a password file given as a secret (never committed)."""
+    import argparse
+
+    from hive_bridge.app import serve
+    from hive_bridge.app.cli import build_parser
+
+    service = compose["services"]["hive-bridge-serve"]
+    build = service["build"]
+    assert build["context"] == ".." and (DOCKER.parent / build["dockerfile"]).is_file()
+    dockerfile = (DOCKER.parent / build["dockerfile"]).read_text(encoding="utf-8")
+    assert re.search(r"^FROM python:3\.\d+-slim", dockerfile, re.M) and "openjdk-17-jdk-headless" in dockerfile
+    assert re.search(r"^RUN pip install [^\n]*\.", dockerfile, re.M) and 'ENTRYPOINT ["hive-bridge"]' in dockerfile
+    for copied in ("sarg", "hive_bridge", "java", "setup.cfg"):
+        assert re.search(rf"^COPY {re.escape(copied)}\b", dockerfile, re.M), copied
+    assert re.search(r"^USER (?!root)", dockerfile, re.M)  # not root
+    ignore = [line for line in (DOCKER / "serve.Dockerfile.dockerignore").read_text(encoding="utf-8").splitlines()
+              if line and not line.startswith("#")]
+    assert ignore[0] == "*" and "!hive_bridge" in ignore and "!java" in ignore
+    assert service["depends_on"] == {"metastore": {"condition": "service_healthy"}}
+    args = build_parser().parse_args([str(a) for a in service["command"]])
+    assert isinstance(args, argparse.Namespace) and args.metastore == "thrift://metastore:9083"
+    assert (args.bind, str(args.port), args.auth) == ("0.0.0.0", SERVE_PORT, "PASSWORD")
+    serve.check_bind(args.bind, args.auth)  # what the server checks before it starts
+    (secret,) = service["secrets"]
+    assert args.password_file == f"/run/secrets/{secret}"
+    assert compose["secrets"][secret]["file"] == "./conf/serve-users"
+    assert (DOCKER / "conf" / ".gitignore").read_text(encoding="utf-8").split() == ["serve-users"]
+    mounts = _mounts(service)
+    assert mounts.get(DATA_DIR) == DATA_DIR and mounts.get("/opt/hive/data/warehouse") == "warehouse"
+    assert mounts.get("/var/log/hive-bridge") in compose["volumes"]
+    assert args.scan_log.startswith("/var/log/hive-bridge/")
+
+
+def test_readme_shows_beeline_against_hive_bridge_serve() -> None:
+    readme = " ".join((DOCKER / "README.md").read_text(encoding="utf-8").split())
+    assert "--hash-password" in readme and "conf/serve-users" in readme
+    assert f"beeline -u jdbc:hive2://127.0.0.1:{SERVE_PORT}/" in readme and "-p " in readme
 
 
 def test_mounted_files_exist_and_enable_orc_pushdown() -> None:

@@ -288,7 +288,7 @@ def test_verbose_starts_spark_without_the_quiet_profile(table: Path, monkeypatch
 
     launched: list[bool] = []
     monkeypatch.setattr(hive_bridge.spark, "session", fake_session)
-    monkeypatch.setattr(spark_start, "_launch_filtered_gateway", lambda: launched.append(True))
+    monkeypatch.setattr(spark_start, "_launch_filtered_gateway", lambda launch_conf=None: launched.append(True))
     monkeypatch.delenv("SPARK_SUBMIT_OPTS", raising=False)
     for verbose in (True, False):
         code, _, err = run(*(["--verbose"] if verbose else []), "read", "--table", str(table), "--filter", "id = 1")

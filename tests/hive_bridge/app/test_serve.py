@@ -23,6 +23,8 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hive_bridge.app import serve
 from hive_bridge.app.cli import main
@@ -30,6 +32,12 @@ from hive_bridge.testing.writer import HudiWriter, write_hudi_table
 
 REPO = Path(__file__).resolve().parents[3]
 KEYS = list(range(40))
+#: the module server's users (--auth PASSWORD); each one's password is f"{user}-pw"
+USERS = ("alice", "bob", "carol", "dave", *(f"user{i}" for i in range(8)))
+
+
+def _password(user: str) -> str:
+    return f"{user}-pw"
 
 
 def _rows(keys: list[int], v: float = 1.0, ts: int = 0) -> pa.Table:
@@ -55,11 +63,12 @@ def _lake(root: Path) -> dict[str, Any]:
 
 def test_a_bind_beyond_loopback_needs_an_authentication_mode() -> None:
     for mode in serve.OPEN_MODES:
-        with pytest.raises(serve.ServeError, match="--auth LDAP or CUSTOM"):
+        with pytest.raises(serve.ServeError, match="--auth PASSWORD, LDAP or CUSTOM"):
             serve.check_bind("0.0.0.0", mode)
         serve.check_bind("127.0.0.1", mode)
         serve.check_bind("::1", mode)
     serve.check_bind("0.0.0.0", "LDAP")
+    serve.check_bind("0.0.0.0", "PASSWORD")
     serve.check_bind("10.1.2.3", "custom")
 
 
@@ -111,7 +120,44 @@ def test_check_prints_what_would_be_served_and_refuses_an_open_bind(tmp_path: Pa
     assert lines[-1] == "3 tables; endpoint jdbc:hive2://127.0.0.1:10099/default"
     out, err = io.StringIO(), io.StringIO()
     assert main(["serve", "--lake", str(tmp_path / "lake"), "--bind", "0.0.0.0"], out, err) == 2
-    assert "--auth LDAP or CUSTOM" in err.getvalue() and "Traceback" not in err.getvalue()
+    assert "--auth PASSWORD, LDAP or CUSTOM" in err.getvalue() and "Traceback" not in err.getvalue()
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.text(min_size=1, max_size=30).filter(lambda t: "\n" not in t and "\r" not in t))
+def test_a_password_line_is_a_salted_pbkdf2_hash_python_can_check(password: str) -> None:
+    import base64
+    import hashlib
+
+    line = serve.password_line("alice", password, iterations=50)
+    user, _, stored = line.rpartition(":")
+    scheme, iterations, salt, digest = stored.split("$")
+    assert (user, scheme, iterations) == ("alice", "pbkdf2-sha256", "50")
+    assert base64.b64decode(digest) == hashlib.pbkdf2_hmac("sha256", password.encode(), base64.b64decode(salt), 50)
+    assert serve.password_line("alice", password, iterations=50) != line  # a fresh salt each time
+
+
+def test_hash_password_writes_a_line_and_a_bad_password_file_is_named_with_its_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO("correct horse\n"))
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["serve", "--hash-password", "erin"], out, err) == 0, err.getvalue()
+    line = out.getvalue().strip()
+    assert line.startswith(f"erin:pbkdf2-sha256${serve.PASSWORD_ITERATIONS}$") and "correct horse" not in line
+    good = tmp_path / "users"
+    good.write_text(f"# users\n{line}\n\n")
+    assert serve.check_password_file(str(good)) == 1
+    bad = tmp_path / "bad"
+    bad.write_text(f"{line}\nmallory:hunter2\n")
+    for argv, want in ([["--auth", "PASSWORD", "--password-file", str(bad)], f"{bad}, line 2: not of the form"],
+                       [["--auth", "PASSWORD"], "--auth PASSWORD needs --password-file"],
+                       [["--password-file", str(good)], "read by --auth PASSWORD only"]):
+        out, err = io.StringIO(), io.StringIO()
+        assert main(["serve", "--lake", str(tmp_path), "--check", *argv], out, err) == 2
+        assert want in err.getvalue() and "hunter2" not in err.getvalue() and "Traceback" not in err.getvalue()
+    args = argparse.Namespace(bind="0.0.0.0", port=1, http=None, auth="PASSWORD")
+    got = serve.server_settings(args)
+    assert (got["hive.server2.authentication"], got[serve.CUSTOM_CLASS]) == ("CUSTOM", serve.PASSWORD_PROVIDER)
 
 
 def test_replay_reports_a_serve_scan_line_it_cannot_read(tmp_path: Path) -> None:
@@ -190,9 +236,12 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         env = dict(os.environ, PYTHONPATH=str(REPO), HIVE_BRIDGE_SCAN_REPORTS=str(work / "reports"),
                    PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
         scan_log = work / "served.jsonl"
+        users = work / "users"  # few iterations: every connection of the module logs in
+        users.write_text("".join(serve.password_line(u, _password(u), iterations=1000) + "\n" for u in USERS))
         proc = subprocess.Popen(
             [sys.executable, "-m", "hive_bridge", "serve", "--lake", f"lake={lake}", "--metastore", hms.uri,
              "--port", str(port), "--refresh-seconds", "1", "--scan-log", str(scan_log),
+             "--auth", "PASSWORD", "--password-file", str(users),
              "--conf", "spark.sql.shuffle.partitions=2"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=work)
         out: list[str] = []
@@ -207,10 +256,20 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         yield Served(port, lake, proc, out, scan_log, hms.uri, hms_table)
 
 
-def _cursor(served: Served, user: str = "alice", database: str = "lake") -> Any:
+def _cursor(served: Served, user: str = "alice", database: str = "lake", password: str | None = None) -> Any:
     from pyhive import hive
 
-    return hive.connect(host="127.0.0.1", port=served.port, username=user, database=database).cursor()
+    return hive.connect(host="127.0.0.1", port=served.port, username=user, database=database, auth="CUSTOM",
+                        password=_password(user) if password is None else password).cursor()
+
+
+def _beeline(served: Served, user: str, password: str, sql: str) -> subprocess.CompletedProcess[str]:
+    from hive_bridge.testing import servers
+
+    beeline = servers.pyspark_home() / "bin" / "beeline"
+    return subprocess.run([str(beeline), "-u", f"jdbc:hive2://127.0.0.1:{served.port}/lake", "-n", user,
+                           "-p", password, "--silent=true", "--outputformat=csv2", "-e", sql],
+                          capture_output=True, text=True, timeout=300, env=dict(os.environ, SPARK_HOME=""))
 
 
 def _query(cursor: Any, sql: str) -> list[tuple[Any, ...]]:
@@ -256,13 +315,7 @@ def test_metastore_tables_read_as_hive_sync_registered_them(served: Served) -> N
 @pytest.mark.spark
 @pytest.mark.integration
 def test_beeline_from_pyspark_reads_the_served_tables(served: Served) -> None:
-    from hive_bridge.testing import servers
-
-    beeline = servers.pyspark_home() / "bin" / "beeline"
-    done = subprocess.run([str(beeline), "-u", f"jdbc:hive2://127.0.0.1:{served.port}/lake", "-n", "bob",
-                           "--silent=true", "--outputformat=csv2", "-e",
-                           "SELECT k, v FROM nested_mor WHERE k < 3 ORDER BY k"],
-                          capture_output=True, text=True, timeout=300, env=dict(os.environ, SPARK_HOME=""))
+    done = _beeline(served, "bob", _password("bob"), "SELECT k, v FROM nested_mor WHERE k < 3 ORDER BY k")
     assert done.returncode == 0, done.stderr[-2000:]
     prompt = f"0: jdbc:hive2://127.0.0.1:{served.port}/lake> "
     lines = [line.removeprefix(prompt) for line in done.stdout.splitlines()]
@@ -315,6 +368,29 @@ def test_a_bad_query_gets_its_message_and_sqlstate_and_the_server_goes_on(served
 
 @pytest.mark.spark
 @pytest.mark.integration
+def test_a_table_whose_files_cannot_be_read_fails_that_query_only(served: Served) -> None:
+    from pyhive.exc import OperationalError
+
+    write_hudi_table(served.lake / "broken", _rows(KEYS), record_key_fields=("k",), rows_per_file=10)
+    c = _cursor(served, user="carol")
+    deadline = time.monotonic() + 120
+    while ("lake", "broken", False) not in _query(c, "SHOW TABLES IN lake"):
+        assert time.monotonic() < deadline, "the table was never served"
+        time.sleep(0.5)
+    assert _query(c, "SELECT count(*) FROM broken") == [(40,)]
+    victim = sorted((served.lake / "broken").glob("*.parquet"))[0]
+    victim.write_bytes(b"not a parquet file\n" * 64)  # a base file overwritten: unreadable
+    with pytest.raises(OperationalError) as bad:
+        c.execute("SELECT count(*) FROM broken")
+    message = bad.value.args[0].status.errorMessage
+    assert victim.name in message and "\tat " not in message and "Traceback" not in message
+    # the same connection goes on, on the other tables
+    assert _query(c, "SELECT count(*) FROM part") == [(40,)]
+    assert _query(c, "SELECT k FROM cow WHERE k = 3") == [(3,)]
+
+
+@pytest.mark.spark
+@pytest.mark.integration
 def test_each_scan_is_logged_with_its_statement_and_replay_reads_the_log(served: Served) -> None:
     c = _cursor(served, user="dave")
     _query(c, "SELECT k FROM cow WHERE k = 33")
@@ -339,11 +415,49 @@ def test_each_scan_is_logged_with_its_statement_and_replay_reads_the_log(served:
 
 @pytest.mark.spark
 @pytest.mark.integration
+def test_a_wrong_password_and_an_unknown_user_are_refused(served: Served) -> None:
+    for user, password in (("alice", "wrongpass"), ("mallory", "wrongpass"), ("alice", _password("bob"))):
+        with pytest.raises(Exception) as refused:
+            _query(_cursor(served, user=user, password=password), "SELECT count(*) FROM cow")
+        assert "count" not in str(refused.value)  # refused at the login, not by the statement
+    done = _beeline(served, "mallory", "wrongpass", "SELECT count(*) FROM cow")
+    assert done.returncode != 0 and "40" not in done.stdout
+    assert "Error validating the login" in done.stderr or "Could not open client transport" in done.stderr
+    assert _query(_cursor(served, user="bob"), "SELECT count(*) FROM part") == [(40,)]  # the right one gets in
+
+
+@pytest.mark.spark
+@pytest.mark.integration
 def test_sigterm_stops_the_server(served: Served) -> None:
-    """Last: the module's server is stopped by the signal a service manager sends."""
+    """Last: the module's server is stopped by the signal a service manager sends, a statement running."""
+    from pyhive.exc import OperationalError
+
+    c = _cursor(served, user="bob")
+    outcome: list[Any] = []
+
+    def slow() -> None:  # far more rows than the test waits for
+        try:
+            outcome.append(_query(c, "SELECT count(*) FROM cow CROSS JOIN range(0, 100000000000)"))
+        except Exception as exc:
+            outcome.append(exc)
+
+    runner = threading.Thread(target=slow, daemon=True)
+    runner.start()
+    deadline = time.monotonic() + 120
+    while not any("cow" in line for line in served.scan_log.read_text().splitlines()[-3:]) \
+            and time.monotonic() < deadline:
+        time.sleep(0.2)  # the statement has planned its scan
+    time.sleep(1)
     served.proc.send_signal(signal.SIGTERM)
     assert served.proc.wait(timeout=60) == 0
     deadline = time.monotonic() + 10
     while "stopped" not in served.out and time.monotonic() < deadline:
         time.sleep(0.1)
     assert "stopped" in served.out
+    runner.join(timeout=60)
+    assert outcome and not isinstance(outcome[0], list), outcome  # the running statement was ended, not answered
+    assert isinstance(outcome[0], (OperationalError, OSError)) or "TTransport" in type(outcome[0]).__name__
+    # no password, right or wrong, in what the server printed or logged
+    logged = "\n".join(served.out) + served.scan_log.read_text()
+    for secret in ("wrongpass", *(_password(u) for u in USERS)):
+        assert secret not in logged
