@@ -34,7 +34,7 @@ from hive_bridge.pruning.pruner import READ_OPTIMIZED, SNAPSHOT, ListStatusResul
 from hive_bridge.pruning.snapshot import TableSnapshot, default_cache
 from hive_bridge.spark import protocol
 from hive_bridge.spark.callbacks import answer_folder, require_authentication, spool
-from hive_bridge.spark.datasource import PYTHON_SOURCE
+from hive_bridge.spark.datasource import INCREMENTAL, PYTHON_SOURCE
 from hive_bridge.spark.filters import AndFilter, OrFilter, filter_classes, filter_text, spark_filters_to_sarg
 from hive_bridge.spark.hadoop import can_open, session_hadoop_conf, session_storage, spark_storage
 from hive_bridge.spark.jar import JVM_PACKAGE, is_classic, load_jar
@@ -218,8 +218,17 @@ class PythonPlanner:
         """Pin the table's current state for a new relation: (pin id, data schema, partition schema)."""
         path = str(path).removeprefix("file://").removeprefix("file:")
         options = {k.lower(): v for k, v in options.items()}  # Spark's options are case-insensitive
+        asked = options.get(QUERY_TYPE_OPTION) or options.get("querytype") or SNAPSHOT
+        if asked.strip().lower() == INCREMENTAL:
+            # a file index hands Spark whole files: the rows of the range (kept by _hoodie_commit_time) cannot be
+            # told apart there
+            raise SparkReadError(f"hudi-hive {path}: {QUERY_TYPE_OPTION}=incremental is not read by the hudi-hive "
+                                 "file index (it lists whole files, and an incremental query keeps only the rows "
+                                 "of its commits): use hive_bridge.spark.read_table(spark, ..., "
+                                 f"query_type='incremental', begin_instant=...), read_hudi(..., begin_instant=...) "
+                                 f"or the Python data source ({PYTHON_SOURCE})")
         try:
-            query_type = check_query_type(options.get(QUERY_TYPE_OPTION) or options.get("querytype") or SNAPSHOT)
+            query_type = check_query_type(asked)
         except ValueError as exc:
             raise SparkReadError(f"hudi-hive {path}: {exc}") from None
         path, options = _without_userinfo(path, options)

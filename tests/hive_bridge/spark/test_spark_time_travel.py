@@ -63,6 +63,11 @@ def test_hudi_hive_refuses_what_it_cannot_read(spark: Any, hudi_hive: None, cow:
     with pytest.raises(Exception, match=r"before the first completed commit") as exc:
         spark.read.format("hudi-hive").option("as.of.instant", "2001-01-01").load(str(cow.path)).collect()
     assert str(cow.path) in str(exc.value)
+    # an incremental query keeps only its commits' rows: a file index (whole files) cannot, and says where it can
+    with pytest.raises(Exception, match=r"incremental is not read by the hudi-hive file index") as exc:
+        (spark.read.format("hudi-hive").option("hoodie.datasource.query.type", "incremental")
+         .option("hoodie.datasource.read.begin.instanttime", cow.instants[0]).load(str(cow.path)).collect())
+    assert "read_table" in str(exc.value) and "begin_instant" in str(exc.value)
 
 
 def test_spark_sql_time_travel_does_not_reach_a_file_source(spark: Any, hudi_hive: None, cow: History) -> None:
