@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from hive_bridge.errors import HiveBridgeError
-from hive_bridge.layout.timeline import Timeline
+from hive_bridge.layout.timeline import WRITE_ACTIONS, Timeline
 from hive_bridge.table.table import HudiTable
 
 __all__ = ["IncrementalPull", "consume_commit", "incremental_pull", "pulled_instants"]
@@ -43,8 +43,6 @@ USE_DATABASE = "hoodie.incremental.use.database"
 INCREMENTAL = "INCREMENTAL"
 DEFAULT_MAX_COMMITS = 1
 MAX_COMMITS_ALL = -1
-#: the actions of Hudi's commits timeline (getCommitsTimeline)
-_COMMIT_ACTIONS = frozenset({"commit", "deltacommit", "replacecommit"})
 
 
 class IncrementalError(HiveBridgeError):
@@ -126,6 +124,6 @@ def pulled_instants(timeline: Timeline, pull: IncrementalPull) -> list[str]:
         pending = [i.timestamp for i in timeline.pending if i.action == "compaction"]
         if pending:
             instants = tuple(i for i in instants if i.timestamp < pending[0])
-    commits = [i.timestamp for i in instants if i.is_completed and i.action in _COMMIT_ACTIONS
+    commits = [i.timestamp for i in instants if i.is_completed and i.action in WRITE_ACTIONS
                and i.timestamp > pull.start]
     return commits if pull.max_commits is None else commits[:pull.max_commits]

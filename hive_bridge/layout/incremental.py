@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hive_bridge.errors import HudiTableError
-from hive_bridge.layout.timeline import Timeline
+from hive_bridge.layout.timeline import WRITE_ACTIONS, Timeline
 
 __all__ = ["EARLIEST", "IncrementalQueryError", "IncrementalRange", "incremental_range", "touched_file_groups"]
 
@@ -36,7 +36,6 @@ BEGIN_OPTION = "hoodie.datasource.read.begin.instanttime"
 END_OPTION = "hoodie.datasource.read.end.instanttime"
 FALLBACK_OPTION = "hoodie.datasource.read.incr.fallback.fulltablescan.enable"
 EARLIEST = "earliest"
-_COMMIT_ACTIONS = frozenset({"commit", "deltacommit", "replacecommit"})
 
 
 class IncrementalQueryError(HudiTableError):
@@ -94,14 +93,14 @@ def incremental_range(timeline: Timeline, table: str, begin: str | None, end: st
         raise IncrementalQueryError(f"{table}: an incremental query needs {BEGIN_OPTION}")
     if timeline.properties.timeline_layout_version >= 2:
         return _completion_range(timeline, table, begin, end, fallback=fallback)
-    commits_all = [i.timestamp for i in timeline.completed if i.action in _COMMIT_ACTIONS]
+    commits_all = [i.timestamp for i in timeline.completed_writes]
     if not commits_all:
         raise IncrementalQueryError(f"{table}: the table has no completed commit")
     start = "0" if str(begin).strip().lower() == EARLIEST else _instant_text(begin, BEGIN_OPTION, table)
     stop = commits_all[-1] if end is None or not str(end).strip() else _instant_text(end, END_OPTION, table)
     if start > stop:
         raise IncrementalQueryError(f"{table}: {BEGIN_OPTION}={start} is after {END_OPTION}={stop}")
-    pending = [i for i in timeline.pending if i.action in _COMMIT_ACTIONS and start < i.timestamp <= stop]
+    pending = [i for i in timeline.pending if i.action in WRITE_ACTIONS and start < i.timestamp <= stop]
     if pending and end is not None:
         first = pending[0]
         raise IncrementalQueryError(f"{table}: {END_OPTION}={stop} is at or after the incomplete "
@@ -120,7 +119,7 @@ def incremental_range(timeline: Timeline, table: str, begin: str | None, end: st
 def _completion_range(timeline: Timeline, table: str, begin: str, end: str | None, *,
                       fallback: bool) -> IncrementalRange:
     """Versions 8+: the commits whose completion time is in (begin, end] (see the module docstring)."""
-    writes = [i for i in timeline.completed if i.action in _COMMIT_ACTIONS]
+    writes = list(timeline.completed_writes)
     if not writes:
         raise IncrementalQueryError(f"{table}: the table has no completed commit")
     done = {i.timestamp: i.completion_time or i.timestamp for i in writes}
@@ -129,7 +128,7 @@ def _completion_range(timeline: Timeline, table: str, begin: str, end: str | Non
     if start > stop:
         raise IncrementalQueryError(f"{table}: {BEGIN_OPTION}={start} is after {END_OPTION}={stop} (completion "
                                     "times)")
-    pending = [i for i in timeline.pending if i.action in _COMMIT_ACTIONS and i.timestamp <= stop]
+    pending = [i for i in timeline.pending if i.action in WRITE_ACTIONS and i.timestamp <= stop]
     if pending and end is not None:
         first = pending[0]
         raise IncrementalQueryError(f"{table}: {END_OPTION}={stop} is at or after the incomplete "
