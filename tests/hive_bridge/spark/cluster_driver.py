@@ -19,20 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-
-def _rows(df: Any) -> list[str]:
-    from pyspark.sql import functions as F
-
-    cols = sorted(c for c in df.columns if not c.startswith("_hoodie"))
-    return sorted(r[0] for r in df.select(F.to_json(F.struct(*[F.col(f"`{c}`") for c in cols]))).collect())
-
-
-def _error(fn: Any) -> str:
-    try:
-        fn()
-    except Exception as exc:
-        return f"{type(exc).__name__}: {exc}"
-    return ""
+from tests.hive_bridge.spark.child_driver import error_of, info_log, sorted_rows
 
 
 def _scan(spark: Any, tables: list[dict[str, Any]], store: str, metadata: Any) -> dict[str, Any]:
@@ -46,7 +33,7 @@ def _scan(spark: Any, tables: list[dict[str, Any]], store: str, metadata: Any) -
         pin = pin_of(df)
         got: dict[str, Any] = {}
         for q in [None, *table["filters"]]:
-            rows = _rows(df if q is None else df.where(q))
+            rows = sorted_rows(df if q is None else df.where(q))
             kept = list(pin.last_kept) if pin is not None else []
             writers = {p: (metadata(p).metadata or {}).get(merge_job.MERGED_BY_KEY.encode(), b"").decode()
                        for p in kept if p.startswith(store)}
@@ -61,7 +48,7 @@ def _again(spark: Any, path: str) -> dict[str, Any]:
 
     jobs_before = merge_job.STATS["jobs"]
     again = spark.read.format("hudi-hive").load(path)
-    rows = _rows(again)
+    rows = sorted_rows(again)
     return {"rows": rows, "kept": list(pin_of(again).last_kept),  # type: ignore[union-attr]
             "jobs": merge_job.STATS["jobs"] - jobs_before}
 
@@ -130,13 +117,11 @@ def main(config_path: str, out_path: str) -> None:
              .config(merge_job.DRIVER_MAX_CONF, "0")   # every merge a job on the executors
              .getOrCreate())
     if config.get("info_log"):   # Spark's log at INFO, searched for the credentials
-        from tests.hive_bridge.spark.s3a_driver import info_log
-
         info_log(spark, config["work"])
     else:
         spark.sparkContext.setLogLevel("ERROR")
     out: dict[str, Any] = {"driver_pid": os.getpid(), "tables": {}}
-    out["no_store"] = _error(lambda: register(spark))   # a cluster session without a store: refused
+    out["no_store"] = error_of(lambda: register(spark))   # a cluster session without a store: refused
     spark.conf.set(merge_job.STORE_CONF, config["store"])
     register(spark)
     spark.conf.set("spark.sql.parquet.filterPushdown", "false")
@@ -146,7 +131,7 @@ def main(config_path: str, out_path: str) -> None:
     out["stats"] = dict(merge_job.STATS)
     # the executors that ran (the driver's block manager counted out)
     out["executors"] = int(spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size()) - 1
-    out["corrupted"] = _error(lambda: spark.read.format("hudi-hive").load(config["corrupted"]).collect())
+    out["corrupted"] = error_of(lambda: spark.read.format("hudi-hive").load(config["corrupted"]).collect())
     if config.get("s3"):
         out["s3"] = _on_s3(spark, config["s3"])
     Path(out_path).write_text(json.dumps(out))

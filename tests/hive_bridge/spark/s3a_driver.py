@@ -17,17 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-
-def _json(df: Any) -> Any:
-    """One ``to_json(struct(...))`` string a row (the columns by name, Hudi's meta columns left out)."""
-    from pyspark.sql import functions as F
-
-    cols = sorted(c for c in df.columns if not c.startswith("_hoodie"))
-    return df.select(F.to_json(F.struct(*[F.col(f"`{c}`") for c in cols])))
-
-
-def _rows(df: Any) -> list[str]:
-    return sorted(r[0] for r in _json(df).collect())
+from tests.hive_bridge.spark.child_driver import error_of, info_log, json_rows, sorted_rows
 
 
 def _truth(spark: Any, table: dict[str, Any]) -> Any:
@@ -41,36 +31,6 @@ def _truth(spark: Any, table: dict[str, Any]) -> Any:
     local = HudiTable.open(table["local"])
     files = [f"{table['s3a']}/{s.base_file.path}" for s in local.latest_file_slices() if s.base_file is not None]
     return spark.read.option("mergeSchema", "false").parquet(*files)
-
-
-#: log4j2's configuration of a driver whose log is searched: everything from INFO on to standard error, in
-#: Spark's pattern (``setLogLevel`` lifts the root level, but the console filter pyspark's driver gets from Spark's
-#: defaults still holds INFO back)
-INFO_LOG = """rootLogger.level = info
-rootLogger.appenderRef.stderr.ref = console
-appender.console.type = Console
-appender.console.name = console
-appender.console.target = SYSTEM_ERR
-appender.console.layout.type = PatternLayout
-appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
-"""
-
-
-def info_log(spark: Any, work: str) -> None:
-    """Spark's log at INFO on the driver's standard error from now on (log4j2 reconfigured with
-    :data:`INFO_LOG`, written in ``work``)."""
-    path = Path(work) / "log4j2-info.properties"
-    path.write_text(INFO_LOG)
-    jvm = spark.sparkContext._jvm
-    jvm.org.apache.logging.log4j.core.config.Configurator.reconfigure(jvm.java.net.URI(path.as_uri()))
-
-
-def _error(fn: Any) -> str:
-    try:
-        fn()
-    except Exception as exc:
-        return f"{type(exc).__name__}: {exc}"
-    return ""
 
 
 def _routes(spark: Any, config: dict[str, Any], hadoop: Any) -> dict[str, Any]:
@@ -89,9 +49,9 @@ def _routes(spark: Any, config: dict[str, Any], hadoop: Any) -> dict[str, Any]:
             for k, v in options.items():
                 reader = reader.option(k, v)
             df = reader.load(uri)
-            return {"rows": _rows(df), "filtered": _rows(df.where(q))}
+            return {"rows": sorted_rows(df), "filtered": sorted_rows(df.where(q))}
         got: dict[str, Any] = {}
-        got["error"] = _error(lambda: got.update(rows()))
+        got["error"] = error_of(lambda: got.update(rows()))
         return got
 
     out: dict[str, Any] = {}
@@ -149,15 +109,15 @@ def main(config_path: str, out_path: str) -> None:
         pin = pin_of(df)
         got["pin_path"] = None if pin is None else pin.path
         got["listing_source"] = None if pin is None else pin.snapshot.table.listing_source
-        got["all"] = {"rows": _rows(df), "truth": _rows(truth)}
+        got["all"] = {"rows": sorted_rows(df), "truth": sorted_rows(truth)}
         df.createOrReplaceTempView("t")
         for q in table["filters"]:
-            scan = _json(df.where(q))
+            scan = json_rows(df.where(q))
             rows = sorted(r[0] for r in scan.collect())
             read = int(getattr(jvm, JVM_PACKAGE).Planner.filesRead(scan._jdf.queryExecution().executedPlan()))
             kept = list(pin.last_kept) if pin is not None else []
-            sql_rows = _rows(spark.sql(f"SELECT * FROM t WHERE {q}"))
-            got["filters"][q] = {"rows": rows, "sql_rows": sql_rows, "truth": _rows(truth.where(q)),
+            sql_rows = sorted_rows(spark.sql(f"SELECT * FROM t WHERE {q}"))
+            got["filters"][q] = {"rows": rows, "sql_rows": sql_rows, "truth": sorted_rows(truth.where(q)),
                                  "files_read": read, "kept": kept,
                                  "files_total": None if pin is None else len(pin.snapshot.slices)}
         out["tables"][table["name"]] = got
@@ -175,9 +135,9 @@ def main(config_path: str, out_path: str) -> None:
                           aws_secret_access_key=config["secret_key"], region_name="us-east-1")
     client.delete_object(Bucket=config["bucket"], Key=victim.split(f"s3a://{config['bucket']}/", 1)[1])
     out["deleted"] = victim
-    out["errors"]["deleted"] = _error(lambda: df.count())
+    out["errors"]["deleted"] = error_of(lambda: df.count())
     # a scheme the session has no file system for: the message says what is missing
-    out["errors"]["gs"] = _error(lambda: spark.read.format("hudi-hive").load(f"gs://{config['bucket']}/t").count())
+    out["errors"]["gs"] = error_of(lambda: spark.read.format("hudi-hive").load(f"gs://{config['bucket']}/t").count())
     Path(out_path).write_text(json.dumps(out))
     spark.stop()
 
