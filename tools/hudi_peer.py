@@ -20,7 +20,6 @@ it, except under CI, where they fail) and exits 0: the rest of the suite still r
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -29,6 +28,10 @@ import sys
 import tempfile
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from maven_fetch import fetch as fetch_one
+from maven_fetch import jar_name
 
 REPO = Path(__file__).resolve().parent.parent
 PEER = REPO / ".cache" / "hudi-peer"
@@ -53,16 +56,7 @@ def python() -> Path:
 
 
 def jar_path() -> Path:
-    _, artifact, version = BUNDLE.split(":")
-    return JARS / f"{artifact}-{version}.jar"
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+    return JARS / jar_name(BUNDLE)
 
 
 def _venv_ready() -> bool:
@@ -100,24 +94,7 @@ def _setup_venv() -> str:
 
 
 def _fetch_bundle() -> str:
-    jar = jar_path()
-    if jar.is_file() and _sha256(jar) == BUNDLE_SHA256:
-        return ""
-    jar.unlink(missing_ok=True)
-    JARS.mkdir(parents=True, exist_ok=True)
-    mvn = shutil.which("mvn")
-    if mvn is None:
-        return "Maven (mvn) is not on PATH"
-    proc = subprocess.run([mvn, "-q", "-B", "dependency:copy", f"-Dartifact={BUNDLE}", f"-DoutputDirectory={JARS}",
-                           "-Dmdep.overWriteReleases=false"], capture_output=True, text=True, timeout=3600,
-                          check=False)
-    if proc.returncode != 0 or not jar.is_file():
-        return f"mvn dependency:copy {BUNDLE} failed (is Maven Central reachable?): {_tail(proc)}"
-    got = _sha256(jar)
-    if got != BUNDLE_SHA256:
-        jar.unlink()
-        return f"{jar.name}: sha256 {got}, expected {BUNDLE_SHA256} (removed)"
-    return ""
+    return fetch_one(BUNDLE, JARS, expected_sha256=BUNDLE_SHA256)
 
 
 def setup() -> str | None:

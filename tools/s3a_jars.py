@@ -6,31 +6,31 @@ fetched once with Maven into ``.cache/jars/`` (git-ignored, never committed), sk
 The versions are pinned here only: hadoop-aws matches the Hadoop client jars the installed pyspark ships
 (pyspark 4.3.0: Hadoop 3.5.0), the AWS SDK v2 ``bundle`` is the version hadoop-aws 3.5.0 declares (its parent pom,
 ``hadoop-project``: ``aws-java-sdk-v2.version``), and ``analyticsaccelerator-s3`` is hadoop-aws's other compile
-dependency. A failed fetch writes its reason to ``.cache/jars/FETCH_FAILED`` (the tests that need the jars skip
-saying it, except under CI, where they fail) and exits 0: the rest of the suite still runs.
+dependency; each jar's sha256 is pinned beside it and checked. A failed fetch writes its reason to
+``.cache/jars/FETCH_FAILED`` (the tests that need the jars skip saying it, except under CI, where they fail) and
+exits 0: the rest of the suite still runs.
 """
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from maven_fetch import fetch as fetch_one
+from maven_fetch import jar_name
 
 REPO = Path(__file__).resolve().parent.parent
 CACHE = REPO / ".cache" / "jars"
 FAILED = CACHE / "FETCH_FAILED"
-#: Maven coordinates, pinned
-ARTIFACTS = (
-    "org.apache.hadoop:hadoop-aws:3.5.0",
-    "software.amazon.awssdk:bundle:2.35.4",
-    "software.amazon.s3.analyticsaccelerator:analyticsaccelerator-s3:1.3.1",
-)
+#: Maven coordinates and the sha256 of each jar, pinned
+ARTIFACTS = {
+    "org.apache.hadoop:hadoop-aws:3.5.0": "66bd9eefb938b1a1657487324b63c13df2d8b17164a1dd24e0ef37b905bc5baa",
+    "software.amazon.awssdk:bundle:2.35.4": "db4b55f24ad1b4e70f17eb1717a4de76a8dadc5a27d764be7c44ff67b2c1c677",
+    "software.amazon.s3.analyticsaccelerator:analyticsaccelerator-s3:1.3.1":
+        "4959a9747cbb479c73c3ffbcd479bee5b014f8b2880994585a8693fb9d24675e",
+}
 
-
-def jar_name(coordinates: str) -> str:
-    _, artifact, version = coordinates.split(":")
-    return f"{artifact}-{version}.jar"
 
 
 def jar_paths() -> list[Path]:
@@ -43,25 +43,12 @@ def missing() -> list[str]:
 
 
 def fetch() -> str | None:
-    """Fetch the missing jars; None when all are there, else why not."""
-    todo = missing()
-    if not todo:
-        FAILED.unlink(missing_ok=True)
-        return None
-    CACHE.mkdir(parents=True, exist_ok=True)
-    mvn = shutil.which("mvn")
-    if mvn is None:
-        why = "Maven (mvn) is not on PATH"
-    else:
-        why = ""
-        for artifact in todo:
-            proc = subprocess.run([mvn, "-q", "-B", "dependency:copy", f"-Dartifact={artifact}",
-                                   f"-DoutputDirectory={CACHE}", "-Dmdep.overWriteReleases=false"],
-                                  capture_output=True, text=True, timeout=3600, check=False)
-            if proc.returncode != 0 or not (CACHE / jar_name(artifact)).is_file():
-                tail = (proc.stdout + proc.stderr).strip().splitlines()[-3:]
-                why = f"mvn dependency:copy {artifact} failed: {' / '.join(tail)}"
-                break
+    """Fetch the missing jars (and those failing their checksum); None when all are there, else why not."""
+    why = ""
+    for artifact, sha in ARTIFACTS.items():
+        why = fetch_one(artifact, CACHE, expected_sha256=sha)
+        if why:
+            break
     if why:
         FAILED.write_text(why + "\n")
         return why
