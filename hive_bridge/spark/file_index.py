@@ -29,6 +29,7 @@ import pyarrow as pa
 import sarg
 from hive_bridge import config
 from hive_bridge.errors import HudiTableError
+from hive_bridge.layout.asof import merge_bound
 from hive_bridge.layout.fsview import HIVE_DEFAULT_PARTITION, FileSlice
 from hive_bridge.pruning.pruner import READ_OPTIMIZED, SNAPSHOT, ListStatusResult, check_query_type
 from hive_bridge.pruning.snapshot import TableSnapshot, default_cache
@@ -115,26 +116,27 @@ class Pin:
     #: the relation's data schema as Arrow (what merged slices are written in)
     arrow_schema: pa.Schema | None = None
 
+    @property
+    def merge_bound(self) -> str | None:
+        """The instant time merges of this relation's slices read log blocks up to: the as-of instant of a state
+        read by time travel (part of the merged slices' keys), None for the latest state."""
+        as_of = self.snapshot.as_of
+        return None if as_of is None else merge_bound(as_of.instant)
+
 
 def _listing_of(options: Mapping[str, str]) -> str:
     return "auto" if str(options.get("hoodie.metadata.enable", "false")).lower() == "true" else "folders"
 
 
-def _snapshot(path: str, options: Mapping[str, str], storage_options: Mapping[str, str],
-              query_type: str = SNAPSHOT) -> TableSnapshot:
+def _snapshot(path: str, options: Mapping[str, str], storage_options: Mapping[str, str]) -> TableSnapshot:
     """The table's snapshot a relation reads: its latest state, or with option ``as.of.instant`` its state as of
-    then (time travel). A merge-on-read snapshot query as of an instant is refused: the merged-slice store holds
-    a slice's rows merged with every completed log block, not those of an earlier state (read it with
-    ``read_hudi(..., as_of=)``, the Python data source, or ``hoodie.datasource.query.type=read_optimized``)."""
+    then (time travel: the slices of that state, pruned by statistics valid for it; merge-on-read slices are
+    merged up to the instant, :meth:`Pin.merge_bound`). An instant that cannot be read exactly (unknown, pending,
+    cleaned, archived, in the future) is a :class:`~hive_bridge.layout.asof.TimeTravelError` naming it."""
     snap = default_cache().get(path, listing=_listing_of(options), storage_options=storage_options or None)
     as_of = options.get(AS_OF_OPTION)
     if as_of is None:
         return snap
-    if snap.table.properties.is_mor and query_type != READ_OPTIMIZED:
-        raise HudiTableError(f"option {AS_OF_OPTION}={as_of!r}: time travel on a merge-on-read table's snapshot "
-                             "query is not read by the hudi-hive file index; use hive_bridge.spark.read_hudi(spark, "
-                             f"path, as_of={as_of!r}), the Python data source ({PYTHON_SOURCE}), or "
-                             f"{QUERY_TYPE_OPTION}=read_optimized")
     return TableSnapshot.of(snap.table, snap.index, as_of=as_of, where=f"option {AS_OF_OPTION}")
 
 
@@ -234,7 +236,7 @@ class PythonPlanner:
         path, options = _without_userinfo(path, options)
         path, storage = _spark_storage(path, options)   # says what is missing when Spark cannot open it
         try:
-            snap = _snapshot(path, options, storage, query_type)
+            snap = _snapshot(path, options, storage)
         except (HudiTableError, StorageError) as exc:
             raise SparkReadError(f"hudi-hive {path}: {exc}") from None
         table = snap.table
@@ -251,9 +253,10 @@ class PythonPlanner:
 
     def _drop_stale(self, pin: Pin) -> None:
         """Delete, in the background, the table's merged-slice files of slices that its state pinned now no longer
-        has (once per table state; a file a scan may still read stays)."""
+        has (once per table state; a file a scan may still read stays). Only a relation of the latest state does:
+        the files of an earlier state (time travel) are not the latest state's, which a newer relation reads."""
         snap = pin.snapshot
-        if pin.query_type == READ_OPTIMIZED:
+        if pin.query_type == READ_OPTIMIZED or snap.as_of is not None:
             return
         with self._lock:
             if self._cleaned.get(pin.path) is snap:
@@ -282,7 +285,7 @@ class PythonPlanner:
         pin = self.pin(pin_id)
         _, storage = _spark_storage(pin.path, pin.options)   # the session's settings now (rotated credentials)
         try:
-            snap = _snapshot(pin.path, pin.options, storage, pin.query_type)
+            snap = _snapshot(pin.path, pin.options, storage)
         except (HudiTableError, StorageError) as exc:
             raise SparkReadError(f"hudi-hive {pin.path}: {exc}") from None
         with self._lock:
@@ -424,7 +427,7 @@ class PythonPlanner:
             return {}
         if pin.arrow_schema is None:
             pin.arrow_schema = data_arrow_schema(pin.snapshot.table, pin.path_cols)
-        return merged_files(pin.snapshot.table, todo, pin.arrow_schema, hold)
+        return merged_files(pin.snapshot.table, todo, pin.arrow_schema, hold, pin.merge_bound)
 
     @staticmethod
     def _file_of(pin: Pin, s: FileSlice, merged: Mapping[tuple[str, str], tuple[str, int, int]]

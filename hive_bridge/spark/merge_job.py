@@ -8,7 +8,9 @@ cache (:mod:`hive_bridge.spark.merged_cache`: bounded, least recently used files
 spared); a cluster session without it is refused at ``register`` (its executors cannot open the driver's local
 files). Files are named by :func:`~hive_bridge.spark.merged_cache.slice_key` under one folder per table in either
 case, so a slice merged once is reused by every later scan that keeps it, and files of slices gone from a table's
-latest state are deleted (:func:`drop_stale`). A store given by URI is not bounded: nothing there is evicted
+latest state are deleted (:func:`drop_stale`). A relation read as of an earlier instant (time travel) merges its
+slices up to that instant (hudi-rs skips later log blocks, in the driver and in the executors alike) into files
+whose key includes the instant: never read for another instant or for the latest state. A store given by URI is not bounded: nothing there is evicted
 (clear it with the store's own lifecycle rules, an S3 expiry for instance).
 
 Who merges: a scan whose slices to merge are at most ``spark.hive_bridge.mergeInDriverMax``
@@ -85,8 +87,9 @@ class MergedStore:
             return str(table_dir(table))
         return f"{self.uri.rstrip('/')}/{table_dir(table).name}"
 
-    def location(self, table: HudiTable, s: FileSlice, schema: pa.Schema) -> str:
-        return f"{self.folder(table)}/{slice_key(table, s, schema)}{SUFFIX}"
+    def location(self, table: HudiTable, s: FileSlice, schema: pa.Schema, as_of: str | None = None) -> str:
+        """Where the slice merged in ``schema`` (as of the merge bound ``as_of``, or latest) is stored."""
+        return f"{self.folder(table)}/{slice_key(table, s, schema, as_of)}{SUFFIX}"
 
     def storage(self) -> Storage:
         return Storage.for_uri(self.root(), self.options or None)
@@ -159,8 +162,9 @@ def configure(spark: SparkSession) -> MergedStore:
 
 # -- merging: the descriptors, the task, the driver's side -------------------------------------------------------
 
-def _descriptor(table: HudiTable, s: FileSlice, schema: pa.Schema, out: str, target: MergedStore) -> dict[str, Any]:
-    return {"root": str(table.base_path), "table_options": dict(table.storage.options),
+def _descriptor(table: HudiTable, s: FileSlice, schema: pa.Schema, out: str, target: MergedStore,
+                as_of: str | None = None) -> dict[str, Any]:
+    return {"root": str(table.base_path), "table_options": dict(table.storage.options), "as_of": as_of,
             "base": s.base_file.path if s.base_file is not None else "", "logs": [lf.path for lf in s.log_files],
             "partition_values": dict(s.partition_values), "slice": f"{s.partition_path}/{s.file_id}",
             "schema": schema.serialize().to_pybytes(), "out": out, "store": target.root(),
@@ -169,15 +173,18 @@ def _descriptor(table: HudiTable, s: FileSlice, schema: pa.Schema, out: str, tar
 
 def merge_and_write(items: Iterable[dict[str, Any]]) -> Iterator[tuple[str, str, Any, int, str]]:
     """Merge each described slice with hudi-rs and write it to the store (runs in executors' Python workers, or in
-    the driver): ``("OK", location, size, mtime ms, writer)`` or ``("ERR", location, message, 0, writer)``."""
+    the driver): ``("OK", location, size, mtime ms, writer)`` or ``("ERR", location, message, 0, writer)``. A
+    descriptor's ``as_of`` (the merge bound of a state read by time travel) makes the merge skip the log blocks of
+    later instants."""
     writer = f"{socket.gethostname()}:{os.getpid()}"
-    readers: dict[str, Any] = {}
+    readers: dict[tuple[str, str | None], Any] = {}
     stores: dict[str, Storage] = {}
     for d in items:
         try:
-            reader = readers.get(d["root"])
+            which = (d["root"], d.get("as_of"))
+            reader = readers.get(which)
             if reader is None:
-                reader = readers[d["root"]] = hudi_reader(d["root"], d["table_options"])
+                reader = readers[which] = hudi_reader(d["root"], d["table_options"], which[1])
             schema = pa.ipc.read_schema(pa.py_buffer(d["schema"]))
             batches = merge_with_hudi(reader, d["base"], d["logs"])
             rows = pa.Table.from_batches(batches) if batches else schema.empty_table()
@@ -247,14 +254,17 @@ def _run(descriptors: list[dict[str, Any]], target: MergedStore) -> list[tuple[s
 
 
 def merged_files(table: HudiTable, slices: Sequence[FileSlice], schema: pa.Schema,
-                 hold: list[str] | None = None) -> dict[tuple[str, str], tuple[str, int, int]]:
+                 hold: list[str] | None = None, as_of: str | None = None
+                 ) -> dict[tuple[str, str], tuple[str, int, int]]:
     """Each slice's merged file in the store (merged now when the store has none): by (partition path, file id),
     (location, size, mtime ms). ``hold``: the caller's in-use list, to which every location is added before
-    the store is looked at (no eviction deletes it between its merge and the scan)."""
+    the store is looked at (no eviction deletes it between its merge and the scan). ``as_of``: the merge bound
+    of a state read by time travel (:func:`hive_bridge.layout.asof.merge_bound`): the slices are merged up to it,
+    under keys of their own (:func:`~hive_bridge.spark.merged_cache.slice_key`)."""
     target = store()
     if not slices:
         return {}
-    where = {(s.partition_path, s.file_id): target.location(table, s, schema) for s in slices}
+    where = {(s.partition_path, s.file_id): target.location(table, s, schema, as_of) for s in slices}
     if hold is not None:
         hold.extend(where.values())
     found: dict[str, tuple[int, int]]
@@ -271,7 +281,7 @@ def merged_files(table: HudiTable, slices: Sequence[FileSlice], schema: pa.Schem
     missing = [(s, where[(s.partition_path, s.file_id)]) for s in slices
                if where[(s.partition_path, s.file_id)] not in found]
     if missing:
-        results = _run([_descriptor(table, s, schema, loc, target) for s, loc in missing], target)
+        results = _run([_descriptor(table, s, schema, loc, target, as_of) for s, loc in missing], target)
         errors = [r for r in results if r[0] == "ERR"]
         if errors:
             more = f" (and {len(errors) - 1} more slices)" if len(errors) > 1 else ""
@@ -287,8 +297,9 @@ def merged_files(table: HudiTable, slices: Sequence[FileSlice], schema: pa.Schem
 
 
 def drop_stale(table: HudiTable, live: Iterable[tuple[FileSlice, pa.Schema]]) -> list[str]:
-    """Delete ``table``'s merged files in the store that belong to none of the ``live`` slices and that no scan
-    may still read; the deleted locations."""
+    """Delete ``table``'s merged files in the store that belong to none of the ``live`` slices (the latest
+    state's: files merged as of earlier instants go too) and that no scan may still read; the deleted
+    locations."""
     target = store()
     if target.local_cache:
         return CACHE.drop_stale(table, live)

@@ -1,16 +1,19 @@
 """Merge-on-read slices as parquet files Spark's parquet reader can read: hudi-rs merges a kept slice's base file
 with its log files (or reads a base file of another format), the rows are conformed to the relation's data schema
 and written once to a cache folder, named by the slice's identity (table, file group, base file, every log file
-with its size): a slice that gains a log file, or is compacted, is another file. Only the slices a scan keeps are
-merged, so a selective query on a large table merges a few slices, once.
+with its size; for a state read by time travel, the instant the merge stops at: :func:`slice_key`): a slice that
+gains a log file, or is compacted, is another file, and a slice merged as of an earlier instant is never read for
+another instant or for the latest state. Only the slices a scan keeps are merged, so a selective query on a large
+table merges a few slices, once.
 
 The cache is bounded (``HIVE_BRIDGE_MERGED_CACHE_MB``, :mod:`hive_bridge.config`): after a merge that takes it
 over the bound, the least recently used files are deleted, except the files a scan may still be reading (the
 caller's ``in_use``: the file index's recent scans of the relations it keeps). :func:`drop_stale` deletes a
-table's files of slices that are no longer in its latest state. A deleted file is merged again by the next scan
-that keeps its slice. The merges and writes are :mod:`hive_bridge.spark.merge_job`'s (in the driver or by a
-Spark job; in local mode only: on a cluster, merged slices go to the session's merged-slice store). One cache folder serves one driver process at a time (set ``HIVE_BRIDGE_CACHE`` per
-driver): another process's scans in flight are not known here."""
+table's files of slices that are no longer in its latest state (files merged as of earlier instants too, unless a
+scan may still read them). A deleted file is merged again by the next scan that keeps its slice. The merges and
+writes are :mod:`hive_bridge.spark.merge_job`'s (in the driver or by a Spark job; in local mode only: on a
+cluster, merged slices go to the session's merged-slice store). One cache folder serves one driver process at a
+time (set ``HIVE_BRIDGE_CACHE`` per driver): another process's scans in flight are not known here."""
 
 from __future__ import annotations
 
@@ -45,12 +48,19 @@ def _schema_text(schema: pa.Schema) -> str:
     return str(schema.to_string())
 
 
-def slice_key(table: HudiTable, s: FileSlice, schema: pa.Schema) -> str:
+def slice_key(table: HudiTable, s: FileSlice, schema: pa.Schema, as_of: str | None = None) -> str:
+    """A merged slice's identity: the table, the file group, the base file (size, mtime), every log file (size),
+    the schema it is written in, and ``as_of``, the instant time the merge reads log blocks up to (time travel,
+    :func:`hive_bridge.layout.asof.merge_bound`; None: every completed block). A version-6 log file holds the
+    blocks of later delta commits too, with the same name and size at any as-of time: a slice merged as of one
+    instant is another file than the same slice merged as of another or for the latest state."""
     h = hashlib.sha256()
     base = s.base_file
     parts = [str(table.base_path), s.partition_path, s.file_id, s.base_instant,
              f"{base.path}:{base.size}:{base.mtime}" if base is not None else "-",
              *(f"{lf.path}:{lf.size}" for lf in s.log_files), _schema_text(schema)]
+    if as_of is not None:  # the latest state's keys stay what they were
+        parts.append(f"as-of:{as_of}")
     h.update("\0".join(parts).encode())
     return h.hexdigest()[:32]
 
