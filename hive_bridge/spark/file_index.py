@@ -1,5 +1,6 @@
 """Spark's own query path, pruned: ``hudi-hive`` tables as Spark's parquet file source whose file index asks this
-module, per scan, which latest files the scan's filters may match.
+module, per scan, which files of the table's state (the latest, or as of ``as.of.instant``) the scan's filters
+may match.
 
 Spark hands a file source's filters to its ``FileIndex.listFiles(partitionFilters, dataFilters)`` once per scan
 per execution, on the driver. The JVM side (``java/``: ``io.hivebridge.spark.HudiHiveFileIndex`` inside a
@@ -9,8 +10,9 @@ planner pins the :class:`~hive_bridge.pruning.snapshot.TableSnapshot` a relation
 one DataFrame reads one table state until ``FileIndex.refresh()`` (``REFRESH TABLE``, ``refreshByPath`` of a
 cached DataFrame). Partition filters are evaluated exactly in Java over each partition's values; data filters
 prune by statistics here and Spark applies them to rows. Merge-on-read slices with log files are merged by
-hudi-rs into parquet files cached by slice identity (:mod:`hive_bridge.spark.merged_cache`), which Spark's parquet
-reader then reads. See ``docs/spark.md``.
+hudi-rs into parquet files cached by slice identity (:mod:`hive_bridge.spark.merged_cache`; a relation read as of
+an instant merges up to it, the instant part of the identity), which Spark's parquet reader then reads. See
+``docs/spark.md`` and ``docs/time-travel.md``.
 """
 
 from __future__ import annotations
