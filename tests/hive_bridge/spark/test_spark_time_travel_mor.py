@@ -311,8 +311,8 @@ def test_instants_that_cannot_be_read_are_refused(spark: Any, hudi_hive: None, t
 
 
 def test_a_cleaned_instant_is_refused(spark: Any, hudi_hive: None, tmp_path: Path) -> None:
-    h = write_history(tmp_path / "t", 6, "MERGE_ON_READ", seed=24, commits=8)
-    clean = h.writer.clean(2)
+    h = write_history(tmp_path / "t", 6, "MERGE_ON_READ", seed=25, commits=8)   # two compactions
+    clean = h.writer.clean(3)
     assert clean.deleted
     with pytest.raises(Exception, match=f"cleaned: the clean {clean.instant}") as exc:
         _hudi_hive(spark, h.path, h.instants[0]).collect()
