@@ -1,7 +1,7 @@
 """The archived timeline: instants moved out of the active timeline, with their metadata.
 
-Read only when a request needs an instant before the active timeline (:meth:`Timeline.with_archived
-<hive_bridge.layout.timeline.Timeline.with_archived>`); a request inside the active timeline never opens it.
+Read only when a request needs an instant before the active timeline (:func:`with_archived`); a request inside the
+active timeline never opens it.
 
 Table version 6 (timeline layout 1): ``.hoodie/<hoodie.archivelog.folder, "archived">/.commits_.archive.N_<token>``
 are Hudi log files (:mod:`hive_bridge.formats.logfile`) whose Avro data blocks hold ``HoodieArchivedMetaEntry``
@@ -34,10 +34,10 @@ from typing import Any
 
 from hive_bridge.errors import HudiTableError
 from hive_bridge.layout.properties import HOODIE_DIR, TableProperties
-from hive_bridge.layout.timeline import Instant, State, decode_instant_bytes
+from hive_bridge.layout.timeline import Instant, State, Timeline, decode_instant_bytes
 from hive_bridge.storage.core import StorageError
 
-__all__ = ["ArchivedTimeline", "ArchivedTimelineError", "archive_location", "read_archived_timeline"]
+__all__ = ["ArchivedTimeline", "ArchivedTimelineError", "archive_location", "read_archived_timeline", "with_archived"]
 
 #: ``HoodieArchivedMetaEntry``'s field holding an instant's metadata, by action (Hudi's ``MetadataConversionUtils``)
 _METADATA_FIELDS = {
@@ -81,6 +81,18 @@ def archive_location(properties: TableProperties) -> str:
         return store.join(properties.timeline_location, history)
     folder = properties.raw.get("hoodie.archivelog.folder") or "archived"
     return store.join(store.join(properties.base_path, HOODIE_DIR), folder)
+
+
+def with_archived(timeline: Timeline) -> Timeline:
+    """The table's archived instants and ``timeline``'s as one timeline: the archive is read on the first call for
+    a timeline, once (an unreadable archive raises :class:`ArchivedTimelineError` naming the file)."""
+    if timeline.is_merged_with_archive:
+        return timeline
+    merged = timeline.merged_archive
+    if merged is None:
+        archived = read_archived_timeline(timeline.properties)
+        merged = timeline.merge_archived(archived.instants, archived.metadata, archived.location)
+    return merged
 
 
 def read_archived_timeline(properties: TableProperties) -> ArchivedTimeline:

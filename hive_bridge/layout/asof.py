@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from hive_bridge.errors import HudiTableError
+from hive_bridge.layout.archived import with_archived
 from hive_bridge.layout.fsview import parse_base_file_name, parse_log_file_name
 from hive_bridge.layout.timeline import WRITE_ACTIONS, Instant, Timeline
 
@@ -114,7 +115,7 @@ def timeline_for(timeline: Timeline, instant: str) -> Timeline:
     writes = timeline.completed_writes
     if timeline.is_merged_with_archive or (writes and instant >= writes[0].timestamp):
         return timeline
-    return timeline.with_archived()
+    return with_archived(timeline)
 
 
 def resolve_as_of(timeline: Timeline, value: str | AsOf, table: str, *, where: str = "") -> AsOf:

@@ -339,7 +339,7 @@ class FileSystemView:
 
     def with_timeline(self, timeline: Timeline) -> FileSystemView:
         """The same folders' files (listed once, shared) read against another timeline of the table (the active
-        one with the archived instants: :meth:`~hive_bridge.layout.timeline.Timeline.with_archived`)."""
+        one with the archived instants: :func:`~hive_bridge.layout.archived.with_archived`)."""
         view = FileSystemView(self.properties, timeline, freeze_listing=self._freeze)
         view._listed = self._list()
         return view

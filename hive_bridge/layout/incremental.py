@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from hive_bridge.errors import HudiTableError
+from hive_bridge.layout.archived import with_archived
 from hive_bridge.layout.timeline import WRITE_ACTIONS, Timeline
 
 __all__ = ["EARLIEST", "IncrementalQueryError", "IncrementalRange", "incremental_range", "touched_file_groups"]
@@ -64,7 +65,7 @@ class IncrementalRange:
     #: commits', kept when after ``begin``)
     active_from: str = ""
     #: the range begins before the active timeline: its commits, slices and files are the archived and active
-    #: timeline's together (:meth:`~hive_bridge.layout.timeline.Timeline.with_archived`)
+    #: timeline's together (:func:`~hive_bridge.layout.archived.with_archived`)
     archived: bool = False
 
     @property
@@ -116,7 +117,7 @@ def incremental_range(timeline: Timeline, table: str, begin: str | None, end: st
             why = (f"{BEGIN_OPTION}={start} is before the first commit of the active timeline ({commits_all[0]}): "
                    f"the start is archived, and {FALLBACK_OPTION}=true (Hudi's full table scan)")
             return IncrementalRange(start, stop, commits, True, why)
-        merged = timeline.with_archived()
+        merged = with_archived(timeline)
         if merged.completed_writes[0].timestamp == commits_all[0]:
             raise IncrementalQueryError(_no_archived_commit(table, start, commits_all[0]))
         commits = tuple(i.timestamp for i in merged.completed_writes if start < i.timestamp <= stop)
@@ -159,7 +160,7 @@ def _completion_range(timeline: Timeline, table: str, begin: str, end: str | Non
     commits = tuple(i.timestamp for i in writes if start < done[i.timestamp] <= stop)
     if start != "0" and start < writes[0].timestamp and not timeline.is_merged_with_archive:
         if not fallback:
-            merged = timeline.with_archived()
+            merged = with_archived(timeline)
             if merged.completed_writes[0].timestamp == writes[0].timestamp:
                 raise IncrementalQueryError(_no_archived_commit(table, start, writes[0].timestamp))
             return replace(_completion_range(merged, table, begin, end, fallback=False), archived=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cached_property
@@ -173,29 +173,31 @@ class Timeline:
         """Whether this timeline holds the archived instants too (made by `with_archived`)."""
         return bool(self._archived_where) or self._with_archived is self
 
-    def with_archived(self) -> Timeline:
-        """The archived instants and the active ones as one timeline (the archived timeline is read on the first
-        call, once: :mod:`hive_bridge.layout.archived`; an unreadable archive raises an error naming the file).
-        An archived instant still on the active timeline is taken from the active one."""
-        if self._with_archived is None:
-            from hive_bridge.layout.archived import read_archived_timeline
-
-            archived = read_archived_timeline(self.properties)
-            active = {i.timestamp for i in self.instants}
-            merged = Timeline(self.properties, [
-                *(Instant(i.timestamp, i.action, i.state, i.completion_time, f"archived:{i.timestamp}.{i.action}")
-                  for i in archived.instants if i.timestamp not in active),
-                *self.instants])
-            for instant in merged.instants:
-                if instant.file_name.startswith("archived:"):
-                    merged._archived_where[instant.file_name] = (
-                        f"{archived.location} (archived {instant.action} {instant.timestamp})")
-                    if instant.timestamp in archived.metadata:
-                        merged._metadata_cache[instant.file_name] = archived.metadata[instant.timestamp]
-            merged._metadata_cache.update(self._metadata_cache)
-            merged._with_archived = merged
-            self._with_archived = merged
+    @property
+    def merged_archive(self) -> Timeline | None:
+        """The archived and active instants as one timeline, once :func:`hive_bridge.layout.archived.with_archived`
+        has read the archive (None before: a request inside the active timeline never reads it)."""
         return self._with_archived
+
+    def merge_archived(self, instants: Iterable[Instant], metadata: Mapping[str, dict[str, Any]],
+                       location: str) -> Timeline:
+        """This timeline with the archived ``instants`` (``metadata``: the completed ones' by instant time, read
+        from the archive at ``location``) added, kept as :attr:`merged_archive`. An archived instant still on the
+        active timeline is taken from the active one."""
+        active = {i.timestamp for i in self.instants}
+        merged = Timeline(self.properties, [
+            *(Instant(i.timestamp, i.action, i.state, i.completion_time, f"archived:{i.timestamp}.{i.action}")
+              for i in instants if i.timestamp not in active),
+            *self.instants])
+        for instant in merged.instants:
+            if instant.file_name.startswith("archived:"):
+                merged._archived_where[instant.file_name] = f"{location} (archived {instant.action} {instant.timestamp})"
+                if instant.timestamp in metadata:
+                    merged._metadata_cache[instant.file_name] = metadata[instant.timestamp]
+        merged._metadata_cache.update(self._metadata_cache)
+        merged._with_archived = merged
+        self._with_archived = merged
+        return merged
 
     # -------------------------------------------------------------- metadata
     def instant_path(self, instant: Instant) -> Path:

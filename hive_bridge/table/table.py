@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 
 from hive_bridge.errors import HudiTableError, MetadataTableError
 from hive_bridge.formats.avro_schema import avro_to_arrow_schema
+from hive_bridge.layout.archived import with_archived
 from hive_bridge.layout.asof import AsOf, TimeTravelError, check_not_cleaned, resolve_as_of, timeline_for
 from hive_bridge.layout.fsview import FileSlice, FileSystemView, get_base_file, get_base_instant
 from hive_bridge.layout.incremental import (
@@ -186,7 +187,7 @@ class HudiTable:
             return rng, self.latest_file_slices()
         if not rng.commits:
             return rng, []
-        timeline = self.timeline.with_archived() if rng.archived else self.timeline
+        timeline = with_archived(self.timeline) if rng.archived else self.timeline
         slices = self._view_for(timeline).latest_file_slices(rng.state_instant)
         try:
             check_not_cleaned(timeline, AsOf(rng.state_instant, rng.end), self.base_path,

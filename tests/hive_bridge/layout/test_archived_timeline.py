@@ -17,7 +17,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from hive_bridge.errors import HudiTableError
-from hive_bridge.layout.archived import ArchivedTimelineError, archive_location, read_archived_timeline
+from hive_bridge.layout.archived import (
+    ArchivedTimelineError,
+    archive_location,
+    read_archived_timeline,
+    with_archived,
+)
 from hive_bridge.layout.asof import TimeTravelError, merge_bound
 from hive_bridge.layout.fsview import FileSlice
 from hive_bridge.layout.incremental import IncrementalRange, touched_file_groups
@@ -85,7 +90,7 @@ def incremental_rows(table: HudiTable, begin: str, end: str, fallback: bool) -> 
 
 def _archived_writes(table: HudiTable) -> list[str]:
     first = table.timeline.completed_writes[0].timestamp
-    return [i.timestamp for i in table.timeline.with_archived().completed_writes if i.timestamp < first]
+    return [i.timestamp for i in with_archived(table.timeline).completed_writes if i.timestamp < first]
 
 
 @pytest.mark.parametrize("name", TABLES)
@@ -102,8 +107,8 @@ def test_archived_instants_and_their_metadata_are_read(tables: dict[str, Path], 
         assert set(stats) <= {"region=EU", "region=US"} and all(w["fileId"] for ws in stats.values() for w in ws)
     if table.properties.timeline_layout_version >= 2:       # the LSM timeline keeps completion times
         assert all(i.completion_time and i.completion_time >= i.timestamp for i in writes)
-    merged = table.timeline.with_archived()
-    assert merged is table.timeline.with_archived()          # read once
+    merged = with_archived(table.timeline)
+    assert merged is with_archived(table.timeline) is table.timeline.merged_archive          # read once
     assert [i.timestamp for i in merged.completed_writes] == sorted(
         [i.timestamp for i in writes] + [i.timestamp for i in table.timeline.completed_writes])
 
@@ -250,7 +255,7 @@ def test_requests_inside_the_active_timeline_never_open_the_archive(fresh: Calla
     rng, touched = table.incremental(active[0].completion_time or active[0].timestamp, None)
     assert rng.commits and not rng.archived and touched
     assert table.latest_file_slices()
-    assert table.timeline._with_archived is None
+    assert table.timeline.merged_archive is None
     # a request before the active timeline does open it (and says which file is bad)
     with pytest.raises(ArchivedTimelineError, match=str(history)):
         HudiTable.open(path).time_travel(before_active)

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from hive_bridge.layout.archived import with_archived
 from hive_bridge.table.table import HudiTable
 from tests.conftest import REPO
 from tests.hive_bridge.layout.test_archived_timeline import assert_hudi_rows, incremental_rows, slice_rows
@@ -55,7 +56,7 @@ def queries(path: str) -> list[dict[str, Any]]:
     """Hudi reads of a table: as of its first three archived writes, incremental from its first two archived
     writes (without the fallback) and from the second (with it), to the first active write."""
     table = HudiTable.open(path)
-    writes = table.timeline.with_archived().completed_writes
+    writes = with_archived(table.timeline).completed_writes
     first_active = table.timeline.completed_writes[0].timestamp
     archived = [w for w in writes if w.timestamp < first_active]
     assert len(archived) >= 3, f"{path}: Hudi archived {len(archived)} writes"
