@@ -409,8 +409,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--as-of", default=None, metavar="INSTANT",
                    help="replay against the table's state as of a completed instant or a time (time travel): "
                         "yyyyMMddHHmmssSSS, yyyyMMddHHmmss, 'yyyy-MM-dd HH:mm:ss[.SSS]' or yyyy-MM-dd, in the "
-                        "table's timeline time zone; an instant that is unknown, pending, cleaned, archived or in "
-                        "the future is an error")
+                        "table's timeline time zone (an archived instant is read from the archived timeline); an "
+                        "instant that is unknown, pending, cleaned, before the first commit or in the future is an "
+                        "error")
     p.add_argument("--spark", action="store_true",
                    help="read the event logs' applications on Spark executors in parallel (default master "
                         "local[2]); the same result as reading them here")
@@ -453,8 +454,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--as-of", default=None, metavar="INSTANT",
                    help="plan the table's state as of a completed instant or a time (time travel): "
                         "yyyyMMddHHmmssSSS, yyyyMMddHHmmss, 'yyyy-MM-dd HH:mm:ss[.SSS]' or yyyy-MM-dd, in the "
-                        "table's timeline time zone; an instant that is unknown, pending, cleaned, archived or in "
-                        "the future is an error")
+                        "table's timeline time zone (an archived instant is read from the archived timeline); an "
+                        "instant that is unknown, pending, cleaned, before the first commit or in the future is an "
+                        "error")
     p.add_argument("--time-zone", default="UTC")
     p.add_argument("--files", type=_files_arg, default=None, metavar="N|all",
                    help=f"how many per-file verdicts to print, kept files first (default {DEFAULT_FILES_SHOWN}; "

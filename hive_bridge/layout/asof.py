@@ -15,8 +15,10 @@ A state that cannot be read exactly is an error naming the instant and the table
 - the time is before the earliest commit the latest clean retained (``earliestCommitToRetain`` of the latest
   completed clean: the cleaner deleted files of that state), or, for a clean that keeps file versions rather
   than commits, before the first completed write of the active timeline;
-- the time is before the first completed write of the active timeline (the archived timeline is not read: what
-  replaced, rolled back or cleaned files then is not known here);
+- the time is before the first completed write of the table: for a time before the active timeline, the archived
+  timeline is read (:mod:`hive_bridge.layout.archived`, only then) and the state is taken against the archived
+  and active instants together (:func:`timeline_for`): the archived replace commits, rollbacks and cleans count
+  as the active ones do; a damaged archive is an error naming its file;
 - a clean deleted a file the state needs (checked file by file from the cleans' ``successDeleteFiles``, on top
   of Hudi's rule, which a clean keeping file versions does not bound).
 """
@@ -29,10 +31,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from hive_bridge.errors import HudiTableError
+from hive_bridge.layout.archived import with_archived
 from hive_bridge.layout.fsview import parse_base_file_name, parse_log_file_name
 from hive_bridge.layout.timeline import WRITE_ACTIONS, Instant, Timeline
 
-__all__ = ["AsOf", "TimeTravelError", "check_not_cleaned", "merge_bound", "query_instant", "resolve_as_of"]
+__all__ = ["AsOf", "TimeTravelError", "check_not_cleaned", "merge_bound", "query_instant", "resolve_as_of",
+           "timeline_for"]
 
 _FORMATS = "'yyyyMMddHHmmssSSS', 'yyyyMMddHHmmss', 'yyyy-MM-dd HH:mm:ss[.SSS]' or 'yyyy-MM-dd'"
 _DIGITS = re.compile(r"^\d{14}(\d{3})?$")
@@ -105,6 +109,15 @@ def _latest_clean(timeline: Timeline) -> Instant | None:
     return cleans[-1] if cleans else None
 
 
+def timeline_for(timeline: Timeline, instant: str) -> Timeline:
+    """The timeline a state as of ``instant`` is taken against: the active one, or, for an instant before its
+    first completed write, the archived and active instants together (the archive is read then, and only then)."""
+    writes = timeline.completed_writes
+    if timeline.is_merged_with_archive or (writes and instant >= writes[0].timestamp):
+        return timeline
+    return with_archived(timeline)
+
+
 def resolve_as_of(timeline: Timeline, value: str | AsOf, table: str, *, where: str = "") -> AsOf:
     """``value`` checked against the table's timeline: the state as of it can be read exactly, else
     :class:`TimeTravelError` naming the instant and ``table`` (its location)."""
@@ -120,6 +133,7 @@ def resolve_as_of(timeline: Timeline, value: str | AsOf, table: str, *, where: s
     now = _now_instant(timeline)
     if instant[:17] > now:
         raise refuse(f"it is in the future (now is {now} in the timeline's time zone)")
+    timeline = timeline_for(timeline, instant)
     exact = timeline.get(instant)
     if exact is not None and not exact.is_completed:
         raise refuse(f"the instant is not completed ({exact.action} {exact.state.value.lower()})")
@@ -128,8 +142,11 @@ def resolve_as_of(timeline: Timeline, value: str | AsOf, table: str, *, where: s
         raise refuse("the table has no completed commit")
     first = writes[0].timestamp
     if instant < first:
-        raise refuse(f"it is before the first completed commit of the active timeline ({first}): older instants "
-                     "are archived (or were never written) and the archived timeline is not read")
+        if timeline.is_merged_with_archive and any(i.file_name.startswith("archived:") for i in writes):
+            raise refuse(f"it is before the first completed commit of the table ({first}, on the archived "
+                         "timeline)")
+        raise refuse(f"it is before the first completed commit of the active timeline ({first}), and the archived "
+                     "timeline holds no commit")
     if len(given) == 17 and given.isdigit() and exact is None:
         raise refuse("no such instant on the timeline (for a point in time between instants, write it as "
                      "'yyyy-MM-dd HH:mm:ss.SSS')")
@@ -153,6 +170,7 @@ def check_not_cleaned(timeline: Timeline, as_of: AsOf, table: str,
     base instant or None for a log-only group). A deleted base or log file written at or before the as-of instant,
     of a file group not replaced then, whose slice as of then is older than it (or absent), was part of that
     state: the files listed now cannot give its rows."""
+    timeline = timeline_for(timeline, as_of.instant)
     state = {(p, fid): base for p, fid, base in slices}
     replaced = timeline.replaced_file_groups(as_of.instant)
     ext = timeline.properties.base_file_extension

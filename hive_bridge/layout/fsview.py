@@ -337,6 +337,13 @@ class FileSystemView:
         self._extension = properties.base_file_extension
         self._listed: _Listed | None = None
 
+    def with_timeline(self, timeline: Timeline) -> FileSystemView:
+        """The same folders' files (listed once, shared) read against another timeline of the table (the active
+        one with the archived instants: :func:`~hive_bridge.layout.archived.with_archived`)."""
+        view = FileSystemView(self.properties, timeline, freeze_listing=self._freeze)
+        view._listed = self._list()
+        return view
+
     # ------------------------------------------------------------- listing
     def _list(self, on_partition: Callable[[str, _Listed], None] | None = None) -> _Listed:
         if self._listed is not None:

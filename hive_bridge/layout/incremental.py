@@ -10,9 +10,11 @@ The files read are the slices, as of ``end``, of the file groups the commits in 
 commit metadata's write statistics); groups replaced by ``end`` are gone. Copy-on-write: each such group's
 newest base file written by then, which holds every record the range wrote to the group that was not rewritten
 later in the range; merge-on-read: the base file and the log files, merged up to ``end``. Rows are then kept when
-``_hoodie_commit_time`` is in (begin, end]. When ``begin`` is before the active timeline (archived) or a file the
-range needs was cleaned, the query fails, or with the fallback enabled reads the latest state whole with the same
-row filter (Hudi's full table scan).
+``_hoodie_commit_time`` is in (begin, end]. When ``begin`` is before the active timeline, the archived timeline is
+read (then only: :mod:`hive_bridge.layout.archived`) and the archived commits in the range are read from their
+archived metadata like the active ones (Hudi 1.x's ``IncrementalQueryAnalyzer``); with the fallback enabled, the
+latest state is read whole with the same row filter instead (Hudi's full table scan when the start is archived).
+When a file the range needs was cleaned, the query fails, or with the fallback enabled takes the full scan.
 
 Table versions 8 and 9 (Hudi 1.x, ``IncrementalQueryAnalyzer`` with ``RangeType.OPEN_CLOSED``, as Hudi's Spark
 reader has taken it since 1.1): ``begin`` and ``end`` are **completion times** (the ``<requested>_<completed>``
@@ -25,9 +27,10 @@ state as of a completion time is then not a state the file-system view here can 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hive_bridge.errors import HudiTableError
+from hive_bridge.layout.archived import with_archived
 from hive_bridge.layout.timeline import WRITE_ACTIONS, Timeline
 
 __all__ = ["EARLIEST", "IncrementalQueryError", "IncrementalRange", "incremental_range", "touched_file_groups"]
@@ -61,6 +64,9 @@ class IncrementalRange:
     #: versions 8+, full scan: the first requested time of the active timeline (older rows are the archived
     #: commits', kept when after ``begin``)
     active_from: str = ""
+    #: the range begins before the active timeline: its commits, slices and files are the archived and active
+    #: timeline's together (:func:`~hive_bridge.layout.archived.with_archived`)
+    archived: bool = False
 
     @property
     def state_instant(self) -> str:
@@ -107,13 +113,22 @@ def incremental_range(timeline: Timeline, table: str, begin: str | None, end: st
                                     f"{first.action} {first.timestamp} ({first.state.value.lower()})")
     commits = tuple(c for c in commits_all if start < c <= stop)
     if start != "0" and start < commits_all[0]:
-        why = (f"{BEGIN_OPTION}={start} is before the first commit of the active timeline ({commits_all[0]}): "
-               "the archived commits are not read")
-        if not fallback:
-            raise IncrementalQueryError(f"{table}: {why}; set {FALLBACK_OPTION}=true to read the latest state "
-                                        "filtered by commit time instead")
-        return IncrementalRange(start, stop, commits, True, why)
+        if fallback:
+            why = (f"{BEGIN_OPTION}={start} is before the first commit of the active timeline ({commits_all[0]}): "
+                   f"the start is archived, and {FALLBACK_OPTION}=true (Hudi's full table scan)")
+            return IncrementalRange(start, stop, commits, True, why)
+        merged = with_archived(timeline)
+        if merged.completed_writes[0].timestamp == commits_all[0]:
+            raise IncrementalQueryError(_no_archived_commit(table, start, commits_all[0]))
+        commits = tuple(i.timestamp for i in merged.completed_writes if start < i.timestamp <= stop)
+        return IncrementalRange(start, stop, commits, archived=True)
     return IncrementalRange(start, stop, commits)
+
+
+def _no_archived_commit(table: str, start: str, first: str) -> str:
+    return (f"{table}: {BEGIN_OPTION}={start} is before the first commit of the active timeline ({first}) and the "
+            f"archived timeline holds no commit: use {BEGIN_OPTION}={EARLIEST} for every commit, or set "
+            f"{FALLBACK_OPTION}=true to read the latest state filtered by commit time")
 
 
 def _completion_range(timeline: Timeline, table: str, begin: str, end: str | None, *,
@@ -143,12 +158,15 @@ def _completion_range(timeline: Timeline, table: str, begin: str, end: str | Non
             f"{END_OPTION}={stop} ({done[late[0].timestamp]}): the state as of a completion time of writers that "
             "overlapped is not emulated")
     commits = tuple(i.timestamp for i in writes if start < done[i.timestamp] <= stop)
-    if start != "0" and start < writes[0].timestamp:
-        why = (f"{BEGIN_OPTION}={start} is before the first commit of the active timeline ({writes[0].timestamp}, "
-               f"completed {done[writes[0].timestamp]}): the archived commits are not read")
+    if start != "0" and start < writes[0].timestamp and not timeline.is_merged_with_archive:
         if not fallback:
-            raise IncrementalQueryError(f"{table}: {why}; set {FALLBACK_OPTION}=true to read the latest state "
-                                        "filtered by commit time instead")
+            merged = with_archived(timeline)
+            if merged.completed_writes[0].timestamp == writes[0].timestamp:
+                raise IncrementalQueryError(_no_archived_commit(table, start, writes[0].timestamp))
+            return replace(_completion_range(merged, table, begin, end, fallback=False), archived=True)
+        why = (f"{BEGIN_OPTION}={start} is before the first commit of the active timeline ({writes[0].timestamp}, "
+               f"completed {done[writes[0].timestamp]}): the start is archived, and "
+               f"{FALLBACK_OPTION}=true (Hudi's full table scan)")
         return IncrementalRange(start, stop, commits, True, why, state, True, writes[0].timestamp)
     return IncrementalRange(start, stop, commits, state=state or stop, by_completion=True)
 

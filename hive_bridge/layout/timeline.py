@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cached_property
@@ -102,6 +102,9 @@ class Timeline:
         self.location = properties.timeline_location
         self.instants: tuple[Instant, ...] = tuple(sorted(instants, key=lambda i: i.timestamp))
         self._metadata_cache: dict[str, dict[str, Any]] = {}
+        #: archived instants' pseudo file names -> what names them in messages (see `with_archived`)
+        self._archived_where: dict[str, str] = {}
+        self._with_archived: Timeline | None = None
 
     @classmethod
     def load(cls, properties: TableProperties) -> Timeline:
@@ -165,6 +168,37 @@ class Timeline:
                 return instant
         return None
 
+    @property
+    def is_merged_with_archive(self) -> bool:
+        """Whether this timeline holds the archived instants too (made by `with_archived`)."""
+        return bool(self._archived_where) or self._with_archived is self
+
+    @property
+    def merged_archive(self) -> Timeline | None:
+        """The archived and active instants as one timeline, once :func:`hive_bridge.layout.archived.with_archived`
+        has read the archive (None before: a request inside the active timeline never reads it)."""
+        return self._with_archived
+
+    def merge_archived(self, instants: Iterable[Instant], metadata: Mapping[str, dict[str, Any]],
+                       location: str) -> Timeline:
+        """This timeline with the archived ``instants`` (``metadata``: the completed ones' by instant time, read
+        from the archive at ``location``) added, kept as :attr:`merged_archive`. An archived instant still on the
+        active timeline is taken from the active one."""
+        active = {i.timestamp for i in self.instants}
+        merged = Timeline(self.properties, [
+            *(Instant(i.timestamp, i.action, i.state, i.completion_time, f"archived:{i.timestamp}.{i.action}")
+              for i in instants if i.timestamp not in active),
+            *self.instants])
+        for instant in merged.instants:
+            if instant.file_name.startswith("archived:"):
+                merged._archived_where[instant.file_name] = f"{location} (archived {instant.action} {instant.timestamp})"
+                if instant.timestamp in metadata:
+                    merged._metadata_cache[instant.file_name] = metadata[instant.timestamp]
+        merged._metadata_cache.update(self._metadata_cache)
+        merged._with_archived = merged
+        self._with_archived = merged
+        return merged
+
     # -------------------------------------------------------------- metadata
     def instant_path(self, instant: Instant) -> Path:
         """The instant file of a local table (see `instant_location`)."""
@@ -172,6 +206,9 @@ class Timeline:
 
     def instant_location(self, instant: Instant) -> str:
         """The instant file's location (a local path, or a URI on object storage)."""
+        archived = self._archived_where.get(instant.file_name)
+        if archived is not None:
+            return archived
         return f"{self.location}/{instant.file_name}"
 
     def read_metadata(self, instant: Instant) -> dict[str, Any]:
@@ -179,6 +216,8 @@ class Timeline:
         cached = self._metadata_cache.get(instant.file_name)
         if cached is not None:
             return cached
+        if instant.file_name in self._archived_where:
+            return {}       # an archived instant in a state that keeps no metadata
         path = self.instant_location(instant)
         try:
             data = self.properties.store.read_bytes(path)

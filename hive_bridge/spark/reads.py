@@ -176,7 +176,8 @@ def read_hudi(spark: SparkSession, path: str, filt: str | sarg.SearchArgument | 
     slices). ``HiveRead.route`` says which.
     ``as_of``: the table's state as of a completed instant or a time (time travel: ``yyyyMMddHHmmssSSS``,
     ``yyyyMMddHHmmss``, ``yyyy-MM-dd HH:mm:ss[.SSS]``, ``yyyy-MM-dd``), planned with the statistics of the files
-    of that state; a state that cannot be read exactly (unknown, pending, cleaned, archived, future instant) is
+    of that state; a state that cannot be read exactly (unknown, pending, cleaned, before the first
+    commit, future instant; archived instants are read from the archived timeline) is
     a ``SparkReadError`` naming the instant and the table.
     ``begin_instant`` (``end_instant``, ``incremental_fallback``): an incremental query instead, the records
     written by the commits in (begin, end] (:func:`list_incremental`).

@@ -13,7 +13,8 @@ import pyarrow.parquet as pq
 
 from hive_bridge.errors import HudiTableError, MetadataTableError
 from hive_bridge.formats.avro_schema import avro_to_arrow_schema
-from hive_bridge.layout.asof import AsOf, TimeTravelError, check_not_cleaned, resolve_as_of
+from hive_bridge.layout.archived import with_archived
+from hive_bridge.layout.asof import AsOf, TimeTravelError, check_not_cleaned, resolve_as_of, timeline_for
 from hive_bridge.layout.fsview import FileSlice, FileSystemView, get_base_file, get_base_instant
 from hive_bridge.layout.incremental import (
     FALLBACK_OPTION,
@@ -171,7 +172,7 @@ class HudiTable:
         :class:`~hive_bridge.layout.asof.TimeTravelError` naming the instant and the table; ``where`` names what
         gave the value (an option, a command-line flag) in a format error."""
         checked = resolve_as_of(self.timeline, as_of, self.base_path, where=where)
-        slices = self._fsview.latest_file_slices(checked.instant)
+        slices = self._view_for(timeline_for(self.timeline, checked.instant)).latest_file_slices(checked.instant)
         check_not_cleaned(self.timeline, checked, self.base_path,
                           ((s.partition_path, s.file_id, s.base_instant) for s in slices))
         return checked, slices
@@ -186,17 +187,22 @@ class HudiTable:
             return rng, self.latest_file_slices()
         if not rng.commits:
             return rng, []
-        slices = self._fsview.latest_file_slices(rng.state_instant)
+        timeline = with_archived(self.timeline) if rng.archived else self.timeline
+        slices = self._view_for(timeline).latest_file_slices(rng.state_instant)
         try:
-            check_not_cleaned(self.timeline, AsOf(rng.state_instant, rng.end), self.base_path,
+            check_not_cleaned(timeline, AsOf(rng.state_instant, rng.end), self.base_path,
                               ((s.partition_path, s.file_id, s.base_instant) for s in slices))
         except TimeTravelError as exc:
             if not fallback:
                 raise IncrementalQueryError(f"{exc}; set {FALLBACK_OPTION}=true to read the latest state filtered "
                                             "by commit time instead") from None
             return replace(rng, full_scan=True, why_full_scan=str(exc)), self.latest_file_slices()
-        touched = touched_file_groups(self.timeline, rng.commits)
+        touched = touched_file_groups(timeline, rng.commits)
         return rng, [s for s in slices if (s.partition_path, s.file_id) in touched]
+
+    def _view_for(self, timeline: Timeline) -> FileSystemView:
+        """The file-system view against ``timeline`` (the table's, or it with the archived instants)."""
+        return self._fsview if timeline is self.timeline else self._fsview.with_timeline(timeline)
 
     def base_files_written_by(self, instants: list[str]) -> list[FileSlice]:
         """Per file group, its newest base file written by one of ``instants`` (incremental queries; see
