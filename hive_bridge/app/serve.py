@@ -16,7 +16,9 @@ appear or disappear are found every ``--refresh-seconds`` (default 10).
 
 Safe by default: loopback bind; a non-loopback bind needs ``--auth`` PASSWORD, LDAP or CUSTOM (``--auth PASSWORD``:
 users and PBKDF2-HMAC-SHA256 hashes of a ``--password-file``, checked by the product's own provider class); ``spark.sql.runSQLOnFiles``
-off (no ``SELECT … FROM parquet.`/path```); clients get the error's message and SQLSTATE, not Java stack traces.
+off (no ``SELECT … FROM parquet.`/path```); clients get the error's message and SQLSTATE, not Java stack traces;
+a client that drops its connection mid-statement has the statement cancelled within about a second (both by the
+product's ``ThriftGuard``, :func:`hive_bridge.spark.thrift.start_endpoint`).
 Each scan is logged as one JSON line (``--scan-log``) that ``hive-bridge replay`` reads back.
 """
 
