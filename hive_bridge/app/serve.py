@@ -16,7 +16,9 @@ appear or disappear are found every ``--refresh-seconds`` (default 10).
 
 Safe by default: loopback bind; a non-loopback bind needs ``--auth`` PASSWORD, LDAP or CUSTOM (``--auth PASSWORD``:
 users and PBKDF2-HMAC-SHA256 hashes of a ``--password-file``, checked by the product's own provider class); ``spark.sql.runSQLOnFiles``
-off (no ``SELECT … FROM parquet.`/path```); clients get the error's message and SQLSTATE, not Java stack traces.
+off (no ``SELECT … FROM parquet.`/path```); clients get the error's message and SQLSTATE, not Java stack traces;
+a client that drops its connection mid-statement has the statement cancelled within about a second (both by the
+product's ``ThriftGuard``, :func:`hive_bridge.spark.thrift.start_endpoint`).
 Each scan is logged as one JSON line (``--scan-log``) that ``hive-bridge replay`` reads back.
 """
 
@@ -335,10 +337,6 @@ def table_options(t: ServedTable, storage_options: Mapping[str, str]) -> dict[st
     return options
 
 
-def _sql_string(text: str) -> str:
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
 # -- the server ---------------------------------------------------------------------------------------------------
 
 class Server:
@@ -362,6 +360,8 @@ class Server:
     # the catalog
     def sync(self) -> tuple[int, int]:
         """Create the tables found that are not served yet, drop those no longer found: (added, dropped)."""
+        from hive_bridge.spark.thrift import sql_string
+
         try:
             found = discover(self.lakes, self.metastore, self.storage_options)
         except HiveBridgeError as exc:
@@ -381,12 +381,12 @@ class Server:
             for name, t in sorted(want.items()):
                 if name in self.served:
                     continue
-                options = ", ".join(f"{_sql_string(k)} {_sql_string(v)}"
+                options = ", ".join(f"{sql_string(k)} {sql_string(v)}"
                                     for k, v in table_options(t, self.storage_options).items())
                 try:
                     self._run(f"CREATE DATABASE IF NOT EXISTS `{t.database}`")
                     self._run(f"CREATE TABLE {self._quoted(t)} USING `hudi-hive` OPTIONS ({options}) "
-                              f"LOCATION {_sql_string(t.location)}")
+                              f"LOCATION {sql_string(t.location)}")
                 except Exception as exc:
                     self._tell(f"{name} ({t.location}): not served: {_first_line(exc)}")
                     continue
@@ -427,21 +427,15 @@ class Server:
 
     # the endpoint
     def start(self, settings: Mapping[str, str], password_file: str | None = None) -> Any:
-        from hive_bridge.spark.file_index import attach
+        from hive_bridge.spark.thrift import start_endpoint
 
-        attach(self.spark)
         jvm: Any = self.spark._jvm
         # the Thrift Server's CUSTOM provider is made from a fresh HiveConf, which takes hive.* system properties
         if CUSTOM_CLASS in settings:
             jvm.java.lang.System.setProperty(CUSTOM_CLASS, settings[CUSTOM_CLASS])
         if password_file is not None:
             jvm.java.lang.System.setProperty(PASSWORD_FILE_PROPERTY, os.path.abspath(password_file))
-        hadoop = self.spark.sparkContext._jsc.hadoopConfiguration()
-        for key, value in settings.items():
-            hadoop.set(key, value)
-            self.spark.conf.set(key, value)
-        self.thrift = jvm.org.apache.spark.sql.hive.thriftserver.HiveThriftServer2.startWithContext(
-            self.spark._jsparkSession.sqlContext())
+        self.thrift = start_endpoint(self.spark, settings)
         return self.thrift
 
     def stop(self) -> None:
@@ -623,6 +617,7 @@ def run(args: argparse.Namespace, storage_options: Mapping[str, str], out: Calla
     from hive_bridge.spark.jar import jar_path
     from hive_bridge.spark.reports import add_listener, remove_listener, report_folder
     from hive_bridge.spark.start import start_session
+    from hive_bridge.spark.thrift import add_product_jar
 
     # the product's jar on the driver's own class path: Spark's Thrift Server makes the CUSTOM provider
     # (--auth PASSWORD) in threads whose class loader does not see jars added later
@@ -631,9 +626,7 @@ def run(args: argparse.Namespace, storage_options: Mapping[str, str], out: Calla
                                                           if p)
     spark = start_session("hive-bridge-serve", verbose=getattr(args, "verbose", False), master=args.master, **conf)
     register(spark)
-    # the file index's jar in the class loader Spark's Thrift Server runs statements with (its sessions'
-    # shared jar loader), so that `hudi-hive` is the JVM file index there too, never the Python data source
-    spark.sql(f"ADD JAR {_sql_string(jar)}").collect()
+    add_product_jar(spark)  # before the tables are created: `hudi-hive` is the JVM file index in every session
     scan_log = args.scan_log or os.path.join(report_folder(), "scans-served.jsonl")
     server = Server(spark, lakes, args.metastore, storage_options, log, scan_log)
     listener = ScanLog(scan_log, server)

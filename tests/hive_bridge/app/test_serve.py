@@ -185,6 +185,7 @@ class Served:
     scan_log: Path
     metastore: str
     hms_table: Path
+    ui_port: int
 
 
 def _pump(stream: Any, into: list[str]) -> None:
@@ -232,7 +233,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             client.create_database("hmsdb")
             client.sync_hudi_table(str(hms_table), "hmsdb", "trips")
             _plain_table(client, "hmsdb", "plain", work / "plain")
-        port = servers.free_port()
+        port, ui_port = servers.free_port(), servers.free_port()
         env = dict(os.environ, PYTHONPATH=str(REPO), HIVE_BRIDGE_SCAN_REPORTS=str(work / "reports"),
                    PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
         scan_log = work / "served.jsonl"
@@ -242,7 +243,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             [sys.executable, "-m", "hive_bridge", "serve", "--lake", f"lake={lake}", "--metastore", hms.uri,
              "--port", str(port), "--refresh-seconds", "1", "--scan-log", str(scan_log),
              "--auth", "PASSWORD", "--password-file", str(users),
-             "--conf", "spark.sql.shuffle.partitions=2"],
+             "--conf", "spark.sql.shuffle.partitions=2",
+             # Spark's status API (the driver's REST API) tells the tests which jobs run
+             "--conf", "spark.ui.enabled=true", "--conf", f"spark.ui.port={ui_port}"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=work)
         out: list[str] = []
         for stream in (proc.stdout, proc.stderr):
@@ -253,7 +256,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             assert proc.poll() is None, "\n".join(out[-40:])
             assert time.monotonic() < deadline, "\n".join(out[-40:])
             time.sleep(1)
-        yield Served(port, lake, proc, out, scan_log, hms.uri, hms_table)
+        yield Served(port, lake, proc, out, scan_log, hms.uri, hms_table, ui_port)
 
 
 def _cursor(served: Served, user: str = "alice", database: str = "lake", password: str | None = None) -> Any:
@@ -360,10 +363,96 @@ def test_a_bad_query_gets_its_message_and_sqlstate_and_the_server_goes_on(served
         c.execute("SELECT nope FROM cow")
     status = bad.value.args[0].status
     assert status.sqlState == "42703" and "UNRESOLVED_COLUMN" in status.errorMessage
+    # the message and SQLSTATE only: Hive's encoded stack trace (infoMessages) is not sent, the log keeps it
+    assert not status.infoMessages and "at org.apache" not in status.errorMessage
+    deadline = time.monotonic() + 30
+    while not any("UNRESOLVED_COLUMN" in line for line in served.out) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    logged = served.out[next(i for i, line in enumerate(served.out) if "UNRESOLVED_COLUMN" in line):]
+    assert any(line.startswith("\tat org.apache.spark.") for line in logged)
     with pytest.raises(OperationalError) as raw:
         c.execute(f"SELECT * FROM parquet.`{served.lake}/cow`")  # SQL on the driver's files: off
     assert "TABLE_OR_VIEW_NOT_FOUND" in raw.value.args[0].status.errorMessage
     assert _query(c, "SELECT count(*) FROM part") == [(40,)]
+
+
+@pytest.mark.spark
+@pytest.mark.integration
+def test_beeline_gets_no_server_stack_trace_even_verbose(served: Served) -> None:
+    """beeline runs statements asynchronously: the error comes with the operation's status, cut before its
+    first stack frame."""
+    from hive_bridge.testing import servers
+
+    beeline = servers.pyspark_home() / "bin" / "beeline"
+    done = subprocess.run([str(beeline), "-u", f"jdbc:hive2://127.0.0.1:{served.port}/lake", "-n", "bob",
+                           "-p", _password("bob"), "--verbose=true", "-e", "SELECT nope FROM cow"],
+                          capture_output=True, text=True, timeout=300, env=dict(os.environ, SPARK_HOME=""))
+    assert done.returncode != 0 and "UNRESOLVED_COLUMN" in done.stderr, done.stderr[-2000:]
+    assert "42703" in done.stderr
+    # beeline prints its own (client) frames with --verbose; none of the server's
+    assert "at org.apache.spark" not in done.stderr and "at org.apache.hive.service" not in done.stderr
+
+
+def _jobs(served: Served) -> list[dict[str, Any]]:
+    """The driver's jobs, from Spark's status API (the REST API of its UI; its first answers can be slow on a
+    busy machine: asked again)."""
+    import urllib.request
+
+    base = f"http://127.0.0.1:{served.ui_port}/api/v1/applications"
+    for attempt in range(6):
+        try:
+            with urllib.request.urlopen(base, timeout=30) as r:
+                app = json.load(r)[0]["id"]
+            with urllib.request.urlopen(f"{base}/{app}/jobs", timeout=30) as r:
+                return list(json.load(r))
+        except OSError:
+            if attempt == 5:
+                raise
+            time.sleep(1)
+    raise AssertionError("unreachable")
+
+
+#: a pyhive client in a process of its own: a statement that runs far longer than any test waits
+_SLOW_CLIENT = """
+import sys
+from pyhive import hive
+c = hive.connect(host="127.0.0.1", port=int(sys.argv[1]), username="user6", password="user6-pw",
+                 database="lake", auth="CUSTOM").cursor()
+c.execute("SELECT count(*) FROM cow CROSS JOIN range(0, 100000000000) AS slow_client_marker")
+print(c.fetchall())
+"""
+
+
+@pytest.mark.spark
+@pytest.mark.integration
+def test_a_client_killed_mid_query_frees_its_work(served: Served) -> None:
+    client = subprocess.Popen([sys.executable, "-c", _SLOW_CLIENT, str(served.port)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 180
+        mine: list[dict[str, Any]] = []
+        while not mine:
+            assert client.poll() is None, client.communicate()
+            assert time.monotonic() < deadline, "the client's statement never started a job"
+            time.sleep(0.5)
+            mine = [j for j in _jobs(served) if j["status"] == "RUNNING"
+                    and "slow_client_marker" in str(j.get("description", ""))]
+        time.sleep(2)  # well inside the statement: 40 x 10^11 rows
+    finally:
+        client.kill()  # SIGKILL: the client cannot say goodbye
+        client.wait(timeout=30)
+    killed = time.monotonic()
+    job = mine[0]["jobId"]
+    deadline = killed + 30  # the statement alone would run for hours
+    while True:
+        state = next(j["status"] for j in _jobs(served) if j["jobId"] == job)
+        if state != "RUNNING":
+            break
+        assert time.monotonic() < deadline, "the killed client's job still runs"
+        time.sleep(0.2)
+    print(f"job {job} of the killed client ended ({state}) {time.monotonic() - killed:.1f} s after the kill")
+    assert state in ("FAILED", "UNKNOWN")  # cancelled: Spark's status API calls a cancelled job FAILED
+    assert _query(_cursor(served, user="user6"), "SELECT count(*) FROM part") == [(40,)]  # and serving goes on
 
 
 @pytest.mark.spark
