@@ -102,10 +102,19 @@ def _median_runs(fn: Any, repeat: int) -> tuple[float, Any]:
     return statistics.median(times), got
 
 
+def _files_read(spark: Any, q: Any) -> int:
+    """The files a hudi-hive query's scan read: Spark's "number of files read" of its scan, run once on a fresh
+    DataFrame. (Read after several runs of one DataFrame it is 0: each action resets the plan's metrics, and the
+    scan sets this one only when it first lists its files.)"""
+    from hive_bridge.spark.jar import JVM_PACKAGE
+
+    q.collect()
+    return int(getattr(spark._jvm, JVM_PACKAGE).Planner.filesRead(q._jdf.queryExecution().executedPlan()))
+
+
 def ours(spark: Any, path: str, mor: bool, filters: list[str], repeat: int) -> dict[str, dict[str, Any]]:
     """hudi-hive, Spark's plain parquet and the truth, per filter."""
     from hive_bridge.spark import read_hudi
-    from hive_bridge.spark.jar import JVM_PACKAGE
     from hive_bridge.spark.reads import list_files
     from hive_bridge.table.table import HudiTable
 
@@ -122,7 +131,7 @@ def ours(spark: Any, path: str, mor: bool, filters: list[str], repeat: int) -> d
     for f in filters:
         q = _json(hh.where(f))
         t_hh, rows = _median_runs(lambda q=q: [r[0] for r in q.collect()], repeat)
-        files_read = int(getattr(spark._jvm, JVM_PACKAGE).Planner.filesRead(q._jdf.queryExecution().executedPlan()))
+        files_read = _files_read(spark, _json(hh.where(f)))
         t_plan, (_, listing, _) = _median_runs(lambda f=f: list_files(path, f), repeat)
         p = _json(plain.where(f))
         t_pq, prow = _median_runs(lambda p=p: [r[0] for r in p.collect()], repeat)
