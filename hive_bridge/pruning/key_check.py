@@ -61,8 +61,8 @@ class KeyCheck:
 
 def _plain(t: pa.DataType) -> bool:
     """Types whose values Hudi writes into a secondary index key as this module forms them."""
-    return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_integer(t) \
-        or pa.types.is_boolean(t) or pa.types.is_date32(t)
+    return bool(pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_integer(t)
+                or pa.types.is_boolean(t) or pa.types.is_date32(t))
 
 
 def _read(table: HudiTable, s: FileSlice, columns: list[str]) -> pa.Table:

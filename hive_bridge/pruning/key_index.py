@@ -10,9 +10,11 @@ lack a key — for slices without log files only (a log may hold the key).
 Each answer is a per-slice mask the vectorized evaluator reads through the statistics contract
 (`StatsTable.answering`, `StatsTable.may_contain`): True where the
 slice may hold a matching row. An index is used only when it is complete: the metadata table's partition is
-ready and the metadata table covers every completed instant of the data timeline; and the record index only
-when every write on the timeline kept keys unique (Hudi's record index holds one location per key, while an
-INSERT — Spark SQL's INSERT INTO — can write a key twice: pruning by it would lose the older copy). Keys are
+ready and the metadata table covers every completed instant of the data timeline. When a write on the timeline
+may have written a key twice (an INSERT — Spark SQL's INSERT INTO — does not look keys up, while Hudi's record
+index holds one location per key: pruning by it would lose the older copy), the record index and secondary indexes
+are used only where the latest base files confirm them (:mod:`hive_bridge.pruning.key_check`); slices with log
+files, which that check does not read, are kept by every index answer. Keys are
 compared as Hudi writes them (string and integer key columns of a single-field key generator); anything else
 stays unknown.
 """
