@@ -175,6 +175,32 @@ def report(name: str, filters: list[str], peer: dict[bool, dict[str, Any]], mine
     return out
 
 
+def verdicts(lines: list[dict[str, Any]]) -> list[str]:
+    """One line per goal, from the per-query figures :func:`report` returns: (1) hudi-hive keeps no more files than
+    Hudi's data skipping and loses no row; (2) on selective queries (those where Hudi's data skipping reads fewer
+    files than without it) hudi-hive's query time is at most Hudi's, and its planning is at least 5x faster (the
+    median of Hudi's planning time over hudi-hive's, per query)."""
+    more = [f"{x['table'][:24]}: {x['filter']}" for x in lines
+            if x["readers"]["hudi-hive"]["files"] > x["readers"]["hudi skipping on"]["files"]]
+    lost = [f"{x['table'][:24]}: {x['filter']}" for x in lines if x["readers"]["hudi-hive"]["loss"]]
+    goal1 = "met" if not more and not lost else "NOT met"
+    out = [f"goal 1 (files <= Hudi's data skipping, no row lost): {goal1}: more files on {len(more)} of "
+           f"{len(lines)} queries{': ' + '; '.join(more) if more else ''}; rows lost on {len(lost)}"
+           f"{': ' + '; '.join(lost) if lost else ''}"]
+    selective = [x for x in lines
+                 if x["readers"]["hudi skipping on"]["files"] < x["readers"]["hudi skipping off"]["files"]]
+    slower = [x["filter"] for x in selective
+              if x["readers"]["hudi-hive"]["query_s"] > x["readers"]["hudi skipping on"]["query_s"]]
+    ratios = [x["readers"]["hudi skipping on"]["plan_s"] / x["readers"]["hudi-hive"]["plan_s"]
+              for x in lines if x["readers"]["hudi-hive"]["plan_s"] > 0]
+    ratio = statistics.median(ratios) if ratios else 0.0
+    goal2 = "met" if not slower and ratio >= 5 else "NOT met"
+    out.append(f"goal 2 (query time <= Hudi's on selective queries, planning >= 5x faster): {goal2}: slower on "
+               f"{len(slower)} of {len(selective)} selective queries{': ' + '; '.join(slower) if slower else ''}; "
+               f"planning {ratio:.0f}x faster (median over {len(ratios)} queries)")
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--files", type=int, default=100)
@@ -219,6 +245,9 @@ def main() -> None:
     for name, path, mor, filters in tables:
         mine = ours(spark, path, mor, filters, args.repeat)
         lines += report(name, filters, {True: peer[(path, True)], False: peer[(path, False)]}, mine, mor)
+    print()
+    for line in verdicts(lines):
+        print(line)
     jvm_peak = jvm_peak_mib(spark)
     spark.stop()
     print(f"\npeak memory: python {python_peak_mib():.0f} MiB, "
