@@ -102,10 +102,19 @@ def _median_runs(fn: Any, repeat: int) -> tuple[float, Any]:
     return statistics.median(times), got
 
 
+def _files_read(spark: Any, q: Any) -> int:
+    """The files a hudi-hive query's scan read: Spark's "number of files read" of its scan, run once on a fresh
+    DataFrame. (Read after several runs of one DataFrame it is 0: each action resets the plan's metrics, and the
+    scan sets this one only when it first lists its files.)"""
+    from hive_bridge.spark.jar import JVM_PACKAGE
+
+    q.collect()
+    return int(getattr(spark._jvm, JVM_PACKAGE).Planner.filesRead(q._jdf.queryExecution().executedPlan()))
+
+
 def ours(spark: Any, path: str, mor: bool, filters: list[str], repeat: int) -> dict[str, dict[str, Any]]:
     """hudi-hive, Spark's plain parquet and the truth, per filter."""
     from hive_bridge.spark import read_hudi
-    from hive_bridge.spark.jar import JVM_PACKAGE
     from hive_bridge.spark.reads import list_files
     from hive_bridge.table.table import HudiTable
 
@@ -122,7 +131,7 @@ def ours(spark: Any, path: str, mor: bool, filters: list[str], repeat: int) -> d
     for f in filters:
         q = _json(hh.where(f))
         t_hh, rows = _median_runs(lambda q=q: [r[0] for r in q.collect()], repeat)
-        files_read = int(getattr(spark._jvm, JVM_PACKAGE).Planner.filesRead(q._jdf.queryExecution().executedPlan()))
+        files_read = _files_read(spark, _json(hh.where(f)))
         t_plan, (_, listing, _) = _median_runs(lambda f=f: list_files(path, f), repeat)
         p = _json(plain.where(f))
         t_pq, prow = _median_runs(lambda p=p: [r[0] for r in p.collect()], repeat)
@@ -163,6 +172,32 @@ def report(name: str, filters: list[str], peer: dict[bool, dict[str, Any]], mine
             line["readers"][reader] = {"files": r["files"], "bytes": r["bytes"], "plan_s": plan, "query_s": query,
                                        "rows": r["count"], "loss": loss}
         out.append(line)
+    return out
+
+
+def verdicts(lines: list[dict[str, Any]]) -> list[str]:
+    """One line per goal, from the per-query figures :func:`report` returns: (1) hudi-hive keeps no more files than
+    Hudi's data skipping and loses no row; (2) on selective queries (those where Hudi's data skipping reads fewer
+    files than without it) hudi-hive's query time is at most Hudi's, and its planning is at least 5x faster (the
+    median of Hudi's planning time over hudi-hive's, per query)."""
+    more = [f"{x['table'][:24]}: {x['filter']}" for x in lines
+            if x["readers"]["hudi-hive"]["files"] > x["readers"]["hudi skipping on"]["files"]]
+    lost = [f"{x['table'][:24]}: {x['filter']}" for x in lines if x["readers"]["hudi-hive"]["loss"]]
+    goal1 = "met" if not more and not lost else "NOT met"
+    out = [f"goal 1 (files <= Hudi's data skipping, no row lost): {goal1}: more files on {len(more)} of "
+           f"{len(lines)} queries{': ' + '; '.join(more) if more else ''}; rows lost on {len(lost)}"
+           f"{': ' + '; '.join(lost) if lost else ''}"]
+    selective = [x for x in lines
+                 if x["readers"]["hudi skipping on"]["files"] < x["readers"]["hudi skipping off"]["files"]]
+    slower = [x["filter"] for x in selective
+              if x["readers"]["hudi-hive"]["query_s"] > x["readers"]["hudi skipping on"]["query_s"]]
+    ratios = [x["readers"]["hudi skipping on"]["plan_s"] / x["readers"]["hudi-hive"]["plan_s"]
+              for x in lines if x["readers"]["hudi-hive"]["plan_s"] > 0]
+    ratio = statistics.median(ratios) if ratios else 0.0
+    goal2 = "met" if not slower and ratio >= 5 else "NOT met"
+    out.append(f"goal 2 (query time <= Hudi's on selective queries, planning >= 5x faster): {goal2}: slower on "
+               f"{len(slower)} of {len(selective)} selective queries{': ' + '; '.join(slower) if slower else ''}; "
+               f"planning {ratio:.0f}x faster (median over {len(ratios)} queries)")
     return out
 
 
@@ -210,6 +245,9 @@ def main() -> None:
     for name, path, mor, filters in tables:
         mine = ours(spark, path, mor, filters, args.repeat)
         lines += report(name, filters, {True: peer[(path, True)], False: peer[(path, False)]}, mine, mor)
+    print()
+    for line in verdicts(lines):
+        print(line)
     jvm_peak = jvm_peak_mib(spark)
     spark.stop()
     print(f"\npeak memory: python {python_peak_mib():.0f} MiB, "

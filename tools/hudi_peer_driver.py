@@ -10,7 +10,10 @@ SPEC (JSON; NaN and -0.0 as Python's ``json`` writes them):
   ordering: "ts", partition: "region" or null, schema: "id bigint, ...", metadata: {column_stats, partition_stats,
   record_index} (booleans), columns: [...] (column stats' columns; default all), options: {...},
   commits: [{op: insert|upsert|delete|bulk_insert, rows: [[...], ...], files: N (Spark partitions, so files
-  per Hudi partition with ``bulk_insert``, each a range of ``sort``, default the first key field), options: {...}}]}``; every commit is one write (``mode("append")``, the first creates);
+  per Hudi partition with ``bulk_insert``, each a range of ``sort``, default the first key field), options: {...}}]}``; every commit is one write (``mode("append")``, the first creates); a commit
+  ``{op: sql, statements: [...]}`` runs Spark SQL on the table instead (registered under ``name`` at its path;
+  ``{name}`` in a statement is the table's name), e.g. ``CREATE INDEX merchant_idx ON {name} (merchant)``: a
+  secondary index, which later writes keep up to date;
 - ``read``: ``{path, filters: [...], skipping: [true, false], rows: true (sorted ``to_json`` rows) or false
   (count and digest), repeat: 1, options: {...}}`` each.
 
@@ -91,7 +94,8 @@ def write_options(table: dict[str, Any]) -> dict[str, str]:
         opts["hoodie.datasource.write.partitionpath.field"] = table["partition"]
     else:
         opts["hoodie.datasource.write.partitionpath.field"] = ""
-        opts["hoodie.datasource.write.keygenerator.class"] = "org.apache.hudi.keygen.NonpartitionedKeyGenerator"
+        if "," not in table["key"]:     # a complex key stays complex (an empty partition path)
+            opts["hoodie.datasource.write.keygenerator.class"] = "org.apache.hudi.keygen.NonpartitionedKeyGenerator"
     if table.get("columns"):
         opts["hoodie.metadata.index.column.stats.column.list"] = ",".join(table["columns"])
     opts.update({k: str(v) for k, v in (table.get("options") or {}).items()})
@@ -102,6 +106,15 @@ def write(spark: Any, table: dict[str, Any]) -> dict[str, Any]:
     base = write_options(table)
     done = []
     for commit in table["commits"]:
+        if commit["op"] == "sql":
+            t0 = time.perf_counter()
+            spark.sql(f"CREATE TABLE IF NOT EXISTS {table['name']} USING hudi LOCATION '{table['path']}'")
+            # building an index runs its own write client, which asks for a lock provider (one writer here)
+            spark.sql("SET hoodie.write.lock.provider=org.apache.hudi.client.transaction.lock.InProcessLockProvider")
+            for statement in commit["statements"]:
+                spark.sql(statement.replace("{name}", table["name"]))
+            done.append({"op": "sql", "seconds": time.perf_counter() - t0})
+            continue
         df = spark.createDataFrame([tuple(r) for r in commit["rows"]], schema=table["schema"])
         if commit.get("files"):   # key ranges: each Spark partition (so each file) a range of the sort column
             df = df.repartitionByRange(int(commit["files"]), commit.get("sort", table["key"].split(",")[0]))

@@ -10,9 +10,11 @@ lack a key — for slices without log files only (a log may hold the key).
 Each answer is a per-slice mask the vectorized evaluator reads through the statistics contract
 (`StatsTable.answering`, `StatsTable.may_contain`): True where the
 slice may hold a matching row. An index is used only when it is complete: the metadata table's partition is
-ready and the metadata table covers every completed instant of the data timeline; and the record index only
-when every write on the timeline kept keys unique (Hudi's record index holds one location per key, while an
-INSERT — Spark SQL's INSERT INTO — can write a key twice: pruning by it would lose the older copy). Keys are
+ready and the metadata table covers every completed instant of the data timeline. When a write on the timeline
+may have written a key twice (an INSERT — Spark SQL's INSERT INTO — does not look keys up, while Hudi's record
+index holds one location per key: pruning by it would lose the older copy), the record index and secondary indexes
+are used only where the latest base files confirm them (:mod:`hive_bridge.pruning.key_check`); slices with log
+files, which that check does not read, are kept by every index answer. Keys are
 compared as Hudi writes them (string and integer key columns of a single-field key generator); anything else
 stays unknown.
 """
@@ -31,6 +33,7 @@ from hive_bridge.errors import MetadataTableError
 from hive_bridge.filters.expression import HudiExpression, Op, Predicate
 from hive_bridge.formats.bloom import BloomFilter
 from hive_bridge.layout.fsview import BaseFile, FileSlice
+from hive_bridge.pruning.key_check import check_key_indexes
 from hive_bridge.pruning.record_keys import (
     COMPLEX_KEYGENS,
     RECORD_KEY_COLUMN,
@@ -76,6 +79,11 @@ class KeyIndexes:
     complex_fields: list[str] | None = None
     secondary: dict[str, str] = field(default_factory=dict)  # column -> secondary index partition
     problems: list[str] = field(default_factory=list)
+    #: after a write that may have repeated a key: the slices the check of the indexes against the files did not
+    #: read (log files), which every index answer keeps; None when the timeline shows no such write
+    unchecked: np.ndarray | None = None
+    #: the rows that check read
+    checked_rows: int = 0
     _mdt: Any = None
     _blooms: dict[str, Any] = field(default_factory=dict)
 
@@ -101,13 +109,9 @@ class KeyIndexes:
                                     f"'field:value,...' keys of {', '.join(fields)}" +
                                     (f" (a key reads {sample[:80]!r})" if sample is not None else ""))
         ready = set(props.metadata_partitions)
-        duplicates = _duplicate_keys_possible(table) if "record_index" in ready and latest_state else None
         if "record_index" in ready and not latest_state:
             out.problems.append("record index not used: it locates keys in the latest state, not in an earlier one")
-        elif duplicates is not None:
-            out.problems.append(f"record index not used: {duplicates}")
         elif "record_index" in ready:
-
             mdt = table.metadata_table()
             if "record_index" not in mdt.status.partitions:
                 out.problems.append("record index not usable: " + "; ".join(mdt.status.problems))
@@ -115,10 +119,23 @@ class KeyIndexes:
                 out.problems.append(f"record index not used: the metadata table lags the data timeline "
                                     f"({len(mdt.status.lagging_instants)} instants)")
             else:
-                out._mdt = mdt
-                for name, column in _secondary_indexes(table).items():
-                    if name in mdt.status.partitions:
-                        out.secondary[column] = name
+                secondary = {column: name for name, column in _secondary_indexes(table).items()
+                             if name in mdt.status.partitions}
+                duplicates = _duplicate_keys_possible(table)
+                if duplicates is None:
+                    out._mdt = mdt
+                    out.secondary = secondary
+                else:
+                    # a key may have been written twice: the indexes are used only where the files confirm them
+                    check = check_key_indexes(table, slices, mdt, secondary)
+                    if check.record_index:
+                        out._mdt = mdt
+                        out.secondary = check.secondary
+                        out.unchecked = check.unchecked
+                        out.checked_rows = check.rows
+                    else:
+                        out.problems.append(f"record index not used: {duplicates}")
+                    out.problems += check.problems
         return out
 
     def with_derived_keys(self, expression: HudiExpression) -> HudiExpression:
@@ -167,7 +184,14 @@ class KeyIndexes:
                 self.problems.append(str(exc))
                 return None
             groups = {loc.file_id for loc in located.values()}
-            return IndexAnswer(np.array([s.file_id in groups for s in self.slices], dtype=bool), source)
+            mask = np.array([s.file_id in groups for s in self.slices], dtype=bool)
+            if self.unchecked is not None and self.unchecked.any():
+                mask |= self.unchecked
+                source += (f" (checked against {self.checked_rows} rows of the base files; "
+                           f"{int(self.unchecked.sum())} slices with log files kept)")
+            elif self.unchecked is not None:
+                source += f" (checked against {self.checked_rows} rows of the base files)"
+            return IndexAnswer(mask, source)
         if source != "record index":
             return None
         return self._by_bloom(keys, candidates)

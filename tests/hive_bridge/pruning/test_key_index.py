@@ -19,7 +19,7 @@ from tests.conftest import FIXTURE_NAMES
 #: the fixture table whose metadata table has a record index and whose writes all kept keys unique
 WITH_RECORD_INDEX = [n for n in ("quickstart_trips_table.mor.avro.v8_trips_8i3u1d",) if n in FIXTURE_NAMES]
 #: record index present, but written with INSERT INTO (duplicate keys possible, and present in the
-#: timebasedkeygen tables): the record index must not be used
+#: timebasedkeygen tables): the record index is used only where the files confirm it
 INSERTED = [n for n in ("sample_table.cow.v9_timebasedkeygen_epochmillis",
                         "sample_table.cow.v9_timebasedkeygen_nonhivestyle",
                         "sample_table.cow.v9_txns_simple_meta",
@@ -136,22 +136,42 @@ def test_a_lagging_metadata_table_is_not_asked(shared_tables: dict[str, Path], t
 
 
 @pytest.mark.parametrize("name", INSERTED)
-def test_record_index_of_tables_written_by_insert_is_not_trusted(shared_tables: dict[str, Path], name: str) -> None:
+def test_record_index_of_tables_written_by_insert_is_trusted_only_where_the_files_confirm_it(
+        shared_tables: dict[str, Path], name: str) -> None:
     """Hudi's record index names one location per key, but INSERT INTO can write a key twice: on
-    v9_timebasedkeygen_epochmillis, TXN-001 lives in two file groups and the record index names only the newer.
-    Equality on the key keeps every group holding it."""
+    v9_timebasedkeygen_*, TXN-001 lives in two file groups and the record index names only the newer. The
+    indexes are checked against the files: there the check names the key and the indexes are not used (equality
+    on the key keeps every group holding it); on the txns tables no key is repeated, the indexes hold, and
+    equality on the key or a secondary-indexed column keeps exactly the groups holding a match."""
     root = shared_tables[name]
     table = HudiTable.open(root)
-    indexes = KeyIndexes.open(table, table.latest_file_slices())
-    assert indexes._mdt is None and any("INSERT" in p for p in indexes.problems), indexes.problems
+    slices = table.latest_file_slices()
+    indexes = KeyIndexes.open(table, slices)
+    repeated = "timebasedkeygen" in name
+    if repeated:
+        assert indexes._mdt is None and any("INSERT" in p for p in indexes.problems), indexes.problems
+        assert any("'TXN-001'" in p and "file group" in p for p in indexes.problems), indexes.problems
+    else:
+        assert indexes._mdt is not None and indexes.unchecked is not None, indexes.problems
+        assert indexes.checked_rows > 0 and not indexes.unchecked.any()
+        assert set(indexes.secondary) == {"merchant_name", "txn_date"}, indexes.problems
     key = table.properties.record_key_fields[0]
-    pruner = Pruner(table, ColumnStatsIndex(table, persist=False), table.latest_file_slices())
+    pruner = Pruner(table, ColumnStatsIndex(table, persist=False), slices)
     holders: dict[object, set[str]] = {}
+    merchants: dict[object, set[str]] = {}
     for fid, rows in _groups_of_rows(root).items():
         for v in rows.column(key).to_pylist():
             holders.setdefault(v, set()).add(fid)
+        for v in rows.column("merchant_name").to_pylist() if "merchant_name" in rows.column_names else []:
+            merchants.setdefault(v, set()).add(fid)
     for value, fids in holders.items():
-        assert fids <= _kept(pruner, table, f"`{key}` = {_literal(value)}"), (name, value)
+        kept = _kept(pruner, table, f"`{key}` = {_literal(value)}")
+        assert fids <= kept, (name, value)
+        if not repeated:
+            assert kept == fids, (name, value)
+    for value, fids in merchants.items():
+        if value is not None and not repeated:
+            assert _kept(pruner, table, f"merchant_name = {_literal(value)}") == fids, (name, value)
     if name.endswith("epochmillis"):
         assert len(holders["TXN-001"]) == 2  # the duplicate the record index does not show
 

@@ -1,0 +1,32 @@
+"""benchmarks/bench_hudi_reader.py: the verdict line per goal, from per-query figures."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import bench_hudi_reader
+
+
+def _line(f: str, hh: tuple[int, float, float, str], on: tuple[int, float, float], off_files: int) -> dict[str, Any]:
+    return {"table": "t", "filter": f, "truth": 1, "readers": {
+        "hudi-hive": {"files": hh[0], "plan_s": hh[1], "query_s": hh[2], "loss": hh[3]},
+        "hudi skipping on": {"files": on[0], "plan_s": on[1], "query_s": on[2], "loss": ""},
+        "hudi skipping off": {"files": off_files, "plan_s": 1.0, "query_s": 1.0, "loss": ""}}}
+
+
+def test_both_goals_met() -> None:
+    lines = [_line("a = 1", (1, 0.01, 0.1, ""), (1, 1.0, 0.5), 30), _line("b > 2", (30, 0.01, 2.0, ""), (30, 1.0, 1.0), 30)]
+    got = bench_hudi_reader.verdicts(lines)
+    assert got[0].startswith("goal 1") and ": met:" in got[0] and "more files on 0 of 2" in got[0]
+    # b > 2 is not selective (Hudi's skipping reads every file): its slower query does not count
+    assert ": met:" in got[1] and "slower on 0 of 1 selective" in got[1] and "planning 100x faster" in got[1]
+
+
+def test_goals_not_met_name_the_queries() -> None:
+    lines = [_line("a = 1", (2, 0.5, 0.9, ""), (1, 1.0, 0.5), 30), _line("c = 3", (1, 0.5, 0.1, "LOST 1"), (1, 1.0, 0.5), 30)]
+    got = bench_hudi_reader.verdicts(lines)
+    assert "NOT met" in got[0] and "t: a = 1" in got[0] and "rows lost on 1: t: c = 3" in got[0]
+    assert "NOT met" in got[1] and "slower on 1 of 2 selective queries: a = 1" in got[1] and "planning 2x" in got[1]
