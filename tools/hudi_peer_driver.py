@@ -11,10 +11,13 @@ SPEC (JSON; NaN and -0.0 as Python's ``json`` writes them):
   record_index} (booleans), columns: [...] (column stats' columns; default all), options: {...},
   commits: [{op: insert|upsert|delete|bulk_insert, rows: [[...], ...], files: N (Spark partitions, so files
   per Hudi partition with ``bulk_insert``, each a range of ``sort``, default the first key field), options: {...}}]}``; every commit is one write (``mode("append")``, the first creates);
+- ``sql``: Spark SQL statements run after the writes and before the reads, each as given (e.g. the ``CALL
+  run_clustering(...)`` that ``hive-bridge advise`` prints), with Hudi's session extension;
 - ``read``: ``{path, filters: [...], skipping: [true, false], rows: true (sorted ``to_json`` rows) or false
   (count and digest), repeat: 1, options: {...}}`` each.
 
-OUT: ``{"versions": {...}, "written": [{path, commits: [{op, seconds}], table_version}], "reads": [{path,
+OUT: ``{"versions": {...}, "written": [{path, commits: [{op, seconds}], table_version}], "sql": [{statement, rows,
+seconds}], "reads": [{path,
 skipping, load_seconds, results: [{filter, count, digest, rows?, files, bytes, file_groups, planning_seconds,
 query_seconds, listing_ms}]}]}``. ``files``/``bytes``: the scan's "number of files read" and "size of files read";
 ``file_groups``: the file ids of what Hudi's file index kept (``partition/fileId``); ``planning_seconds``: making
@@ -209,16 +212,25 @@ def read(spark: Any, job: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def run_sql(spark: Any, statement: str) -> dict[str, Any]:
+    """One statement as given; its result rows as strings."""
+    t0 = time.perf_counter()
+    rows = [[None if v is None else str(v) for v in r] for r in spark.sql(statement).collect()]
+    return {"statement": statement, "rows": rows, "seconds": time.perf_counter() - t0}
+
+
 def main(spec_path: str, out_path: str) -> None:
     spec = json.loads(Path(spec_path).read_text())
     spark = session(spec)
     try:
         written = [write(spark, t) for t in spec.get("write", [])]
+        statements = [run_sql(spark, s) for s in spec.get("sql", [])]
         reads = [r for job in spec.get("read", []) for r in read(spark, job)]
         versions = {"spark": spark.version, "hudi": Path(spec["jar"]).name}
     finally:
         spark.stop()
-    Path(out_path).write_text(json.dumps({"versions": versions, "written": written, "reads": reads}))
+    Path(out_path).write_text(json.dumps({"versions": versions, "written": written, "sql": statements,
+                                          "reads": reads}))
 
 
 if __name__ == "__main__":
