@@ -53,11 +53,11 @@ def print_advice(out: Console, advice: Sequence[Advice]) -> None:
                 out.print(f"cluster now (Spark SQL with Hudi's extension; {rec.get('files', 0):,} files written):",
                           highlight=False)
                 for statement in rec["sql"]:
-                    out.print(f"  {escape(statement)};", highlight=False)
+                    out.print(f"  {escape(statement)};", highlight=False, soft_wrap=True)  # pasted: never wrapped
                 out.print("or with the next write (these writer options cluster the table after it):",
                           highlight=False)
             for key, value in rec["settings"].items():
-                out.print(f"  {escape(key)}={escape(value)}", highlight=False)
+                out.print(f"  {escape(key)}={escape(value)}", highlight=False, soft_wrap=True)
         else:
             out.print("[bold]recommended[/bold]: keep today's layout", highlight=False)
         for warning in a.warnings:
