@@ -285,7 +285,9 @@ def _notes_for(layout: Layout) -> list[str]:
             "next write (hoodie.clustering.inline.max.commits=1: that write clusters the table); "
             "hoodie.clustering.plan.strategy.small.file.limit is set above the largest file so that every file is "
             "clustered once: take the settings out of later writes (Hudi's default small.file.limit is 314572800), "
-            "or every clustering rewrites the whole table"]
+            "or every clustering rewrites the whole table"] + (
+        ["a linear clustering writes no more files than its sort's shuffle has partitions: the writer's Spark "
+         "session needs the two SET values too"] if layout.kind == LINEAR else [])
 
 
 def advise_table(state: TableState, *, sample_rows_per_sample: int = SAMPLE_ROWS, samples: int = SAMPLES,

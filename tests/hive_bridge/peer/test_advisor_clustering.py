@@ -139,7 +139,9 @@ def test_rows_unchanged_and_prediction_against_both_readers(clustered: dict[str,
         ours_files += listing.files_kept
         hudi_bytes += theirs["bytes"]
         hudi_files += theirs["files"]
-    print(f"\nadvised {rec['layout']} (files of {clustered['target']:,} B): predicted {predicted['files_read']:.1f} "
+    today = advice["candidates"][0]
+    print(f"\ntoday predicted {today['files_read']:.1f} files, {today['bytes_read']:,.0f} B")
+    print(f"advised {rec['layout']} (files of {clustered['target']:,} B): predicted {predicted['files_read']:.1f} "
           f"files, {predicted['bytes_read']:,.0f} B; hive-bridge {ours_files} files, {ours_bytes:,} B; Hudi's reader "
           f"{hudi_files} files, {hudi_bytes:,} B; runner-up {rec['runner_up']}")
     for measured in (ours_bytes, hudi_bytes):
