@@ -12,7 +12,8 @@ SPEC (JSON; NaN and -0.0 as Python's ``json`` writes them):
   commits: [{op: insert|upsert|delete|bulk_insert, rows: [[...], ...], files: N (Spark partitions, so files
   per Hudi partition with ``bulk_insert``, each a range of ``sort``, default the first key field), options: {...}}]}``; every commit is one write (``mode("append")``, the first creates);
 - ``sql``: Spark SQL statements run after the writes and before the reads, each as given (e.g. the ``CALL
-  run_clustering(...)`` that ``hive-bridge advise`` prints), with Hudi's session extension;
+  run_clustering(...)`` that ``hive-bridge advise`` prints), with Hudi's session extension; ``sql_first``: the
+  same before the writes (session settings a write needs, e.g. the ``SET`` statements the advice prints);
 - ``read``: ``{path, filters: [...], skipping: [true, false], rows: true (sorted ``to_json`` rows) or false
   (count and digest), repeat: 1, options: {...}}`` each.
 
@@ -223,8 +224,9 @@ def main(spec_path: str, out_path: str) -> None:
     spec = json.loads(Path(spec_path).read_text())
     spark = session(spec)
     try:
+        statements = [run_sql(spark, s) for s in spec.get("sql_first", [])]
         written = [write(spark, t) for t in spec.get("write", [])]
-        statements = [run_sql(spark, s) for s in spec.get("sql", [])]
+        statements += [run_sql(spark, s) for s in spec.get("sql", [])]
         reads = [r for job in spec.get("read", []) for r in read(spark, job)]
         versions = {"spark": spark.version, "hudi": Path(spec["jar"]).name}
     finally:

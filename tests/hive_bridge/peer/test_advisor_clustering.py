@@ -1,7 +1,9 @@
 """The advisor against Hudi's own clustering: Hudi's Spark writer writes a table in random order, ``hive-bridge
-advise`` recommends a layout for a workload of range filters, the Spark SQL it prints is run verbatim in Hudi's
-Spark session (``CALL run_clustering``), and then the workload's bytes read by hive-bridge's planner and by Hudi's
-reader (data skipping on) are measured beside the prediction.
+advise`` recommends a layout for a workload of range filters, and the recommendation is applied as printed, both
+ways: the Spark SQL run verbatim in Hudi's Spark session (``CALL run_clustering``) on the table, and on a copy the
+printed writer options given to Hudi's next write (an upsert of one row, unchanged), after the printed ``SET``
+statements. Then the workload's bytes read by hive-bridge's planner and by Hudi's reader (data skipping on) are
+measured beside the prediction.
 
 Rows: every filter's rows, read from the files hive-bridge's planner keeps and by Hudi's reader, are the truth
 (the rows written; a clustering moves rows, it does not change them). Files: Hudi's clustering writes the number of
@@ -14,6 +16,7 @@ from __future__ import annotations
 import io
 import json
 import random
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -86,11 +89,16 @@ def clustered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     text, advice = _advise(path, log, "--target-file-bytes", str(target))
     rec = advice["recommended"]
     assert rec is not None, advice["notes"]
-    out = hudi_peer.run({"sql": rec["sql"], "read": [{"path": path, "filters": _filters(), "skipping": [True]}]})
-    (hudi,) = out["reads"]
-    return {"path": path, "rows": rows, "sizes": sizes, "target": target, "text": text, "advice": advice,
-            "default_text": default_text, "default_advice": default_advice, "sql": out["sql"],
-            "hudi": {r["filter"]: r for r in hudi["results"]}}
+    copy = str(root / "copy")
+    shutil.copytree(path, copy)
+    next_write = {**table, "path": copy, "commits": [{"op": "upsert", "rows": rows[:1], "options": rec["settings"]}]}
+    out = hudi_peer.run({"sql_first": [s for s in rec["sql"] if s.startswith("SET ")], "write": [next_write],
+                         "sql": rec["sql"],
+                         "read": [{"path": p, "filters": _filters(), "skipping": [True]} for p in (path, copy)]})
+    hudi = {r["path"]: {x["filter"]: x for x in r["results"]} for r in out["reads"]}
+    return {"paths": {"call": path, "next write": copy}, "rows": rows, "sizes": sizes, "target": target,
+            "text": text, "advice": advice, "default_text": default_text, "default_advice": default_advice,
+            "sql": out["sql"], "hudi": hudi}
 
 
 def test_the_default_advice_warns_on_a_small_table(clustered: dict[str, Any]) -> None:
@@ -112,11 +120,12 @@ def test_the_printed_sql_is_what_ran(clustered: dict[str, Any]) -> None:
     assert call["rows"] and call["rows"][0][2] == "COMPLETED", call
 
 
-def test_rows_unchanged_and_prediction_against_both_readers(clustered: dict[str, Any]) -> None:
+@pytest.mark.parametrize("route", ["call", "next write"])
+def test_rows_unchanged_and_prediction_against_both_readers(clustered: dict[str, Any], route: str) -> None:
     from hive_bridge.spark.reads import list_files
     from hive_bridge.table.table import HudiTable
 
-    path, rows, advice = clustered["path"], clustered["rows"], clustered["advice"]
+    path, rows, advice = clustered["paths"][route], clustered["rows"], clustered["advice"]
     rec = advice["recommended"]
     latest = [s for s in HudiTable.open(path).latest_file_slices() if s.base_file is not None]
     assert len(latest) == rec["files"] == FILES_CLUSTERED
@@ -133,7 +142,7 @@ def test_rows_unchanged_and_prediction_against_both_readers(clustered: dict[str,
             lo, hi = (int(x) for x in f.replace("a >= ", "").split(" and a < "))
             ids += t.column("id").to_numpy()[(a >= lo) & (a < hi)].tolist()
         assert sorted(ids) == truth, f
-        theirs = clustered["hudi"][f]
+        theirs = clustered["hudi"][path][f]
         assert sorted(json.loads(r)["id"] for r in theirs["rows"]) == truth, f
         ours_bytes += listing.bytes_kept
         ours_files += listing.files_kept
@@ -141,7 +150,7 @@ def test_rows_unchanged_and_prediction_against_both_readers(clustered: dict[str,
         hudi_files += theirs["files"]
     today = advice["candidates"][0]
     print(f"\ntoday predicted {today['files_read']:.1f} files, {today['bytes_read']:,.0f} B")
-    print(f"advised {rec['layout']} (files of {clustered['target']:,} B): predicted {predicted['files_read']:.1f} "
+    print(f"{route}: advised {rec['layout']} (files of {clustered['target']:,} B): predicted {predicted['files_read']:.1f} "
           f"files, {predicted['bytes_read']:,.0f} B; hive-bridge {ours_files} files, {ours_bytes:,} B; Hudi's reader "
           f"{hudi_files} files, {hudi_bytes:,} B; runner-up {rec['runner_up']}")
     for measured in (ours_bytes, hudi_bytes):
