@@ -14,10 +14,14 @@ SPEC (JSON; NaN and -0.0 as Python's ``json`` writes them):
   ``{op: sql, statements: [...]}`` runs Spark SQL on the table instead (registered under ``name`` at its path;
   ``{name}`` in a statement is the table's name), e.g. ``CREATE INDEX merchant_idx ON {name} (merchant)``: a
   secondary index, which later writes keep up to date;
+- ``sql``: Spark SQL statements run after the writes and before the reads, each as given (e.g. the ``CALL
+  run_clustering(...)`` that ``hive-bridge advise`` prints), with Hudi's session extension; ``sql_first``: the
+  same before the writes (session settings a write needs, e.g. the ``SET`` statements the advice prints);
 - ``read``: ``{path, filters: [...], skipping: [true, false], rows: true (sorted ``to_json`` rows) or false
   (count and digest), repeat: 1, options: {...}}`` each.
 
-OUT: ``{"versions": {...}, "written": [{path, commits: [{op, seconds}], table_version}], "reads": [{path,
+OUT: ``{"versions": {...}, "written": [{path, commits: [{op, seconds}], table_version}], "sql": [{statement, rows,
+seconds}], "reads": [{path,
 skipping, load_seconds, results: [{filter, count, digest, rows?, files, bytes, file_groups, planning_seconds,
 query_seconds, listing_ms}]}]}``. ``files``/``bytes``: the scan's "number of files read" and "size of files read";
 ``file_groups``: the file ids of what Hudi's file index kept (``partition/fileId``); ``planning_seconds``: making
@@ -222,16 +226,26 @@ def read(spark: Any, job: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def run_sql(spark: Any, statement: str) -> dict[str, Any]:
+    """One statement as given; its result rows as strings."""
+    t0 = time.perf_counter()
+    rows = [[None if v is None else str(v) for v in r] for r in spark.sql(statement).collect()]
+    return {"statement": statement, "rows": rows, "seconds": time.perf_counter() - t0}
+
+
 def main(spec_path: str, out_path: str) -> None:
     spec = json.loads(Path(spec_path).read_text())
     spark = session(spec)
     try:
+        statements = [run_sql(spark, s) for s in spec.get("sql_first", [])]
         written = [write(spark, t) for t in spec.get("write", [])]
+        statements += [run_sql(spark, s) for s in spec.get("sql", [])]
         reads = [r for job in spec.get("read", []) for r in read(spark, job)]
         versions = {"spark": spark.version, "hudi": Path(spec["jar"]).name}
     finally:
         spark.stop()
-    Path(out_path).write_text(json.dumps({"versions": versions, "written": written, "reads": reads}))
+    Path(out_path).write_text(json.dumps({"versions": versions, "written": written, "sql": statements,
+                                          "reads": reads}))
 
 
 if __name__ == "__main__":

@@ -19,6 +19,8 @@ from hive_bridge.advisor.advise import (
     candidate_columns,
     candidate_layouts,
     settings_for,
+    sql_for,
+    target_size,
 )
 from hive_bridge.advisor.curves import curve_order, hilbert_index, linear_order, ranks, z_index
 from hive_bridge.advisor.sample import Sample, sample_rows
@@ -44,6 +46,8 @@ __all__ = [
     "sample_rows",
     "settings_for",
     "simulate",
+    "sql_for",
+    "target_size",
     "write_advice_json",
     "z_index",
 ]

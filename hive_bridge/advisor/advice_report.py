@@ -26,12 +26,13 @@ def print_advice(out: Console, advice: Sequence[Advice]) -> None:
         t.add_column("bytes read", justify="right")
         t.add_column("low - high", justify="right")
         t.add_column("saving", justify="right")
+        t.add_column("vs best", justify="right")
         best = a.recommended["layout"] if a.recommended else None
         for c in a.candidates:
             name = c.layout + (" *" if c.layout == best else "")
             t.add_row(escape(name), f"{c.files_read:,.1f}", human_bytes(int(c.bytes_read)),
                       f"{human_bytes(int(c.bytes_low))} - {human_bytes(int(c.bytes_high))}",
-                      "-" if c.layout == "today" else f"{c.saving:+.1%}")
+                      "-" if c.layout == "today" else f"{c.saving:+.1%}", f"{c.vs_best:.2f}x")
         out.print(t)
         scope = ("" if a.calibration_filters == a.filters else
                  f" ({a.calibration_filters} heaviest filters, {a.calibration_share:.1%} of the runs)")
@@ -39,12 +40,28 @@ def print_advice(out: Console, advice: Sequence[Advice]) -> None:
                   f"{human_bytes(int(a.engine_bytes_read))} read (simulated: "
                   f"{human_bytes(int(a.simulated_bytes_read))})", highlight=False)
         if a.recommended:
-            out.print(f"[bold]recommended[/bold]: {escape(a.recommended['layout'])}, saving "
-                      f"{a.recommended['saving']:.1%} of the bytes read", highlight=False)
-            for key, value in a.recommended["settings"].items():
-                out.print(f"  {escape(key)}={escape(value)}", highlight=False)
+            rec = a.recommended
+            out.print(f"[bold]recommended[/bold]: {escape(rec['layout'])}, saving {rec['saving']:.1%} of the bytes "
+                      f"read", highlight=False)
+            second = rec.get("runner_up")
+            if second:
+                spread = ("within the estimate's spread: the estimate cannot tell them apart" if second["within_spread"]
+                          else "beyond the estimate's spread")
+                out.print(f"runner-up: {escape(second['layout'])} reads {second['bytes_vs_best']:.2f}x the bytes of "
+                          f"the best ({spread})", highlight=False)
+            if rec.get("sql"):
+                out.print(f"cluster now (Spark SQL with Hudi's extension; {rec.get('files', 0):,} files written):",
+                          highlight=False)
+                for statement in rec["sql"]:
+                    out.print(f"  {escape(statement)};", highlight=False, soft_wrap=True)  # pasted: never wrapped
+                out.print("or with the next write (these writer options cluster the table after it):",
+                          highlight=False)
+            for key, value in rec["settings"].items():
+                out.print(f"  {escape(key)}={escape(value)}", highlight=False, soft_wrap=True)
         else:
             out.print("[bold]recommended[/bold]: keep today's layout", highlight=False)
+        for warning in a.warnings:
+            out.print(f"[bold yellow]warning[/bold yellow]: {escape(warning)}", highlight=False)
         for note in a.notes:
             out.print(f"note: {escape(note)}", highlight=False)
 

@@ -13,17 +13,28 @@ HTML report renders::
 
     {"table": str, "sample_rows": int, "samples": int, "target_file_bytes": int, "filters": int,
      "candidates": [{"layout": str, "files_read": float, "bytes_read": float, "bytes_low": float,
-                     "bytes_high": float, "saving": float}],
-     "recommended": {"layout": str, "saving": float, "settings": {str: str}} | None,
-     "notes": [str]}
+                     "bytes_high": float, "saving": float, "vs_best": float}],
+     "recommended": {"layout": str, "saving": float, "settings": {str: str}, "sql": [str],
+                     "files": int, "runner_up": {"layout": str, "bytes_vs_best": float,
+                                                 "within_spread": bool} | None} | None,
+     "notes": [str], "warnings": [str]}
 
 ``files_read`` and ``bytes_read`` are the workload's totals (each filter's reads times its occurrences), the
 mean over the samples; ``bytes_low`` / ``bytes_high`` the smallest and largest over the samples; ``saving`` the
-fraction of today's simulated bytes saved (negative: reads more). The first candidate is always ``today``.
+fraction of today's simulated bytes saved (negative: reads more); ``vs_best`` the bytes read over the least any
+candidate reads (1.0: the best). The first candidate is always ``today``. ``settings`` make the next write
+cluster the table (inline, ``hoodie.clustering.inline.max.commits=1``); ``sql`` clusters it now (Spark SQL
+statements: Hudi's ``run_clustering`` procedure with the same options, for ``linear`` after the shuffle settings
+:func:`sql_for` explains; empty for a partitioning); ``files`` is the number of files that clustering writes
+(``ceil(bytes of a partition's files / target)`` per partition, as Hudi plans it); ``runner_up`` the candidate
+reading least after the recommended one, its bytes over the recommended one's, and whether its lowest sample is at
+or below the recommended one's highest (``within_spread``: the estimate cannot tell them apart). ``warnings``:
+a file size below Hudi's small-file limit, a table too small for several files per partition.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -68,6 +79,14 @@ MAX_PARTITION_VALUES = 1_000
 CALIBRATION_FILTERS = 200
 CALIBRATION_FILES = 2_000_000
 CLUSTERING_STRATEGY = {LINEAR: "linear", ZORDER: "z-order", HILBERT: "hilbert"}
+#: Hudi's defaults: a file below ``hoodie.parquet.small.file.limit`` is small (the next writes pack records into
+#: it); ``hoodie.parquet.max.file.size`` is the size its writers fill files to; a clustering group holds at most
+#: ``hoodie.clustering.plan.strategy.max.bytes.per.group`` of input files (each group sorted on its own) and a
+#: plan at most ``hoodie.clustering.plan.strategy.max.num.groups`` groups
+HUDI_SMALL_FILE_LIMIT = 104_857_600
+HUDI_PARQUET_MAX_FILE_SIZE = 125_829_120
+HUDI_MAX_BYTES_PER_GROUP = 2_147_483_648
+HUDI_MAX_NUM_GROUPS = 30
 
 
 class AdviceError(HiveBridgeError):
@@ -84,11 +103,12 @@ class Candidate:
     bytes_low: float
     bytes_high: float
     saving: float = 0.0
+    vs_best: float = 1.0  # bytes read over the least any candidate reads (1.0: the best)
 
     def as_json(self) -> dict[str, Any]:
         return {"layout": self.layout, "files_read": round(self.files_read, 3), "bytes_read": round(self.bytes_read, 1),
                 "bytes_low": round(self.bytes_low, 1), "bytes_high": round(self.bytes_high, 1),
-                "saving": round(self.saving, 6)}
+                "saving": round(self.saving, 6), "vs_best": round(self.vs_best, 4)}
 
 
 @dataclass
@@ -113,12 +133,13 @@ class Advice:
     table_bytes: int = 0
     table_files: int = 0
     occurrences: int = 0
+    warnings: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         return {"table": self.table, "sample_rows": self.sample_rows, "samples": self.samples,
                 "target_file_bytes": self.target_file_bytes, "filters": self.filters,
                 "candidates": [c.as_json() for c in self.candidates], "recommended": self.recommended,
-                "notes": list(self.notes)}
+                "notes": list(self.notes), "warnings": list(self.warnings)}
 
 
 def _parsed_filters(state: TableState, entries: Sequence[FilterEntry]
@@ -181,9 +202,13 @@ def candidate_layouts(columns: Sequence[str], sample: Sample, partition_fields: 
     return out
 
 
-def settings_for(layout: Layout, target_file_bytes: int, largest_file: int) -> dict[str, str]:
+def settings_for(layout: Layout, target_file_bytes: int, largest_file: int, largest_partition_bytes: int = 0,
+                 partitions: int = 1) -> dict[str, str]:
     """The Hudi writer settings that produce ``layout`` (``HoodieClusteringConfig``'s keys; a partitioning by
-    ``hoodie.datasource.write.partitionpath.field``)."""
+    ``hoodie.datasource.write.partitionpath.field``): with ``hoodie.clustering.inline=true`` and
+    ``hoodie.clustering.inline.max.commits=1`` the next write clusters the table. Every file is a candidate
+    (``small.file.limit`` above the largest file) and each partition one clustering group, sorted as a whole (the
+    group limit above its bytes, as many groups as partitions), which is what the simulation cuts."""
     if layout.kind == PARTITION:
         return {"hoodie.datasource.write.partitionpath.field": layout.columns[0]}
     out = {
@@ -192,7 +217,11 @@ def settings_for(layout: Layout, target_file_bytes: int, largest_file: int) -> d
         "hoodie.clustering.plan.strategy.target.file.max.bytes": str(target_file_bytes),
         # every existing file below the limit is a clustering candidate: above the largest, all are clustered once
         "hoodie.clustering.plan.strategy.small.file.limit": str(max(largest_file, target_file_bytes) + 1),
+        "hoodie.clustering.plan.strategy.max.bytes.per.group": str(max(HUDI_MAX_BYTES_PER_GROUP,
+                                                                      largest_partition_bytes + 1)),
+        "hoodie.clustering.plan.strategy.max.num.groups": str(max(HUDI_MAX_NUM_GROUPS, partitions)),
         "hoodie.clustering.inline": "true",
+        "hoodie.clustering.inline.max.commits": "1",
         "hoodie.clustering.async.enabled": "false",
     }
     if layout.kind in (ZORDER, HILBERT):
@@ -200,15 +229,65 @@ def settings_for(layout: Layout, target_file_bytes: int, largest_file: int) -> d
     return out
 
 
+#: the settings a ``CALL run_clustering`` takes as its own arguments or does not need (it clusters now)
+_NOT_CALL_OPTIONS = ("hoodie.clustering.plan.strategy.sort.columns", "hoodie.layout.optimize.strategy",
+                     "hoodie.clustering.inline", "hoodie.clustering.inline.max.commits",
+                     "hoodie.clustering.async.enabled")
+
+
+def sql_for(table_path: str, layout: Layout, settings: dict[str, str], files_per_partition: int) -> list[str]:
+    """Spark SQL (with Hudi's session extension) that clusters the table now, as ``settings`` would after the
+    next write: Hudi's ``run_clustering`` procedure (``order``, ``order_strategy``, ``options`` as ``key=value``
+    pairs separated by commas). Hudi's linear clustering sorts with a Spark shuffle and then coalesces to the
+    planned file count, so it writes no more files than the shuffle has partitions (and adaptive execution merges
+    small ones): for ``linear`` two ``SET`` statements first give the shuffle the planned partitions (the curves
+    range-partition to the planned count themselves). Empty for a partitioning (a rewrite, not a clustering)."""
+    if layout.kind == PARTITION:
+        return []
+    options = ",".join(f"{k}={v}" for k, v in settings.items() if k not in _NOT_CALL_OPTIONS)
+    quoted = table_path.replace("\\", "\\\\").replace("'", "\\'")
+    out = []
+    if layout.kind == LINEAR:
+        out += [f"SET spark.sql.shuffle.partitions={max(1, files_per_partition)}",
+                "SET spark.sql.adaptive.coalescePartitions.enabled=false"]
+    out.append(f"CALL run_clustering(path => '{quoted}', order => '{','.join(layout.columns)}', "
+               f"order_strategy => '{CLUSTERING_STRATEGY[layout.kind]}', options => '{options}')")
+    return out
+
+
+def target_size(mean_file_bytes: float, given: int | None) -> tuple[int, list[str]]:
+    """The file size the layouts are cut to and the clustering writes, and warnings: ``given`` when set (a
+    warning when it is below Hudi's small-file limit), else today's mean file size when it is not small, else
+    Hudi's ``hoodie.parquet.max.file.size`` default (today's small files are not made again)."""
+    from hive_bridge.workload.formatting import human_bytes
+
+    if given:
+        if given < HUDI_SMALL_FILE_LIMIT:
+            return given, [f"files of {human_bytes(given)} (--target-file-bytes) are below Hudi's small-file limit "
+                           f"({human_bytes(HUDI_SMALL_FILE_LIMIT)}): Hudi's next inserts pack records into them and "
+                           f"each file costs a listing entry, an open and a footer"]
+        return given, []
+    if mean_file_bytes >= HUDI_SMALL_FILE_LIMIT:
+        return round(mean_file_bytes), []
+    return HUDI_PARQUET_MAX_FILE_SIZE, [
+        f"today's files average {human_bytes(int(mean_file_bytes))}, below Hudi's small-file limit "
+        f"({human_bytes(HUDI_SMALL_FILE_LIMIT)}): the layouts are cut into files of "
+        f"{human_bytes(HUDI_PARQUET_MAX_FILE_SIZE)} (Hudi's hoodie.parquet.max.file.size), not today's size; "
+        f"--target-file-bytes sets another"]
+
+
 def _notes_for(layout: Layout) -> list[str]:
     if layout.kind == PARTITION:
         return [f"partitioning by {layout.columns[0]} needs the table rewritten (clustering cannot change the "
                 f"partitioning): write it anew with hoodie.datasource.write.partitionpath.field="
                 f"{layout.columns[0]}"]
-    return ["hoodie.clustering.plan.strategy.small.file.limit is set above the largest file so that every file is "
-            "clustered once; set it back (Hudi's default 314572800) afterwards, or every clustering rewrites the "
-            "whole table. To cluster in a separate job instead of after each write, set hoodie.clustering.inline="
-            "false and hoodie.clustering.async.enabled=true"]
+    return ["run the CALL in Spark SQL with Hudi's session extension to cluster now, or add the settings to the "
+            "next write (hoodie.clustering.inline.max.commits=1: that write clusters the table); "
+            "hoodie.clustering.plan.strategy.small.file.limit is set above the largest file so that every file is "
+            "clustered once: take the settings out of later writes (Hudi's default small.file.limit is 314572800), "
+            "or every clustering rewrites the whole table"] + (
+        ["a linear clustering writes no more files than its sort's shuffle has partitions: the writer's Spark "
+         "session needs the two SET values too"] if layout.kind == LINEAR else [])
 
 
 def advise_table(state: TableState, *, sample_rows_per_sample: int = SAMPLE_ROWS, samples: int = SAMPLES,
@@ -242,7 +321,12 @@ def advise_table(state: TableState, *, sample_rows_per_sample: int = SAMPLE_ROWS
         notes.append("the table has log files: the simulation reads base files only (as after a compaction)")
     table_bytes = sum(s.base_file.size for s in based if s.base_file is not None)
     largest = max(s.base_file.size for s in based if s.base_file is not None)
-    target = int(target_file_bytes or max(1, round(table_bytes / len(based))))
+    target, warnings = target_size(table_bytes / len(based), target_file_bytes)
+    by_partition: dict[str, int] = {}
+    for sl in based:
+        if sl.base_file is not None:
+            by_partition[sl.partition_path] = by_partition.get(sl.partition_path, 0) + sl.base_file.size
+    largest_partition = max(by_partition.values())
     schema = table.arrow_schema(include_meta_fields=False)
     types = {f.name: f.type for f in schema}
     read_columns = sorted({resolve_column(types, n) or n for p in parsed for n in (filter_columns(table, p) or ())}
@@ -295,16 +379,25 @@ def advise_table(state: TableState, *, sample_rows_per_sample: int = SAMPLE_ROWS
     simulated_today = float(np.mean([w[chosen] @ judged.bytes[chosen, k * n_layouts]
                                      for k in range(len(sample_list))])) if chosen else 0.0
     recommended = None
+    least = min(c.bytes_read for c in candidates)
+    for c in candidates:
+        c.vs_best = c.bytes_read / least if least else 1.0
     best_j = min(range(1, n_layouts), key=lambda j: candidates[j].bytes_read, default=None)
     if best_j is not None:
         best = candidates[best_j]
         if best.saving >= MIN_SAVING and best.bytes_high < today.bytes_low:
-            recommended = {"layout": best.layout, "saving": round(best.saving, 6),
-                           "settings": settings_for(layouts[best_j], target, largest)}
+            settings = settings_for(layouts[best_j], target, largest, largest_partition, len(by_partition))
+            recommended = {"layout": best.layout, "saving": round(best.saving, 6), "settings": settings,
+                           "sql": sql_for(uri, layouts[best_j], settings,
+                                          max(math.ceil(b / target) for b in by_partition.values())),
+                           "files": _files_after(by_partition, target),
+                           "runner_up": _runner_up(candidates, best_j)}
             notes.extend(_notes_for(layouts[best_j]))
+            warnings.extend(_small_table_warning(by_partition, target, layouts[best_j]))
         else:
             notes.append(f"keep today's layout: the best candidate, {best.layout}, saves {best.saving:.1%} of "
                          f"the bytes read, within the spread of the estimate or below {MIN_SAVING:.0%}")
+            warnings.extend(_small_table_warning(by_partition, target, layouts[best_j]))
     if not columns:
         notes.append("the filters read no column a layout can order")
     sim_rows = sum(s.rows.num_rows for s in sample_list) // len(sample_list)
@@ -315,7 +408,38 @@ def advise_table(state: TableState, *, sample_rows_per_sample: int = SAMPLE_ROWS
                      f"the engine keeps on today's files")
     return Advice(uri, sim_rows, len(sample_list), target, len(entries), candidates, recommended, notes,
                   engine_files, engine_bytes, simulated_today, len(chosen), share, table_bytes, len(based),
-                  int(w.sum()))
+                  int(w.sum()), warnings)
+
+
+def _files_after(by_partition: dict[str, int], target: int) -> int:
+    """The files Hudi's clustering writes: ``ceil(bytes of a partition's files / target)`` per partition."""
+    return sum(max(1, math.ceil(b / target)) for b in by_partition.values())
+
+
+def _runner_up(candidates: Sequence[Candidate], best_j: int) -> dict[str, Any] | None:
+    """The candidate reading least after the best (today included): its bytes read over the best's, and
+    whether it is within the estimate's spread (its lowest sample at or below the best's highest)."""
+    others = [c for j, c in enumerate(candidates) if j != best_j]
+    if not others:
+        return None
+    best = candidates[best_j]
+    second = min(others, key=lambda c: c.bytes_read)
+    return {"layout": second.layout, "bytes_vs_best": round(second.bytes_read / best.bytes_read, 4)
+            if best.bytes_read else 1.0, "within_spread": bool(second.bytes_low <= best.bytes_high)}
+
+
+def _small_table_warning(by_partition: dict[str, int], target: int, layout: Layout) -> list[str]:
+    from hive_bridge.workload.formatting import human_bytes
+
+    if layout.kind == PARTITION:
+        return []
+    files = _files_after(by_partition, target)
+    biggest = max(by_partition.values())
+    if biggest >= 2 * target:
+        return []
+    return [f"the table is small for files of {human_bytes(target)}: Hudi's clustering writes "
+            f"ceil(partition bytes / target) files per partition, {files} in all ({len(by_partition)} partitions, "
+            f"the largest {human_bytes(biggest)}); file-level skipping needs several files per partition"]
 
 
 def _engine_figures(state: TableState, entries: Sequence[FilterEntry], parsed: Sequence[sarg.SearchArgument | None]
@@ -360,4 +484,4 @@ def advise_workload(work: Workload, tables: Sequence[str] | None = None, **optio
 
 
 __all__ = ["CALIBRATION_FILES", "CALIBRATION_FILTERS", "Advice", "AdviceError", "Candidate", "advise_table",
-           "advise_workload", "candidate_columns", "candidate_layouts", "settings_for"]
+           "advise_workload", "candidate_columns", "candidate_layouts", "settings_for", "sql_for", "target_size"]

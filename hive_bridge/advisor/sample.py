@@ -38,6 +38,16 @@ class Sample:
     table_rows: float
     exact: bool
     problems: list[str] = field(default_factory=list)
+    #: each picked file's bytes outside its column chunks (the footer with its key-value metadata, where Hudi
+    #: keeps the bloom filter, and the magic bytes): what every file a writer writes costs whatever it holds
+    file_overhead: np.ndarray | None = None
+
+    @property
+    def overhead_per_file(self) -> float:
+        """The mean bytes per file outside its column chunks (0 when unknown)."""
+        if self.file_overhead is None or not len(self.file_overhead):
+            return 0.0
+        return float(np.mean(self.file_overhead))
 
     @property
     def bytes_per_row(self) -> float:
@@ -75,6 +85,7 @@ def sample_rows(table: HudiTable, slices: Sequence[FileSlice], columns: Sequence
     pieces: list[pa.Table] = []
     sizes: list[int] = []
     counts: list[int] = []
+    overheads: list[int] = []
     problems: list[str] = []
     per_file = max(1, math.ceil(rows / max(1, len(picked))))
     exact = len(picked) == len(based)
@@ -111,6 +122,9 @@ def sample_rows(table: HudiTable, slices: Sequence[FileSlice], columns: Sequence
         pieces.append(part)
         sizes.append(base.size)
         counts.append(int(md.num_rows))
+        chunks = sum(md.row_group(g).column(c).total_compressed_size for g in range(n_groups)
+                     for c in range(md.num_columns))
+        overheads.append(max(0, base.size - chunks))
     if not pieces:
         return Sample(pa.table({FILE_COLUMN: pa.array([], pa.int64()), PARTITION_COLUMN: pa.array([], pa.int64())}),
                       np.zeros(0), np.zeros(0), table_bytes,
@@ -120,7 +134,8 @@ def sample_rows(table: HudiTable, slices: Sequence[FileSlice], columns: Sequence
     file_rows = np.asarray(counts, dtype=np.float64)
     per_row = file_bytes.sum() / file_rows.sum() if file_rows.sum() else 0.0
     table_rows = table_bytes / per_row if per_row else 0.0
-    return Sample(rows_table, file_bytes, file_rows, table_bytes, len(based), table_rows, exact, problems)
+    return Sample(rows_table, file_bytes, file_rows, table_bytes, len(based), table_rows, exact, problems,
+                  np.asarray(overheads, dtype=np.float64))
 
 
 __all__ = ["FILE_COLUMN", "PARTITION_COLUMN", "Sample", "sample_rows"]

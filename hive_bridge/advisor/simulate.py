@@ -15,6 +15,14 @@ the sample is not the whole table, the boundary between two files lies somewhere
 of one and the first of the next: each simulated file's statistics include the next one's first row (the
 estimate errs towards reading more).
 
+Bytes: Hudi's clustering plans ``ceil(bytes of a partition's files / target)`` output files per partition
+(``PartitionAwareClusteringPlanStrategy``: the input files' sizes, one clustering group per partition when the
+group limit allows), and each output file costs its rows' column chunks plus the bytes every file carries
+outside them (footer, Hudi's bloom filter in its key-value metadata: about 430 KB with Hudi's defaults). So the
+files are cut from the table's bytes per row (today's files, overhead included), and each simulated file's bytes
+are its rows' share of the table's column-chunk bytes plus the sampled files' mean overhead: a table of many
+tiny files shrinks when clustered into fewer.
+
 Every (layout, sample) pair becomes one block of rows of a single statistics table, so each filter is judged
 once for all of them: the statistics are computed once per layout and sample, and the filters are judged
 vectorized over every simulated file at once.
@@ -149,7 +157,10 @@ def simulate(sample: Sample, layout: Layout, target_file_bytes: int, min_rows: i
     take, ids, sizes = _cut(order, segments, step, overlap=not sample.exact)
     stats = group_stats(data.take(pa.array(take)), ids, len(sizes))
     own = np.asarray(sizes, dtype=np.float64)
-    return SimulatedFiles(layout, stats, own * bytes_per_sampled_row, np.full(len(sizes), stand_in), stand_in)
+    overhead = min(sample.overhead_per_file, sample.table_bytes / max(1, sample.table_files))
+    data_per_sampled_row = max(0.0, sample.table_bytes - overhead * sample.table_files) / n
+    return SimulatedFiles(layout, stats, own * data_per_sampled_row + overhead * stand_in,
+                          np.full(len(sizes), stand_in), stand_in)
 
 
 @dataclass(frozen=True)

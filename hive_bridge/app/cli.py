@@ -440,7 +440,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--samples", type=int, default=3, metavar="N",
                    help="independent samples, for the spread of the estimate (default 3)")
     p.add_argument("--target-file-bytes", type=int, default=None, metavar="BYTES",
-                   help="the file size layouts are cut at (default: the table's mean base file size)")
+                   help="the file size layouts are cut at and the clustering writes (default: the table's mean "
+                        "base file size, or Hudi's 120 MiB when that mean is below Hudi's 100 MiB small-file limit)")
     p.add_argument("--seed", type=int, default=0, help="the first sample's random seed (default 0)")
     p.add_argument("--time-zone", default="UTC", help="session time zone for timestamp literals of text logs")
     _query_type_args(p)

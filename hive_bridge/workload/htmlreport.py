@@ -90,7 +90,7 @@ def _advice_data(advice: LayoutAdvice) -> dict[str, Any]:
                             "bytes_low": c.bytes_low, "bytes_high": c.bytes_high, "saving": c.saving}
                            for c in advice.candidates],
             "recommended": dict(advice.recommended) if advice.recommended is not None else None,
-            "notes": list(advice.notes)}
+            "notes": list(advice.notes), "warnings": list(getattr(advice, "warnings", ()))}
 
 
 #: tables drawn in the overview chart (the largest by bytes; every table is in the table beside it)
@@ -450,9 +450,14 @@ def _advice_block(i: int, item: dict[str, Any], div: str | None) -> str:
                  f"{100 * float(rec.get('saving', 0.0)):.1f}% of today's bytes. Hudi settings:</p>"
                  f'<button class=copy onclick="hbCopy(\'settings-{i}\')">copy</button>'
                  f"<pre class=settings id=settings-{i}>{e(settings)}</pre>")
+        sql = "\n".join(f"{statement};" for statement in rec.get("sql") or [])
+        if sql:
+            body += ("<p>Or cluster now (Spark SQL with Hudi's extension):</p>"
+                     f'<button class=copy onclick="hbCopy(\'sql-{i}\')">copy</button>'
+                     f"<pre class=settings id=sql-{i}>{e(sql)}</pre>")
     else:
         body += "<p>No layout is recommended for this table.</p>"
-    notes = item.get("notes") or []
+    notes = [f"warning: {w}" for w in item.get("warnings") or []] + list(item.get("notes") or [])
     if notes:
         body += "<ul>" + "".join(f"<li>{e(str(n))}</li>" for n in notes) + "</ul>"
     return head + body

@@ -50,7 +50,14 @@ def _range_filters(column: str, count: int, width: int, seed: int = 3) -> list[s
     return [f"{column} >= {lo} and {column} < {lo + width}" for lo in rng.integers(0, 1_000_000 - width, count)]
 
 
+def _mean_file_bytes(table: Path) -> int:
+    sizes = [s.base_file.size for s in HudiTable.open(table).latest_file_slices() if s.base_file]
+    return round(sum(sizes) / len(sizes))
+
+
 def _advise(table: Path, log: Path, **options: Any) -> Advice:
+    """The advice at today's file size (the rewritten tables the predictions are checked on keep it)."""
+    options.setdefault("target_file_bytes", _mean_file_bytes(table))
     work, problems = load_workload([str(log)], TableResolver({}, str(table)))
     assert not problems
     work.plan()
@@ -183,22 +190,29 @@ def test_json_contract(scattered: tuple[Path, pa.Table], tmp_path: Path) -> None
     table, _ = scattered
     log = _filters(tmp_path / "f.txt", _range_filters("a", 5, 10_000))
     out, err = io.StringIO(), io.StringIO()
-    code = main(["advise", "--json", "--sample-rows", "5000", "--table", str(table), str(log)], stdout=out,
-                stderr=err)
+    code = main(["advise", "--json", "--sample-rows", "5000", "--target-file-bytes", str(_mean_file_bytes(table)),
+                 "--table", str(table), str(log)], stdout=out, stderr=err)
     assert code == 0, err.getvalue()
     doc = json.loads(out.getvalue())
     (a,) = doc["advice"]
     assert set(a) == {"table", "sample_rows", "samples", "target_file_bytes", "filters", "candidates",
-                      "recommended", "notes"}
+                      "recommended", "notes", "warnings"}
+    assert all(isinstance(n, str) for n in a["warnings"])
     assert a["table"] == str(table) and a["filters"] == 5 and a["samples"] == 3
     assert isinstance(a["sample_rows"], int) and isinstance(a["target_file_bytes"], int)
     for c in a["candidates"]:
-        assert set(c) == {"layout", "files_read", "bytes_read", "bytes_low", "bytes_high", "saving"}
+        assert set(c) == {"layout", "files_read", "bytes_read", "bytes_low", "bytes_high", "saving", "vs_best"}
         assert c["bytes_low"] <= c["bytes_read"] <= c["bytes_high"]
+        assert c["vs_best"] >= 1.0
+    assert min(c["vs_best"] for c in a["candidates"]) == 1.0
     assert a["candidates"][0]["layout"] == "today" and a["candidates"][0]["saving"] == 0
     rec = a["recommended"]
-    assert rec is None or (set(rec) == {"layout", "saving", "settings"}
-                           and all(isinstance(v, str) for v in rec["settings"].values()))
+    assert rec is not None
+    assert set(rec) == {"layout", "saving", "settings", "sql", "files", "runner_up"}
+    assert all(isinstance(v, str) for v in rec["settings"].values())
+    assert rec["sql"][-1].startswith("CALL run_clustering(") and isinstance(rec["files"], int)
+    assert set(rec["runner_up"]) == {"layout", "bytes_vs_best", "within_spread"}
+    assert rec["runner_up"]["bytes_vs_best"] >= 1.0 and isinstance(rec["runner_up"]["within_spread"], bool)
     assert all(isinstance(n, str) for n in a["notes"])
 
 

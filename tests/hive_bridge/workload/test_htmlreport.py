@@ -157,3 +157,18 @@ def test_cli_writes_the_page_or_says_why_not(tmp_path: Path) -> None:
     text = page.read_text()
     assert "id = 5" in text and "<code>price</code>" in text
     assert "distinct filters<b>2</b>" in text and "occurrences<b>3</b>" in text
+
+
+def test_advice_sql_and_warnings_rendered(snapshot: TableSnapshot) -> None:
+    """The recommended layout's Spark SQL is on the page to copy, the advice's warnings listed first."""
+    import dataclasses
+
+    work = synthetic_workload(snapshot, tables=1, filters=5)
+    first = SAMPLE_ADVICE[0]
+    assert first.recommended is not None
+    call = "CALL run_clustering(path => '/t', order => 'a', order_strategy => 'linear', options => 'k=v')"
+    advice = dataclasses.replace(first, recommended={**first.recommended, "sql": ["SET x=1", call]},
+                                 warnings=["files of 1.0 KiB are below Hudi's small-file limit"])
+    page = render_report(work, 0, [], advice=[advice])
+    assert "SET x=1;\nCALL run_clustering(path =&gt; &#x27;/t&#x27;" in page
+    assert "<li>warning: files of 1.0 KiB are below Hudi&#x27;s small-file limit</li>" in page
