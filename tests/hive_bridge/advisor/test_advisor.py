@@ -92,7 +92,7 @@ def test_partitioned_table_clustered_inside_its_partitions(scattered_partitioned
     field) is no sort candidate."""
     table, data = scattered_partitioned
     log = _filters(tmp_path / "f.txt", [f"{f} and c = 'Lima'" for f in _range_filters("a", 30, 50_000)])
-    advice = _advise(table, log, sample_rows_per_sample=10_000, samples=3)
+    advice = _advise(table, log, sample_rows_per_sample=10_000, samples=6)
     names = [c.layout for c in advice.candidates]
     assert "linear(c)" not in names and "partition(c)" not in names
     assert advice.recommended is not None and advice.recommended["layout"] == "linear(a)"
