@@ -29,7 +29,8 @@ variable                         default                          meaning
 ``HIVE_BRIDGE_FLOAT_PROOFS``     1000                             column reads a plan may make to prove a float
                                                                   or double column's facts (NaN count, exact
                                                                   bounds) in files kept only for lack of them
-                                                                  (``hive_bridge.pruning.float_proofs``; 0: none)
+                                                                  (``hive_bridge.pruning.float_proofs``; 0: off,
+                                                                  facts remembered earlier unused too)
 ``HIVE_BRIDGE_FLOAT_PROOF_MB``   256                              column chunks those reads may fetch per plan,
                                                                   in MiB (files past it are kept and counted)
 ``HIVE_BRIDGE_S3_MAX_ATTEMPTS``  5                                attempts of one S3 request by the planner's file

@@ -142,8 +142,10 @@ def read_float_facts(storage: Storage | None, location: str, column: str, size: 
     try:
         if storage is None:
             import pyarrow.dataset as ds
+            import pyarrow.fs as pafs
 
-            fragment = ds.ParquetFileFormat().make_fragment(location)
+            fragment = ds.ParquetFileFormat().make_fragment(location, filesystem=pafs.LocalFileSystem(),
+                                                            file_size=size)
         else:
             fragment = storage.parquet_fragment(location, size)
         md = fragment.metadata

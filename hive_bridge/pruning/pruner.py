@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 import sarg
+from hive_bridge import config
 from hive_bridge.filters.expression import HudiExpression, Predicate, translate
 from hive_bridge.filters.typemap import table_sarg_schema
 from hive_bridge.layout.fsview import HIVE_DEFAULT_PARTITION, FileSlice
@@ -528,7 +529,7 @@ class Pruner:
             answers = self._index_answers(expression, session_time_zone, ps_keep)
             result.index_sources = sorted({a.source for a in answers.values()})
             floats = fp.float_columns(self.sarg_types, filter_columns(self.table, filt))
-            if floats:
+            if floats and config.settings().float_proofs > 0:
                 result.float_proofs = fp.ProofReport()
             for g in groups:
                 positions = g.position_array
