@@ -92,6 +92,7 @@ def child(table_path: str) -> None:
         result = Pruner(table, index, table.latest_file_slices()).run(s)   # a new planning: facts remembered
         out["filters"][label] = {"kept": sorted(sl.base_file.name for sl in result.slices),
                                  "ms": (time.perf_counter() - t0) * 1e3, "first_ms": first_ms,
+                                 "first_kept": first.files_kept,
                                  "proofs": None if first.float_proofs is None else first.float_proofs.figures()}
     print(json.dumps(out))
 
@@ -167,11 +168,12 @@ def main() -> None:
             for label, _text in flts:
                 f = results[name]["filters"][label]
                 p = f["proofs"] or {}
-                print(f"  {name} {label}: first planning {f['first_ms']:.1f} ms, next {f['ms']:.1f} ms; "
+                print(f"  {name} {label}: first planning {f['first_kept']:,} kept in {f['first_ms']:.1f} ms, next "
+                      f"{f['ms']:.1f} ms; "
                       f"{p.get('candidates', 0):,} files depended on the facts, {p.get('proven_nan_free', 0):,} "
                       f"proven free of NaN, {p.get('holding_nan', 0):,} holding NaN, {p.get('reads', 0):,} column "
                       f"reads ({p.get('bytes_read', 0):,} bytes, {p.get('seconds', 0) * 1000:.1f} ms), "
-                      f"{p.get('cache_hits', 0):,} remembered")
+                      f"{p.get('cache_hits', 0):,} remembered, {p.get('over_budget', 0):,} past the budget")
         print("index build: " + ", ".join(f"{n} {r['build_s']:.2f} s" for n, r in results.items())
               + f"; load average {os.getloadavg()[0]:.1f}")
         if lost:

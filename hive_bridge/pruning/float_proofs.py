@@ -276,13 +276,12 @@ def float_columns(types: dict[str, pa.DataType], columns: Iterable[str] | None) 
     return sorted({c for c in columns or () if c in types and pa.types.is_floating(types[c])})
 
 
-def candidates(table: pa.Table, kept: np.ndarray, unknown: np.ndarray, hypothetical_keep: np.ndarray,
+def candidates(table: pa.Table, kept: np.ndarray, hypothetical_keep: np.ndarray,
                columns: Sequence[str]) -> list[tuple[int, str]]:
     """The (row, column) reads that may change a verdict, the surest first: rows kept that a NaN-free column
     would skip (its NaN count unknown, bounds known), then rows kept whose float column has unknown bounds (the
-    metadata table's are not trusted) though it may hold values: what those bounds are is only known once read.
-    ``unknown``: the rows kept only for lack of information (not needed: any kept row with unknown bounds may be
-    skipped once they are known)."""
+    metadata table's are not trusted) though it may hold values: what those bounds are is only known once read
+    (so not only the rows kept "for lack of information": a range on a column without nulls is not counted so)."""
     first: list[tuple[int, str]] = []
     second: list[tuple[int, str]] = []
     num_rows = table.column("num_rows").to_numpy(zero_copy_only=False) if "num_rows" in table.column_names \

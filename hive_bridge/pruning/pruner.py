@@ -528,7 +528,9 @@ class Pruner:
             ps_keep = ~pstats.dropped if pstats is not None else np.ones(n, dtype=bool)
             answers = self._index_answers(expression, session_time_zone, ps_keep)
             result.index_sources = sorted({a.source for a in answers.values()})
-            floats = fp.float_columns(self.sarg_types, filter_columns(self.table, filt))
+            # float columns stored in the files (a partition column only in the paths has nothing to read)
+            stored = {leaf.name for leaf in self.index.target_leaves()}
+            floats = [c for c in fp.float_columns(self.sarg_types, filter_columns(self.table, filt)) if c in stored]
             if floats and config.settings().float_proofs > 0:
                 result.float_proofs = fp.ProofReport()
             for g in groups:
@@ -614,9 +616,8 @@ class Pruner:
         sub = table.take(pa.array(kept_idx, pa.int64()))
         sub_masks = {k: m.take(pa.array(kept_idx, pa.int64())) for k, m in masks.items()}
         hyp = prune(expression, StatsTable(fp.with_nan_free(sub, floats)).answering(sub_masks), session_tz=session_tz)
-        wanted = fp.candidates(sub, np.ones(len(kept_idx), dtype=bool),
-                               second.unknown.to_numpy(zero_copy_only=False)[kept_idx],
-                               hyp.keep.to_numpy(zero_copy_only=False), floats)
+        wanted = fp.candidates(sub, np.ones(len(kept_idx), dtype=bool), hyp.keep.to_numpy(zero_copy_only=False),
+                               floats)
         if not wanted:
             return second
         paths = table.column("path")
