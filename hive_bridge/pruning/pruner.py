@@ -382,6 +382,8 @@ class Pruner:
         self.use_partition_stats = partition_stats and index.uses_metadata_table
         self._partition_stage: PartitionStatsStage | None = None
         self._key_indexes: KeyIndexes | None = None
+        #: base files whose float columns' facts were read or remembered (path -> columns), for explain
+        self.proven: dict[str, list[str]] = {}
         self.query_type = check_query_type(query_type)
         if self.query_type == READ_OPTIMIZED:
             slices = read_optimized_view(slices)
@@ -593,6 +595,8 @@ class Pruner:
                 path = s.base_file.path if s.base_file is not None else f"{s.partition_path}/{s.file_id} (log only)"
                 files = ([s.base_file.path] if s.base_file is not None else []) + [lf.path for lf in s.log_files]
                 sources = tuple(dict.fromkeys(self.source_of(f) for f in files))
+                if s.base_file is not None and s.base_file.path in self.proven:
+                    sources += (f"float facts read from the file ({', '.join(self.proven[s.base_file.path])})",)
                 result.verdicts.append(FileVerdict(path, s.partition_path, bool(keep[i]), stages[i], truths[i],
                                                    bool(unknown[i]), reasons[i], parts[i], sources))
         return result
@@ -643,6 +647,7 @@ class Pruner:
             f = found.get(key)
             if f is not None and fp.facts_consistent(f, rows):
                 facts[(row, c)] = f
+                self.proven.setdefault(key.path, []).append(c)
             elif f is not None:
                 report.unreadable += 1
                 report.problems.append(f"{key.path}: {f.num_rows} rows read, the statistics say {rows}: kept")

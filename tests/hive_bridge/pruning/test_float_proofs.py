@@ -227,6 +227,9 @@ def test_real_table_with_metadata_table_stats_and_second_plan_reads_nothing(fixt
     r1 = first.float_proofs
     assert r1 is not None and r1.reads == r1.candidates > 0 and r1.bytes_read > 0 and r1.cache_hits == 0
     assert first.files_kept < first.files_total
+    # explain names the facts read as a source of every file proven, and its reason shows the NaN count of 0
+    proven = [v for v in first.verdicts if any(src.startswith("float facts read") for src in v.sources)]
+    assert len(proven) == r1.proven_nan_free and all("nan_count=0" in v.reason for v in proven)
     # a new plan in this process: remembered in memory
     second = _plan(table, "fare > 90", schema, "read_optimized")
     assert second.float_proofs is not None and second.float_proofs.reads == 0
