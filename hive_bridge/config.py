@@ -26,6 +26,13 @@ variable                         default                          meaning
                                                                   count for a float/double column, count the NaN
                                                                   in that column's values (reads those column
                                                                   chunks; ``false``: unknown)
+``HIVE_BRIDGE_FLOAT_PROOFS``     1000                             column reads a plan may make to prove a float
+                                                                  or double column's facts (NaN count, exact
+                                                                  bounds) in files kept only for lack of them
+                                                                  (``hive_bridge.pruning.float_proofs``; 0: off,
+                                                                  facts remembered earlier unused too)
+``HIVE_BRIDGE_FLOAT_PROOF_MB``   256                              column chunks those reads may fetch per plan,
+                                                                  in MiB (files past it are kept and counted)
 ``HIVE_BRIDGE_S3_MAX_ATTEMPTS``  5                                attempts of one S3 request by the planner's file
                                                                   system (the first and its retries) when the
                                                                   server throttles (503 SlowDown), fails (500) or
@@ -71,6 +78,8 @@ class Settings:
     java_src: Path | None
     merged_cache_bytes: int
     count_nans: bool = False
+    float_proofs: int = 1000
+    float_proof_bytes: int = 256 * 2**20
     s3_max_attempts: int = 5
     s3_connect_timeout: float = 5.0
     s3_request_timeout: float = 30.0
@@ -131,6 +140,8 @@ def settings() -> Settings:
         java_src=Path(os.environ["HIVE_BRIDGE_JAVA_SRC"]) if os.environ.get("HIVE_BRIDGE_JAVA_SRC") else None,
         merged_cache_bytes=_int("HIVE_BRIDGE_MERGED_CACHE_MB", 2048, 0) * 2**20,
         count_nans=_bool("HIVE_BRIDGE_COUNT_NANS", False),
+        float_proofs=_int("HIVE_BRIDGE_FLOAT_PROOFS", 1000, 0),
+        float_proof_bytes=_int("HIVE_BRIDGE_FLOAT_PROOF_MB", 256, 0) * 2**20,
         s3_max_attempts=_int("HIVE_BRIDGE_S3_MAX_ATTEMPTS", 5, 1),
         s3_connect_timeout=_seconds("HIVE_BRIDGE_S3_CONNECT_TIMEOUT", 5.0),
         s3_request_timeout=_seconds("HIVE_BRIDGE_S3_REQUEST_TIMEOUT", 30.0),

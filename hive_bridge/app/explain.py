@@ -162,4 +162,6 @@ def render_explain(out: Console, filter_text: str, parsed: sarg.SearchArgument, 
               f"because something was unknown; {listing.kept_log_files} with log files ({listing.query_type} query; "
               f"{listing.log_files_total} log files, {listing.log_files_unknown} with unknown statistics)",
               highlight=False)
+    if listing.float_proofs is not None:
+        out.print(listing.float_proofs.text(), highlight=False)
     return 0

@@ -332,6 +332,7 @@ class PythonPlanner:
                      "storage": snap.table.storage.scheme or "local", "route": ROUTE_INDEX,
                      "slices_read": len(result.slices), "sarg": None if filt is None else str(filt),
                      "bytes_total": result.bytes_total, "bytes_read": result.bytes_kept,
+                     **({"float_proofs": result.float_proofs.figures()} if result.float_proofs is not None else {}),
                      "statement_id": statement})
         return planned
 

@@ -164,10 +164,17 @@ def test_not_less_equal_keeps_only_the_files_holding_a_match(tmp_path: Path,
     stats = ColumnStatsIndex(table).table()
     assert sorted(stats.column("amount::nan_count").to_pylist()) == [0] * 19 + [1]
     assert sorted(stats.column("ratio::nan_count").to_pylist()) == [0] * 19 + [1]
-    # without NaN counts (the setting off, the default): every file may hold NaN, none is skipped
+    # without NaN counts (the setting off, the default) and without float proofs: every file may hold NaN, none
+    # is skipped
     monkeypatch.delenv("HIVE_BRIDGE_COUNT_NANS")
+    monkeypatch.setenv("HIVE_BRIDGE_FLOAT_PROOFS", "0")
     table2 = _table_with(tmp_path / "t2", amounts, rows_per_file=10)
     assert _files_kept(table2, text) == 20
+    assert set(ColumnStatsIndex(table2).table().column("amount::nan_count").to_pylist()) == {None}
+    # with float proofs (the default): the files a NaN-free amount would skip get their amount column read (one
+    # of them holds the NaN), and the same 3 files are kept as with counts; the index itself is left as it was
+    monkeypatch.delenv("HIVE_BRIDGE_FLOAT_PROOFS")
+    assert _files_kept(table2, text) == 3
     assert set(ColumnStatsIndex(table2).table().column("amount::nan_count").to_pylist()) == {None}
     # footers that carry the counts: no value is read, the same verdicts
     table3 = _table_with(tmp_path / "t3", amounts, rows_per_file=10, nan_footers=True)
