@@ -3,8 +3,9 @@
 Options as Hudi's data source names them: ``hoodie.datasource.read.begin.instanttime`` (required; ``earliest``:
 from the first commit, as Hudi 1.x's ``IncrementalQueryAnalyzer.START_COMMIT_EARLIEST``),
 ``hoodie.datasource.read.end.instanttime`` (default: the latest completed commit) and
-``hoodie.datasource.read.incr.fallback.fulltablescan.enable`` (default false, as Hudi's relations for table
-versions below 8 take it).
+``hoodie.datasource.read.incr.fallback.fulltablescan.enable`` (:func:`default_fallback`: true on table versions
+8 and 9, as Hudi 1.x's ``DataSourceReadOptions.INCREMENTAL_FALLBACK_TO_FULL_TABLE_SCAN`` defaults; false on
+version 6, as the Hudi 0.x readers of those tables default).
 
 The files read are the slices, as of ``end``, of the file groups the commits in (begin, end] wrote to (their
 commit metadata's write statistics); groups replaced by ``end`` are gone. Copy-on-write: each such group's
@@ -30,7 +31,8 @@ from dataclasses import dataclass
 from hive_bridge.errors import HudiTableError
 from hive_bridge.layout.timeline import WRITE_ACTIONS, Timeline
 
-__all__ = ["EARLIEST", "IncrementalQueryError", "IncrementalRange", "incremental_range", "touched_file_groups"]
+__all__ = ["EARLIEST", "IncrementalQueryError", "IncrementalRange", "default_fallback", "incremental_range",
+           "touched_file_groups"]
 
 BEGIN_OPTION = "hoodie.datasource.read.begin.instanttime"
 END_OPTION = "hoodie.datasource.read.end.instanttime"
@@ -78,6 +80,13 @@ class IncrementalRange:
         return listed or "1 = 0"
 
 
+def default_fallback(timeline: Timeline) -> bool:
+    """Whether an incremental query whose range cannot be read falls back to a full table scan when the query
+    does not say: Hudi 1.x's default (true) on table versions 8 and 9 (timeline layout 2), Hudi 0.x's (false)
+    on version 6."""
+    return timeline.properties.timeline_layout_version >= 2
+
+
 def _instant_text(value: str, option: str, table: str) -> str:
     text = str(value).strip()
     if not text.isdigit() or len(text) < 8:
@@ -87,8 +96,11 @@ def _instant_text(value: str, option: str, table: str) -> str:
 
 
 def incremental_range(timeline: Timeline, table: str, begin: str | None, end: str | None = None, *,
-                      fallback: bool = False) -> IncrementalRange:
-    """The commits of an incremental query, checked (see the module docstring)."""
+                      fallback: bool | None = None) -> IncrementalRange:
+    """The commits of an incremental query, checked (see the module docstring); ``fallback`` None: the table
+    version's :func:`default_fallback`."""
+    if fallback is None:
+        fallback = default_fallback(timeline)
     if begin is None or not str(begin).strip():
         raise IncrementalQueryError(f"{table}: an incremental query needs {BEGIN_OPTION}")
     if timeline.properties.timeline_layout_version >= 2:

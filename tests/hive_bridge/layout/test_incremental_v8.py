@@ -93,9 +93,11 @@ def test_earliest_default_end_and_errors(history: History) -> None:
     assert str(history.path) in str(exc.value)
     early = "20000101000000000"
     with pytest.raises(IncrementalQueryError, match="is before the first commit of the active timeline"):
-        table.incremental(early, writes[2].timestamp)
+        table.incremental(early, writes[2].timestamp, fallback=False)
     rng, slices = table.incremental(early, str(writes[2].completion_time), fallback=True)
     assert rng.full_scan and slices == table.latest_file_slices()
+    # unsaid, the fallback is Hudi 1.x's default on versions 8 and 9: on
+    assert table.incremental(early, str(writes[2].completion_time)) == (rng, slices)
     assert rng.row_filter().startswith(f"(`_hoodie_commit_time` > '{early}' AND `_hoodie_commit_time` < ")
 
 
