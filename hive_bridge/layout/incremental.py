@@ -13,7 +13,8 @@ newest base file written by then, which holds every record the range wrote to th
 later in the range; merge-on-read: the base file and the log files, merged up to ``end``. Rows are then kept when
 ``_hoodie_commit_time`` is in (begin, end]. When ``begin`` is before the active timeline (archived) or a file the
 range needs was cleaned, the query fails, or with the fallback enabled reads the latest state whole with the same
-row filter (Hudi's full table scan).
+row filter (Hudi's full table scan). ``earliest`` on a table whose timeline was archived is such a begin too (its
+first commits are archived): never only the active timeline's commits.
 
 Table versions 8 and 9 (Hudi 1.x, ``IncrementalQueryAnalyzer`` with ``RangeType.OPEN_CLOSED``, as Hudi's Spark
 reader has taken it since 1.1): ``begin`` and ``end`` are **completion times** (the ``<requested>_<completed>``
@@ -118,8 +119,8 @@ def incremental_range(timeline: Timeline, table: str, begin: str | None, end: st
         raise IncrementalQueryError(f"{table}: {END_OPTION}={stop} is at or after the incomplete "
                                     f"{first.action} {first.timestamp} ({first.state.value.lower()})")
     commits = tuple(c for c in commits_all if start < c <= stop)
-    if start != "0" and start < commits_all[0]:
-        why = (f"{BEGIN_OPTION}={start} is before the first commit of the active timeline ({commits_all[0]}): "
+    if start < commits_all[0] and (start != "0" or timeline.has_archive):
+        why = (f"{BEGIN_OPTION}={begin} is before the first commit of the active timeline ({commits_all[0]}): "
                "the archived commits are not read")
         if not fallback:
             raise IncrementalQueryError(f"{table}: {why}; set {FALLBACK_OPTION}=true to read the latest state "
@@ -155,8 +156,8 @@ def _completion_range(timeline: Timeline, table: str, begin: str, end: str | Non
             f"{END_OPTION}={stop} ({done[late[0].timestamp]}): the state as of a completion time of writers that "
             "overlapped is not emulated")
     commits = tuple(i.timestamp for i in writes if start < done[i.timestamp] <= stop)
-    if start != "0" and start < writes[0].timestamp:
-        why = (f"{BEGIN_OPTION}={start} is before the first commit of the active timeline ({writes[0].timestamp}, "
+    if start < writes[0].timestamp and (start != "0" or timeline.has_archive):
+        why = (f"{BEGIN_OPTION}={begin} is before the first commit of the active timeline ({writes[0].timestamp}, "
                f"completed {done[writes[0].timestamp]}): the archived commits are not read")
         if not fallback:
             raise IncrementalQueryError(f"{table}: {why}; set {FALLBACK_OPTION}=true to read the latest state "
