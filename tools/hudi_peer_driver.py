@@ -18,10 +18,17 @@ SPEC (JSON; NaN and -0.0 as Python's ``json`` writes them):
   run_clustering(...)`` that ``hive-bridge advise`` prints), with Hudi's session extension; ``sql_first``: the
   same before the writes (session settings a write needs, e.g. the ``SET`` statements the advice prints);
 - ``read``: ``{path, filters: [...], skipping: [true, false], rows: true (sorted ``to_json`` rows) or false
-  (count and digest), repeat: 1, options: {...}}`` each.
+  (count and digest), repeat: 1, options: {...}}`` each;
+- ``query``: ``{path, options: {...} (e.g. ``as.of.instant``, or ``hoodie.datasource.query.type=incremental`` with
+  begin / end instant times), filters: [...]}`` each: every row the read returns (one Spark job), as ``{j: sorted
+  to_json of the data columns, p: _hoodie_partition_path, f: _hoodie_file_name, c: _hoodie_commit_time, m: [does
+  filter i match]}``, or the error the read raised (``error``: its class and first lines);
+- ``splits``: ``{format: HoodieParquetInputFormat|HoodieParquetRealtimeInputFormat, conf: {JobConf key: value}}``
+  each: the paths of the splits Hudi's own input format (from the bundle) makes for that JobConf
+  (``getSplits``: Hive's call; a realtime split's log files too), or the error.
 
 OUT: ``{"versions": {...}, "written": [{path, commits: [{op, seconds}], table_version}], "sql": [{statement, rows,
-seconds}], "reads": [{path,
+seconds}], "queries": [{rows | error}], "splits": [{files | error}], "reads": [{path,
 skipping, load_seconds, results: [{filter, count, digest, rows?, files, bytes, file_groups, planning_seconds,
 query_seconds, listing_ms}]}]}``. ``files``/``bytes``: the scan's "number of files read" and "size of files read";
 ``file_groups``: the file ids of what Hudi's file index kept (``partition/fileId``); ``planning_seconds``: making
@@ -233,6 +240,50 @@ def run_sql(spark: Any, statement: str) -> dict[str, Any]:
     return {"statement": statement, "rows": rows, "seconds": time.perf_counter() - t0}
 
 
+def _error(exc: BaseException) -> str:
+    """An exception's class and the first lines of its message (a Java exception's own, through py4j)."""
+    java = getattr(exc, "java_exception", None)
+    text = f"{java.getClass().getName()}: {java.getMessage()}" if java is not None else f"{type(exc).__name__}: {exc}"
+    return "\n".join(text.strip().splitlines()[:6])
+
+
+def query(spark: Any, job: dict[str, Any]) -> dict[str, Any]:
+    """Every row a read with ``job["options"]`` returns, each with whether each filter matches it."""
+    from pyspark.sql import functions as F
+
+    try:
+        df = spark.read.format("hudi").options(**{k: str(v) for k, v in job["options"].items()}).load(job["path"])
+        marks = [F.coalesce(F.expr(f), F.lit(False)).alias(f"m{i}") for i, f in enumerate(job["filters"])]
+        got = df.select(_json_col(df).alias("j"), F.col("_hoodie_partition_path").alias("p"),
+                        F.col("_hoodie_file_name").alias("f"), F.col("_hoodie_commit_time").alias("c"),
+                        *marks).collect()
+    except Exception as exc:  # Hudi's answer is its error: recorded, compared by the tests
+        return {"error": _error(exc)}
+    n = len(job["filters"])
+    return {"rows": [{"j": r["j"], "p": r["p"] or "", "f": r["f"] or "", "c": r["c"],
+                      "m": [bool(r[f"m{i}"]) for i in range(n)]} for r in got]}
+
+
+def splits(spark: Any, job: dict[str, Any]) -> dict[str, Any]:
+    """The files of the splits Hudi's input format makes for a JobConf (base files; a realtime split's logs)."""
+    jvm = spark.sparkContext._jvm
+    conf = jvm.org.apache.hadoop.mapred.JobConf(spark.sparkContext._jsc.hadoopConfiguration())
+    for key, value in job["conf"].items():
+        conf.set(key, str(value))
+    try:
+        fmt = getattr(jvm.org.apache.hudi.hadoop, job["format"])() if "Realtime" not in job["format"] \
+            else getattr(jvm.org.apache.hudi.hadoop.realtime, job["format"])()
+        fmt.setConf(conf)
+        files = set()
+        for split in fmt.getSplits(conf, 1):
+            files.add(str(split.getPath()))
+            if "Realtime" in split.getClass().getName():     # a realtime split: its base file's log files too
+                files.update(str(x) for x in split.getDeltaLogPaths())
+    except Exception as exc:  # as in query
+        return {"error": _error(exc)}
+    return {"files": sorted(files)}
+
+
 def main(spec_path: str, out_path: str) -> None:
     spec = json.loads(Path(spec_path).read_text())
     spark = session(spec)
@@ -241,11 +292,13 @@ def main(spec_path: str, out_path: str) -> None:
         written = [write(spark, t) for t in spec.get("write", [])]
         statements += [run_sql(spark, s) for s in spec.get("sql", [])]
         reads = [r for job in spec.get("read", []) for r in read(spark, job)]
+        queries = [query(spark, job) for job in spec.get("query", [])]
+        listed = [splits(spark, job) for job in spec.get("splits", [])]
         versions = {"spark": spark.version, "hudi": Path(spec["jar"]).name}
     finally:
         spark.stop()
     Path(out_path).write_text(json.dumps({"versions": versions, "written": written, "sql": statements,
-                                          "reads": reads}))
+                                          "reads": reads, "queries": queries, "splits": listed}))
 
 
 if __name__ == "__main__":

@@ -3,8 +3,9 @@
 Options as Hudi's data source names them: ``hoodie.datasource.read.begin.instanttime`` (required; ``earliest``:
 from the first commit, as Hudi 1.x's ``IncrementalQueryAnalyzer.START_COMMIT_EARLIEST``),
 ``hoodie.datasource.read.end.instanttime`` (default: the latest completed commit) and
-``hoodie.datasource.read.incr.fallback.fulltablescan.enable`` (default false, as Hudi's relations for table
-versions below 8 take it).
+``hoodie.datasource.read.incr.fallback.fulltablescan.enable`` (:func:`default_fallback`: true on table versions
+8 and 9, as Hudi 1.x's ``DataSourceReadOptions.INCREMENTAL_FALLBACK_TO_FULL_TABLE_SCAN`` defaults; false on
+version 6, as the Hudi 0.x readers of those tables default).
 
 The files read are the slices, as of ``end``, of the file groups the commits in (begin, end] wrote to (their
 commit metadata's write statistics); groups replaced by ``end`` are gone. Copy-on-write: each such group's
@@ -14,7 +15,9 @@ later in the range; merge-on-read: the base file and the log files, merged up to
 read (then only: :mod:`hive_bridge.layout.archived`) and the archived commits in the range are read from their
 archived metadata like the active ones (Hudi 1.x's ``IncrementalQueryAnalyzer``); with the fallback enabled, the
 latest state is read whole with the same row filter instead (Hudi's full table scan when the start is archived).
-When a file the range needs was cleaned, the query fails, or with the fallback enabled takes the full scan.
+``earliest`` on a table whose timeline was archived is such a begin too (its first commits are archived): never
+only the active timeline's commits. When a file the range needs was cleaned, the query fails, or with the fallback
+enabled takes the full scan.
 
 Table versions 8 and 9 (Hudi 1.x, ``IncrementalQueryAnalyzer`` with ``RangeType.OPEN_CLOSED``, as Hudi's Spark
 reader has taken it since 1.1): ``begin`` and ``end`` are **completion times** (the ``<requested>_<completed>``
@@ -33,7 +36,8 @@ from hive_bridge.errors import HudiTableError
 from hive_bridge.layout.archived import with_archived
 from hive_bridge.layout.timeline import WRITE_ACTIONS, Timeline
 
-__all__ = ["EARLIEST", "IncrementalQueryError", "IncrementalRange", "incremental_range", "touched_file_groups"]
+__all__ = ["EARLIEST", "IncrementalQueryError", "IncrementalRange", "default_fallback", "incremental_range",
+           "touched_file_groups"]
 
 BEGIN_OPTION = "hoodie.datasource.read.begin.instanttime"
 END_OPTION = "hoodie.datasource.read.end.instanttime"
@@ -84,6 +88,13 @@ class IncrementalRange:
         return listed or "1 = 0"
 
 
+def default_fallback(timeline: Timeline) -> bool:
+    """Whether an incremental query whose range cannot be read falls back to a full table scan when the query
+    does not say: Hudi 1.x's default (true) on table versions 8 and 9 (timeline layout 2), Hudi 0.x's (false)
+    on version 6."""
+    return timeline.properties.timeline_layout_version >= 2
+
+
 def _instant_text(value: str, option: str, table: str) -> str:
     text = str(value).strip()
     if not text.isdigit() or len(text) < 8:
@@ -93,8 +104,11 @@ def _instant_text(value: str, option: str, table: str) -> str:
 
 
 def incremental_range(timeline: Timeline, table: str, begin: str | None, end: str | None = None, *,
-                      fallback: bool = False) -> IncrementalRange:
-    """The commits of an incremental query, checked (see the module docstring)."""
+                      fallback: bool | None = None) -> IncrementalRange:
+    """The commits of an incremental query, checked (see the module docstring); ``fallback`` None: the table
+    version's :func:`default_fallback`."""
+    if fallback is None:
+        fallback = default_fallback(timeline)
     if begin is None or not str(begin).strip():
         raise IncrementalQueryError(f"{table}: an incremental query needs {BEGIN_OPTION}")
     if timeline.properties.timeline_layout_version >= 2:
@@ -112,13 +126,15 @@ def incremental_range(timeline: Timeline, table: str, begin: str | None, end: st
         raise IncrementalQueryError(f"{table}: {END_OPTION}={stop} is at or after the incomplete "
                                     f"{first.action} {first.timestamp} ({first.state.value.lower()})")
     commits = tuple(c for c in commits_all if start < c <= stop)
-    if start != "0" and start < commits_all[0]:
+    if start < commits_all[0] and (start != "0" or timeline.has_archive):
         if fallback:
-            why = (f"{BEGIN_OPTION}={start} is before the first commit of the active timeline ({commits_all[0]}): "
+            why = (f"{BEGIN_OPTION}={begin} is before the first commit of the active timeline ({commits_all[0]}): "
                    f"the start is archived, and {FALLBACK_OPTION}=true (Hudi's full table scan)")
             return IncrementalRange(start, stop, commits, True, why)
         merged = with_archived(timeline)
         if merged.completed_writes[0].timestamp == commits_all[0]:
+            if start == "0":   # earliest, and the archive holds no write: the active timeline's commits are all
+                return IncrementalRange(start, stop, commits)
             raise IncrementalQueryError(_no_archived_commit(table, start, commits_all[0]))
         commits = tuple(i.timestamp for i in merged.completed_writes if start < i.timestamp <= stop)
         return IncrementalRange(start, stop, commits, archived=True)
@@ -158,13 +174,16 @@ def _completion_range(timeline: Timeline, table: str, begin: str, end: str | Non
             f"{END_OPTION}={stop} ({done[late[0].timestamp]}): the state as of a completion time of writers that "
             "overlapped is not emulated")
     commits = tuple(i.timestamp for i in writes if start < done[i.timestamp] <= stop)
-    if start != "0" and start < writes[0].timestamp and not timeline.is_merged_with_archive:
+    if (start < writes[0].timestamp and (start != "0" or timeline.has_archive)
+            and not timeline.is_merged_with_archive):
         if not fallback:
             merged = with_archived(timeline)
             if merged.completed_writes[0].timestamp == writes[0].timestamp:
+                if start == "0":   # earliest, and the archive holds no write: the active timeline's commits are all
+                    return IncrementalRange(start, stop, commits, state=state or stop, by_completion=True)
                 raise IncrementalQueryError(_no_archived_commit(table, start, writes[0].timestamp))
             return replace(_completion_range(merged, table, begin, end, fallback=False), archived=True)
-        why = (f"{BEGIN_OPTION}={start} is before the first commit of the active timeline ({writes[0].timestamp}, "
+        why = (f"{BEGIN_OPTION}={begin} is before the first commit of the active timeline ({writes[0].timestamp}, "
                f"completed {done[writes[0].timestamp]}): the start is archived, and "
                f"{FALLBACK_OPTION}=true (Hudi's full table scan)")
         return IncrementalRange(start, stop, commits, True, why, state, True, writes[0].timestamp)

@@ -130,6 +130,17 @@ class Timeline:
                 best[instant.timestamp] = instant
         return cls(properties, best.values())
 
+    @cached_property
+    def has_archive(self) -> bool:
+        """Whether instants were archived: the archived timeline's folder holds a file (``history/`` in the
+        timeline folder on layout 2, ``.hoodie/archived/`` before). Its instants are not read here."""
+        raw = self.properties.raw
+        if self.properties.timeline_layout_version >= 2:
+            folder = raw.get("hoodie.timeline.history.path") or "history"
+        else:
+            folder = raw.get("hoodie.archivelog.folder") or "archived"
+        return self.properties.store.has_files(self.properties.store.join(self.location, folder))
+
     # ----------------------------------------------------------------- views
     @cached_property
     def completed(self) -> tuple[Instant, ...]:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 def read_table(spark: SparkSession, name: str, filt: str | sarg.SearchArgument | None = None, *,
                prune: bool = True, query_type: str | None = None, metastore: Any = None,
                begin_instant: str | None = None, end_instant: str | None = None,
-               incremental_fallback: bool = False) -> HiveRead:
+               incremental_fallback: bool | None = None) -> HiveRead:
     """Read a Hudi table by name: from a Hive metastore (``metastore``: its ``thrift://host:port`` URI or a
     :class:`~hive_bridge.hive.metastore.MetastoreClient`; ``name`` is ``db.table``, ``default`` when no database is
     given), else from Spark's catalog (or the metastore Spark is connected to). The table is a Hudi table as

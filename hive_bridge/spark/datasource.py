@@ -174,7 +174,8 @@ class HudiHiveReader(DataSourceReader):
         """An incremental query (options ``hoodie.datasource.read.begin.instanttime``, ``end.instanttime``,
         ``hoodie.datasource.read.incr.fallback.fulltablescan.enable``): the slices the range reads
         (:meth:`HudiTable.incremental`), their rows kept by commit time in the workers."""
-        fallback = str(self.options.get(FALLBACK_OPTION, "false")).strip().lower() == "true"
+        given = self.options.get(FALLBACK_OPTION)       # unset: the table version's default
+        fallback = None if given is None else str(given).strip().lower() == "true"
         try:
             rng, slices = table.incremental(self.options.get(BEGIN_OPTION), self.options.get(END_OPTION),
                                             fallback=fallback)

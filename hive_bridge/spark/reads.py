@@ -130,7 +130,7 @@ def list_files(path: str, filt: str | sarg.SearchArgument | None = None, *, prun
 
 
 def list_incremental(path: str, filt: str | sarg.SearchArgument | None = None, *, begin: str | None,
-                     end: str | None = None, fallback: bool = False, session_time_zone: str = "UTC",
+                     end: str | None = None, fallback: bool | None = None, session_time_zone: str = "UTC",
                      explain: bool = False, listing: str = "folders", stats_source: str = "auto",
                      storage_options: Mapping[str, str] | None = None
                      ) -> tuple[HudiTable, ListStatusResult, str]:
@@ -159,7 +159,7 @@ def read_hudi(spark: SparkSession, path: str, filt: str | sarg.SearchArgument | 
               listing: str = "folders", stats_source: str = "auto",
               storage_options: Mapping[str, str] | None = None, as_of: str | None = None,
               begin_instant: str | None = None, end_instant: str | None = None,
-              incremental_fallback: bool = False) -> HiveRead:
+              incremental_fallback: bool | None = None) -> HiveRead:
     """Read a Hudi table's latest slices through the storage handler's listStatus, with Spark.
 
     ``filt``: SearchArgument text (any printed form), a SearchArgument, or HiveQL filter text.
@@ -180,7 +180,8 @@ def read_hudi(spark: SparkSession, path: str, filt: str | sarg.SearchArgument | 
     commit, future instant; archived instants are read from the archived timeline) is
     a ``SparkReadError`` naming the instant and the table.
     ``begin_instant`` (``end_instant``, ``incremental_fallback``): an incremental query instead, the records
-    written by the commits in (begin, end] (:func:`list_incremental`).
+    written by the commits in (begin, end] (:func:`list_incremental`); ``incremental_fallback`` None: the
+    table version's default (a full scan where the range cannot be read: on for versions 8 and 9, as Hudi 1.x).
     """
     tz = session_time_zone or spark.conf.get("spark.sql.session.timeZone") or "UTC"
     path, storage_options, by_spark = _session_storage(spark, str(path), storage_options)

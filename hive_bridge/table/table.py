@@ -20,6 +20,7 @@ from hive_bridge.layout.incremental import (
     FALLBACK_OPTION,
     IncrementalQueryError,
     IncrementalRange,
+    default_fallback,
     incremental_range,
     touched_file_groups,
 )
@@ -178,10 +179,13 @@ class HudiTable:
         return checked, slices
 
     def incremental(self, begin: str | None, end: str | None = None, *,
-                    fallback: bool = False) -> tuple[IncrementalRange, list[FileSlice]]:
+                    fallback: bool | None = None) -> tuple[IncrementalRange, list[FileSlice]]:
         """An incremental query's range and the slices it reads (:mod:`hive_bridge.layout.incremental`): the
         file groups the commits in (begin, end] wrote to, as of ``end``; the latest state whole when the range
-        cannot be read and ``fallback`` allows the full scan."""
+        cannot be read and ``fallback`` allows the full scan (None: the table version's default,
+        :func:`~hive_bridge.layout.incremental.default_fallback`)."""
+        if fallback is None:
+            fallback = default_fallback(self.timeline)
         rng = incremental_range(self.timeline, self.base_path, begin, end, fallback=fallback)
         if rng.full_scan:
             return rng, self.latest_file_slices()

@@ -93,9 +93,11 @@ def test_earliest_default_end_and_errors(history: History) -> None:
     assert str(history.path) in str(exc.value)
     early = "20000101000000000"
     with pytest.raises(IncrementalQueryError, match="is before the first commit of the active timeline"):
-        table.incremental(early, writes[2].timestamp)
+        table.incremental(early, writes[2].timestamp, fallback=False)
     rng, slices = table.incremental(early, str(writes[2].completion_time), fallback=True)
     assert rng.full_scan and slices == table.latest_file_slices()
+    # unsaid, the fallback is Hudi 1.x's default on versions 8 and 9: on
+    assert table.incremental(early, str(writes[2].completion_time)) == (rng, slices)
     assert rng.row_filter().startswith(f"(`_hoodie_commit_time` > '{early}' AND `_hoodie_commit_time` < ")
 
 
@@ -148,3 +150,33 @@ def test_writers_completing_out_of_order_are_refused(tmp_path: Path) -> None:
     # a range ending after both completed is a state by requested time again
     rng, _ = table.incremental(second.timestamp, late)
     assert rng.commits == (first.timestamp, second.timestamp)
+
+
+@pytest.mark.parametrize("version", [6, 8])
+def test_earliest_on_an_archived_timeline_is_an_archived_begin(tmp_path: Path, version: int) -> None:
+    """Once instants are archived, ``earliest`` starts before the active timeline: never only the active commits'
+    rows; a full scan where the fallback is on (by default on versions 8 and 9, as Hudi 1.x), else an error."""
+    h = write_history(tmp_path / "t", version, "COPY_ON_WRITE", seed=5, commits=5)
+    hoodie = h.path / ".hoodie"
+    timeline = hoodie / "timeline" if version >= 8 else hoodie
+    first = h.instants[0]
+    active = HudiTable.open(h.path)
+    assert not active.timeline.has_archive
+    assert not active.incremental("earliest")[0].full_scan
+    # archive the first write as Hudi's archiver does: its instant files leave the active timeline
+    archive = timeline / ("history" if version >= 8 else "archived")
+    archive.mkdir(exist_ok=True)
+    for f in timeline.iterdir():
+        if f.is_file() and f.name.startswith(first):
+            f.rename(archive / f.name)
+    table = HudiTable.open(h.path)
+    assert table.timeline.has_archive and table.timeline.completed_writes[0].timestamp > first
+    with pytest.raises(IncrementalQueryError, match=r"begin\.instanttime=earliest is before the first commit"):
+        table.incremental("earliest", fallback=False)
+    rng, slices = table.incremental("earliest", fallback=True)
+    assert rng.full_scan and slices == table.latest_file_slices()
+    if version >= 8:
+        assert table.incremental("earliest") == (rng, slices)
+    else:
+        with pytest.raises(IncrementalQueryError, match="earliest is before the first commit"):
+            table.incremental("earliest")
