@@ -133,18 +133,19 @@ def incremental_range(timeline: Timeline, table: str, begin: str | None, end: st
             return IncrementalRange(start, stop, commits, True, why)
         merged = with_archived(timeline)
         if merged.completed_writes[0].timestamp == commits_all[0]:
-            if start == "0":   # earliest, and the archive holds no write: the active timeline's commits are all
-                return IncrementalRange(start, stop, commits)
-            raise IncrementalQueryError(_no_archived_commit(table, start, commits_all[0]))
+            raise IncrementalQueryError(_no_archived_commit(table, begin, commits_all[0]))
         commits = tuple(i.timestamp for i in merged.completed_writes if start < i.timestamp <= stop)
         return IncrementalRange(start, stop, commits, archived=True)
     return IncrementalRange(start, stop, commits)
 
 
-def _no_archived_commit(table: str, start: str, first: str) -> str:
-    return (f"{table}: {BEGIN_OPTION}={start} is before the first commit of the active timeline ({first}) and the "
-            f"archived timeline holds no commit: use {BEGIN_OPTION}={EARLIEST} for every commit, or set "
-            f"{FALLBACK_OPTION}=true to read the latest state filtered by commit time")
+def _no_archived_commit(table: str, begin: str, first: str) -> str:
+    """An archived begin (``earliest`` on an archived timeline too) whose archive yields no commit: the commits
+    before the active timeline cannot be listed, so the answer would be the active ones' only."""
+    hint = "" if begin == EARLIEST else f"use {BEGIN_OPTION}={EARLIEST} for every commit, or "
+    return (f"{table}: {BEGIN_OPTION}={begin} is before the first commit of the active timeline ({first}) and the "
+            f"archived timeline holds no commit: {hint}set {FALLBACK_OPTION}=true to read the latest state filtered "
+            "by commit time")
 
 
 def _completion_range(timeline: Timeline, table: str, begin: str, end: str | None, *,
@@ -179,9 +180,7 @@ def _completion_range(timeline: Timeline, table: str, begin: str, end: str | Non
         if not fallback:
             merged = with_archived(timeline)
             if merged.completed_writes[0].timestamp == writes[0].timestamp:
-                if start == "0":   # earliest, and the archive holds no write: the active timeline's commits are all
-                    return IncrementalRange(start, stop, commits, state=state or stop, by_completion=True)
-                raise IncrementalQueryError(_no_archived_commit(table, start, writes[0].timestamp))
+                raise IncrementalQueryError(_no_archived_commit(table, begin, writes[0].timestamp))
             return replace(_completion_range(merged, table, begin, end, fallback=False), archived=True)
         why = (f"{BEGIN_OPTION}={begin} is before the first commit of the active timeline ({writes[0].timestamp}, "
                f"completed {done[writes[0].timestamp]}): the start is archived, and "

@@ -171,7 +171,7 @@ def test_an_archived_begin_with_an_empty_archive_stays_an_error(tables: dict[str
     table = HudiTable.open(path)
     shutil.rmtree(archive_location(table.properties))
     with pytest.raises(HudiTableError, match="the archived timeline holds no commit"):
-        table.incremental("20000101000000000", None)
+        table.incremental("20000101000000000", None, fallback=False)
     with pytest.raises(TimeTravelError, match="the archived timeline holds no commit"):
         HudiTable.open(path).time_travel("20000101000000000")
 
@@ -228,7 +228,7 @@ def test_a_damaged_archive_is_an_error_naming_the_file(fresh: Callable[[str], Pa
         for incremental in (False, True):
             with pytest.raises(ArchivedTimelineError) as exc:
                 if incremental:
-                    HudiTable.open(path).incremental(archived, None)
+                    HudiTable.open(path).incremental(archived, None, fallback=False)
                 else:
                     HudiTable.open(path).time_travel(archived)
             assert file_name in str(exc.value) and str(history) in str(exc.value), (k, str(exc.value))
