@@ -69,6 +69,7 @@ __all__ = [
     "LogBlock",
     "LogFileContents",
     "LogFormatError",
+    "avro_block_records",
     "data_block_table",
     "delete_block_keys",
     "read_log_file",
@@ -321,15 +322,11 @@ def data_block_table(block: LogBlock, path: str = "") -> pa.Table:
     raise LogFormatError(f"{_where(block, path)}: {name} block not readable as data records")
 
 
-def _avro_table(block: LogBlock, path: str) -> pa.Table:
+def avro_block_records(block: LogBlock, path: str, parsed_schema: Any) -> list[Any]:
+    """The records of an Avro data block's content (version, count, then each record framed by its length),
+    decoded with ``parsed_schema`` (fastavro's parsed form of the block's SCHEMA header); a frame or record that
+    does not fit is a :class:`LogFormatError` naming the block and the record."""
     where = _where(block, path)
-    schema_json = block.header.get(HeaderKey.SCHEMA)
-    if schema_json is None:
-        raise LogFormatError(f"{where}: Avro data block has no SCHEMA header")
-    try:
-        decoder = _avro_decoder(schema_json)
-    except Exception as exc:  # JSON, fastavro's parser and the Arrow mapping each raise their own types
-        raise LogFormatError(f"{where}: Avro data block schema not usable: {exc}") from None
     content = block.content
     if len(content) < 8:
         raise LogFormatError(f"{where}: Avro data block content too short ({len(content)} bytes)")
@@ -342,7 +339,6 @@ def _avro_table(block: LogBlock, path: str) -> pa.Table:
     p = 8
     records: list[Any] = []
     reader = fastavro.schemaless_reader
-    parsed = decoder.parsed
     try:
         for i in range(count):
             if p + 4 > len(content):
@@ -352,7 +348,7 @@ def _avro_table(block: LogBlock, path: str) -> pa.Table:
             if n < 0 or p + n > len(content):
                 raise LogFormatError(f"{where}: record {i} length {n} runs past the block's content")
             fo.seek(p)
-            records.append(reader(fo, parsed, None))
+            records.append(reader(fo, parsed_schema, None))
             if fo.tell() != p + n:
                 raise LogFormatError(f"{where}: record {i} decodes to {fo.tell() - p} bytes, "
                                      f"its frame says {n}: not written in the header's schema")
@@ -364,6 +360,19 @@ def _avro_table(block: LogBlock, path: str) -> pa.Table:
                              f"({type(exc).__name__}: {exc})") from None
     if p != len(content):
         raise LogFormatError(f"{where}: {len(content) - p} bytes after the last of {count} records")
+    return records
+
+
+def _avro_table(block: LogBlock, path: str) -> pa.Table:
+    where = _where(block, path)
+    schema_json = block.header.get(HeaderKey.SCHEMA)
+    if schema_json is None:
+        raise LogFormatError(f"{where}: Avro data block has no SCHEMA header")
+    try:
+        decoder = _avro_decoder(schema_json)
+    except Exception as exc:  # JSON, fastavro's parser and the Arrow mapping each raise their own types
+        raise LogFormatError(f"{where}: Avro data block schema not usable: {exc}") from None
+    records = avro_block_records(block, path, decoder.parsed)
     try:
         for rec in records:
             for name, fix in decoder.fixers:

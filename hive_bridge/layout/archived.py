@@ -27,7 +27,6 @@ from __future__ import annotations
 import io
 import json
 import re
-import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -52,8 +51,6 @@ _ARCHIVE_FILE = re.compile(r"^\.commits_\.archive\.(\d+)(?:_[0-9]+-[0-9]+-[0-9]+
 _LSM_FILE = re.compile(r"^(\d+)_(\d+)_(\d+)\.parquet$")
 _MANIFEST = re.compile(r"^manifest_(\d+)$")
 _LSM_COLUMNS = ("instantTime", "completionTime", "action", "metadata")
-_II = struct.Struct(">ii")
-_I32 = struct.Struct(">i")
 
 
 class ArchivedTimelineError(HudiTableError):
@@ -200,11 +197,11 @@ def _read_log_archive(properties: TableProperties, location: str, names: list[st
 
 
 def _avro_records(block: Any, path: str) -> Iterator[dict[str, Any]]:
-    """The records of an Avro data block, decoded with the block's SCHEMA header (framing as in
-    :mod:`hive_bridge.formats.logfile`)."""
+    """The records of an Avro data block, decoded with the block's SCHEMA header (the framing read by
+    :func:`hive_bridge.formats.logfile.avro_block_records`)."""
     import fastavro
 
-    from hive_bridge.formats.logfile import HeaderKey
+    from hive_bridge.formats.logfile import HeaderKey, LogFormatError, avro_block_records
 
     where = f"{path}: block at byte {block.offset}"
     schema_json = block.header.get(HeaderKey.SCHEMA)
@@ -214,30 +211,13 @@ def _avro_records(block: Any, path: str) -> Iterator[dict[str, Any]]:
         schema = fastavro.parse_schema(json.loads(schema_json))
     except Exception as exc:  # JSON's and fastavro's parsers raise their own types
         raise ArchivedTimelineError(f"{where}: Avro data block schema not usable: {exc}") from None
-    content = block.content
-    if len(content) < 8:
-        raise ArchivedTimelineError(f"{where}: Avro data block content too short ({len(content)} bytes)")
-    _version, count = _II.unpack_from(content, 0)
-    if count < 0 or count > (len(content) - 8) // 4:
-        raise ArchivedTimelineError(f"{where}: impossible record count {count}")
-    fo = io.BytesIO(content)
-    p = 8
-    for i in range(count):
-        if p + 4 > len(content):
-            raise ArchivedTimelineError(f"{where}: record {i} of {count} cut off")
-        (n,) = _I32.unpack_from(content, p)
-        p += 4
-        if n < 0 or p + n > len(content):
-            raise ArchivedTimelineError(f"{where}: record {i} length {n} runs past the block's content")
-        fo.seek(p)
-        try:
-            record = fastavro.schemaless_reader(fo, schema, None)
-        except Exception as exc:  # fastavro raises many types (EOFError, ValueError, UnicodeDecodeError, ...)
-            raise ArchivedTimelineError(f"{where}: record {i} does not decode ({type(exc).__name__}: "
-                                        f"{exc})") from None
-        if fo.tell() != p + n or not isinstance(record, dict):
-            raise ArchivedTimelineError(f"{where}: record {i} is not a HoodieArchivedMetaEntry of {n} bytes")
-        p += n
+    try:
+        records = avro_block_records(block, path, schema)
+    except LogFormatError as exc:
+        raise ArchivedTimelineError(str(exc)) from None
+    for i, record in enumerate(records):
+        if not isinstance(record, dict):
+            raise ArchivedTimelineError(f"{where}: record {i} is not a HoodieArchivedMetaEntry")
         yield record
 
 
