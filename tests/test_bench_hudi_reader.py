@@ -45,3 +45,10 @@ def test_peer_medians_leave_the_warm_up_run_out_in_interleaved_mode() -> None:
     assert warm[False]["a = 1"]["planning_seconds"] == 4.0 and warm[False]["a = 1"]["count"] == 1
     cold = bench_hudi_reader.peer_medians(reads, warm=False)   # every run counts (the sequential mode's)
     assert cold[True]["a = 1"]["planning_seconds"] == 2.5 and cold[False]["a = 1"]["query_seconds"] == 4.0
+
+
+def test_goal_one_says_what_kept_the_files() -> None:
+    line = _line("v > 90", (3, 0.01, 0.1, ""), (1, 1.0, 0.5), 30)
+    line["readers"]["hudi-hive"]["why"] = "2 slices with log files kept"
+    got = bench_hudi_reader.verdicts([line])
+    assert "more files on 1 of 1 queries: t: v > 90 (2 slices with log files kept)" in got[0]
