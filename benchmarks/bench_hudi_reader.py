@@ -11,15 +11,23 @@ writer so that the metadata table has the column stats Hudi's reader skips with;
 (`--real`, zip stems under /work/shared/data/hudi-tables/) with their filters.
 
 Hudi's reader runs in its own environment (``tools/hudi_peer.py``: pyspark 3.5 with Hudi 1.1's Spark 3.5 bundle; Hudi
-publishes no Spark 4 bundle), one JVM for all its queries, before hive-bridge's session (pyspark 4.3, Spark
-local[2] both). Per query the median of `--repeat` runs after one warm-up run; one DataFrame per table and reader
-reused. Files and bytes: for Hudi, its scan's "number of files read" and "size of files read" (file slices; a
-merge-on-read slice counts its base file's bytes); for hudi-hive, the planner's kept files and bytes (base and
-log files); for plain parquet, every latest base file. Planning: Hudi's physical plan with its file index's
-listing (data skipping); hive-bridge's planner as a scan calls it (the table's snapshot warm). Query: the rest
-(Hudi, parquet) or the whole ``count(*)`` of the ``to_json`` rows (hudi-hive: its planning included).
+publishes no Spark 4 bundle), hive-bridge in its own (pyspark 4.3); Spark local[2] both. **Interleaved** (the
+default): both sessions stay alive for the whole run, Hudi's as a long-lived driver (``hudi_peer.Session``:
+``hudi_peer_driver.py --serve`` reads one read job a line on stdin and answers on stdout, keeping its DataFrames),
+and each query is measured by each reader in turn (Hudi's skipping on and off, then hudi-hive and plain parquet;
+which side goes first alternates from query to query), so a change of load on the shared machine hits both alike
+within seconds. A long-lived driver rather than rounds of fresh driver runs: each round would pay Hudi's JVM
+start, its bundle's class loading and its DataFrames' first listing again (tens of seconds, more than a query),
+and time a cold Hudi against a warm hive-bridge. ``--sequential``: the former mode, Hudi's JVM first for every
+query, then hive-bridge's session. Per query and reader the median of `--repeat` runs after one warm-up run; one
+DataFrame per table and reader reused. Files and bytes: for Hudi, its scan's "number of files read" and "size of
+files read" (file slices; a merge-on-read slice counts its base file's bytes); for hudi-hive, the files its scan
+read and the planner's kept bytes (base and log files); for plain parquet, every latest base file. Planning:
+Hudi's physical plan with its file index's listing (data skipping); hive-bridge's planner as a scan calls it (the
+table's snapshot warm). Query: the rest (Hudi, parquet) or the whole ``count(*)`` of the ``to_json`` rows
+(hudi-hive: its planning included).
 
-    python benchmarks/bench_hudi_reader.py [--files 100] [--rows 200] [--repeat 2] [--real NAME ...] [--json OUT]
+    python benchmarks/bench_hudi_reader.py [--files 30] [--rows 200] [--repeat 2] [--real NAME ...] [--sequential] [--json OUT]
 """
 
 from __future__ import annotations
@@ -112,35 +120,64 @@ def _files_read(spark: Any, q: Any) -> int:
     return int(getattr(spark._jvm, JVM_PACKAGE).Planner.filesRead(q._jdf.queryExecution().executedPlan()))
 
 
-def ours(spark: Any, path: str, mor: bool, filters: list[str], repeat: int) -> dict[str, dict[str, Any]]:
-    """hudi-hive, Spark's plain parquet and the truth, per filter."""
-    from hive_bridge.spark import read_hudi
-    from hive_bridge.spark.reads import list_files
-    from hive_bridge.table.table import HudiTable
+def why_kept(listing: Any) -> str:
+    """What the planner says kept files on a plan (its ``ListStatusResult``): the filter's parts it could not read,
+    the slices with log files it kept (read merged), the files kept for lack of statistics."""
+    out = [f"'{u.text}' unknown: {u.reason}" for u in (listing.sarg.unknowns if listing.sarg is not None else ())]
+    if listing.kept_log_files:
+        out.append(f"{listing.kept_log_files} slices with log files kept")
+    if listing.kept_unknown:
+        out.append(f"{listing.kept_unknown} files kept for lack of statistics")
+    return "; ".join(out)
 
-    latest = [s for s in HudiTable.open(path).latest_file_slices() if s.base_file is not None]
-    base = [str(Path(path) / s.base_file.path) for s in latest if s.base_file is not None]
-    base_bytes = sum(s.base_file.size for s in latest if s.base_file is not None)
-    spark.conf.set("spark.sql.parquet.filterPushdown", "false")
-    truth_df = read_hudi(spark, path, None, prune=False).df if mor else spark.read.parquet(*base)
-    truth = {f: sorted(r[0] for r in _json(truth_df.where(f)).collect()) for f in filters}
-    spark.conf.set("spark.sql.parquet.filterPushdown", "true")
-    hh = spark.read.format("hudi-hive").load(path)
-    plain = spark.read.parquet(*base)
-    out = {}
-    for f in filters:
-        q = _json(hh.where(f))
-        t_hh, rows = _median_runs(lambda q=q: [r[0] for r in q.collect()], repeat)
-        files_read = _files_read(spark, _json(hh.where(f)))
-        t_plan, (_, listing, _) = _median_runs(lambda f=f: list_files(path, f), repeat)
-        p = _json(plain.where(f))
-        t_pq, prow = _median_runs(lambda p=p: [r[0] for r in p.collect()], repeat)
-        out[f] = {"truth": len(truth[f]), "truth_digest": _digest(truth[f]),
-                  "hudi-hive": {"count": len(rows), "digest": _digest(rows), "files": files_read,
-                                "bytes": listing.bytes_kept, "plan": t_plan, "query": t_hh,
-                                "files_total": listing.files_total},
-                  "parquet": {"count": len(prow), "digest": _digest(prow), "files": len(base), "bytes": base_bytes,
-                              "plan": 0.0, "query": t_pq}}
+
+class Ours:
+    """hudi-hive, Spark's plain parquet and the truth on one table: its DataFrames made once, reused per filter."""
+
+    def __init__(self, spark: Any, path: str, mor: bool, filters: list[str]) -> None:
+        from hive_bridge.spark import read_hudi
+        from hive_bridge.table.table import HudiTable
+
+        latest = [s for s in HudiTable.open(path).latest_file_slices() if s.base_file is not None]
+        self.spark, self.path = spark, path
+        self.base = [str(Path(path) / s.base_file.path) for s in latest if s.base_file is not None]
+        self.base_bytes = sum(s.base_file.size for s in latest if s.base_file is not None)
+        spark.conf.set("spark.sql.parquet.filterPushdown", "false")
+        truth_df = read_hudi(spark, path, None, prune=False).df if mor else spark.read.parquet(*self.base)
+        self.truth = {f: sorted(r[0] for r in _json(truth_df.where(f)).collect()) for f in filters}
+        spark.conf.set("spark.sql.parquet.filterPushdown", "true")
+        self.hh = spark.read.format("hudi-hive").load(path)
+        self.plain = spark.read.parquet(*self.base)
+
+    def measure(self, f: str, repeat: int) -> dict[str, Any]:
+        from hive_bridge.spark.reads import list_files
+
+        q = _json(self.hh.where(f))
+        t_hh, rows = _median_runs(lambda: [r[0] for r in q.collect()], repeat)
+        files_read = _files_read(self.spark, _json(self.hh.where(f)))
+        t_plan, (_, listing, _) = _median_runs(lambda: list_files(self.path, f), repeat)
+        p = _json(self.plain.where(f))
+        t_pq, prow = _median_runs(lambda: [r[0] for r in p.collect()], repeat)
+        return {"truth": len(self.truth[f]), "truth_digest": _digest(self.truth[f]),
+                "hudi-hive": {"count": len(rows), "digest": _digest(rows), "files": files_read,
+                              "bytes": listing.bytes_kept, "plan": t_plan, "query": t_hh,
+                              "files_total": listing.files_total, "why": why_kept(listing)},
+                "parquet": {"count": len(prow), "digest": _digest(prow), "files": len(self.base),
+                            "bytes": self.base_bytes, "plan": 0.0, "query": t_pq}}
+
+
+def peer_medians(reads: list[dict[str, Any]], warm: bool) -> dict[bool, dict[str, dict[str, Any]]]:
+    """Hudi's answer per skipping and filter, its planning and query time the median of its runs (the first run
+    left out when ``warm``: a warm-up, as on hive-bridge's side)."""
+    out: dict[bool, dict[str, dict[str, Any]]] = {}
+    for r in reads:
+        for x in r["results"]:
+            plans = x.get("planning_runs", [x["planning_seconds"]])
+            queries_ = x.get("query_runs", [x["query_seconds"]])
+            if warm and len(plans) > 1:
+                plans, queries_ = plans[1:], queries_[1:]
+            out.setdefault(r["skipping"], {})[x["filter"]] = {**x, "planning_seconds": statistics.median(plans),
+                                                              "query_seconds": statistics.median(queries_)}
     return out
 
 
@@ -170,18 +207,19 @@ def report(name: str, filters: list[str], peer: dict[bool, dict[str, Any]], mine
             print(f"{head} | {reader:16} {r['files']:6d} {r['bytes']:11,d} {plan * 1000:8.0f} {query * 1000:9.0f}  "
                   f"{loss}")
             line["readers"][reader] = {"files": r["files"], "bytes": r["bytes"], "plan_s": plan, "query_s": query,
-                                       "rows": r["count"], "loss": loss}
+                                       "rows": r["count"], "loss": loss, **({"why": r["why"]} if "why" in r else {})}
         out.append(line)
     return out
 
 
 def verdicts(lines: list[dict[str, Any]]) -> list[str]:
     """One line per goal, from the per-query figures :func:`report` returns: (1) hudi-hive keeps no more files than
-    Hudi's data skipping and loses no row; (2) on selective queries (those where Hudi's data skipping reads fewer
-    files than without it) hudi-hive's query time is at most Hudi's, and its planning is at least 5x faster (the
+    Hudi's data skipping and loses no row (the queries where it keeps more named, each with what kept its files:
+    :func:`why_kept`); (2) on selective queries (those where Hudi's data skipping reads fewer files than without it) hudi-hive's query time is at most Hudi's, and its planning is at least 5x faster (the
     median of Hudi's planning time over hudi-hive's, per query)."""
-    more = [f"{x['table'][:24]}: {x['filter']}" for x in lines
-            if x["readers"]["hudi-hive"]["files"] > x["readers"]["hudi skipping on"]["files"]]
+    more = [f"{x['table'][:24]}: {x['filter']}"
+            + (f" ({x['readers']['hudi-hive']['why']})" if x["readers"]["hudi-hive"].get("why") else "")
+            for x in lines if x["readers"]["hudi-hive"]["files"] > x["readers"]["hudi skipping on"]["files"]]
     lost = [f"{x['table'][:24]}: {x['filter']}" for x in lines if x["readers"]["hudi-hive"]["loss"]]
     goal1 = "met" if not more and not lost else "NOT met"
     out = [f"goal 1 (files <= Hudi's data skipping, no row lost): {goal1}: more files on {len(more)} of "
@@ -201,12 +239,40 @@ def verdicts(lines: list[dict[str, Any]]) -> list[str]:
     return out
 
 
+def interleaved(specs: list[dict[str, Any]], tables: list[tuple[str, str, bool, list[str]]], repeat: int,
+                spark_session: Any) -> tuple[dict[str, Any], dict[tuple[str, str], tuple[dict[bool, Any], Any]]]:
+    """Both sessions alive at once: Hudi's driver (``hudi_peer.Session``) and hive-bridge's; per query, Hudi's
+    reader (skipping on and off) and hive-bridge's (hudi-hive, parquet) one after the other, which goes first
+    alternating from query to query."""
+    out: dict[tuple[str, str], tuple[dict[bool, Any], Any]] = {}
+    with hudi_peer.Session({"write": specs, "driver_memory": "2g"}) as peer:
+        spark = spark_session()
+        i = 0
+        for _, path, mor, filters in tables:
+            mine = Ours(spark, path, mor, filters)
+            for f in filters:
+                def hudi(f: str = f, path: str = path) -> dict[bool, Any]:
+                    return peer_medians(peer.read({"path": path, "filters": [f], "skipping": [True, False],
+                                                   "rows": True, "repeat": repeat + 1}), warm=True)
+                if i % 2 == 0:
+                    theirs = hudi()
+                    m = mine.measure(f, repeat)
+                else:
+                    m = mine.measure(f, repeat)
+                    theirs = hudi()
+                out[(path, f)] = ({True: theirs[True][f], False: theirs[False][f]}, m)
+                i += 1
+        return peer.started, out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--files", type=int, default=100)
+    ap.add_argument("--files", type=int, default=30)
     ap.add_argument("--rows", type=int, default=200)
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--real", nargs="*", default=list(REAL), help="shared real tables (zip stems)")
+    ap.add_argument("--sequential", action="store_true",
+                    help="Hudi's reader first for every query (one JVM), then hive-bridge's (the former mode)")
     ap.add_argument("--json", help="write every figure here")
     args = ap.parse_args()
     sys.stdout.reconfigure(line_buffering=True)   # type: ignore[union-attr]
@@ -225,26 +291,50 @@ def main() -> None:
                        f"{n:,} rows; written by Hudi 1.1)", str(root), mor, queries(n, args.rows)))
     for name in args.real:
         tables.append((name, str(unzip(name, work / name)), ".mor." in name, REAL.get(name, TXN)))
-    t0 = time.perf_counter()
-    out = hudi_peer.run({"write": specs, "driver_memory": "2g",
-                         "read": [{"path": p, "filters": fs, "rows": True, "repeat": args.repeat}
-                                  for _, p, _, fs in tables]})
-    peer_s = time.perf_counter() - t0
-    peer_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    print(f"Hudi's reader ({out['versions']['hudi']}, Spark {out['versions']['spark']}): {peer_s:.0f} s "
-          f"(writes {sum(c['seconds'] for w in out['written'] for c in w['commits']):.0f} s)")
-    if args.json:   # Hudi's side kept even if the rest is cut short
-        Path(args.json).with_suffix(".hudi.json").write_text(json.dumps(out))
-    peer: dict[tuple[str, bool], dict[str, Any]] = {(r["path"], r["skipping"]): {x["filter"]: x for x in r["results"]}
-                                                    for r in out["reads"]}
     from hive_bridge.spark import register, session
 
-    spark = session("bench-hudi-reader")
-    register(spark)
+    def start() -> Any:
+        spark = session("bench-hudi-reader")
+        register(spark)
+        return spark
+
+    t0 = time.perf_counter()
+    if args.sequential:
+        out = hudi_peer.run({"write": specs, "driver_memory": "2g",
+                             "read": [{"path": p, "filters": fs, "rows": True, "repeat": args.repeat}
+                                      for _, p, _, fs in tables]})
+        peer_all: dict[tuple[str, bool], dict[str, Any]] = {}
+        for r in out["reads"]:
+            for skipping, by_filter in peer_medians([r], warm=False).items():
+                peer_all[(r["path"], skipping)] = by_filter
+        spark = start()
+        measured = {(p, f): ({True: peer_all[(p, True)][f], False: peer_all[(p, False)][f]}, None)
+                    for _, p, _, fs in tables for f in fs}
+        for _, path, mor, filters in tables:
+            mine = Ours(spark, path, mor, filters)
+            for f in filters:
+                measured[(path, f)] = (measured[(path, f)][0], mine.measure(f, args.repeat))
+        started = out
+    else:
+        spark_box: list[Any] = []
+
+        def start_kept() -> Any:
+            spark_box.append(start())
+            return spark_box[0]
+
+        started, measured = interleaved(specs, tables, args.repeat, start_kept)
+        spark = spark_box[0]
+    total_s = time.perf_counter() - t0
+    peer_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    print(f"Hudi's reader ({started['versions']['hudi']}, Spark {started['versions']['spark']}), "
+          f"{'sequential' if args.sequential else 'interleaved per query'}: {total_s:.0f} s in all "
+          f"(Hudi's writes {sum(c['seconds'] for w in started['written'] for c in w['commits']):.0f} s)")
     lines = []
     for name, path, mor, filters in tables:
-        mine = ours(spark, path, mor, filters, args.repeat)
-        lines += report(name, filters, {True: peer[(path, True)], False: peer[(path, False)]}, mine, mor)
+        mine_by_f = {f: measured[(path, f)][1] for f in filters}
+        peer = {True: {f: measured[(path, f)][0][True] for f in filters},
+                False: {f: measured[(path, f)][0][False] for f in filters}}
+        lines += report(name, filters, peer, mine_by_f, mor)
     print()
     for line in verdicts(lines):
         print(line)
@@ -253,7 +343,9 @@ def main() -> None:
     print(f"\npeak memory: python {python_peak_mib():.0f} MiB, "
           f"JVM {jvm_peak:.0f} MiB; Hudi's side (largest child process) {peer_rss:.0f} MiB")
     if args.json:
-        Path(args.json).write_text(json.dumps({"versions": out["versions"], "queries": lines}, indent=1))
+        Path(args.json).write_text(json.dumps({"versions": started["versions"], "queries": lines,
+                                               "mode": "sequential" if args.sequential else "interleaved"},
+                                              indent=1))
 
 
 if __name__ == "__main__":

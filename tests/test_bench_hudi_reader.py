@@ -30,3 +30,25 @@ def test_goals_not_met_name_the_queries() -> None:
     got = bench_hudi_reader.verdicts(lines)
     assert "NOT met" in got[0] and "t: a = 1" in got[0] and "rows lost on 1: t: c = 3" in got[0]
     assert "NOT met" in got[1] and "slower on 1 of 2 selective queries: a = 1" in got[1] and "planning 2x" in got[1]
+
+
+def _run(f: str, plans: list[float], queries: list[float]) -> dict[str, Any]:
+    return {"filter": f, "count": 1, "planning_seconds": plans[-1], "query_seconds": queries[-1],
+            "planning_runs": plans, "query_runs": queries}
+
+
+def test_peer_medians_leave_the_warm_up_run_out_in_interleaved_mode() -> None:
+    reads = [{"path": "p", "skipping": True, "results": [_run("a = 1", [9.0, 1.0, 3.0, 2.0], [8.0, 0.5, 0.7, 0.6])]},
+             {"path": "p", "skipping": False, "results": [_run("a = 1", [5.0, 4.0], [6.0, 2.0])]}]
+    warm = bench_hudi_reader.peer_medians(reads, warm=True)
+    assert warm[True]["a = 1"]["planning_seconds"] == 2.0 and warm[True]["a = 1"]["query_seconds"] == 0.6
+    assert warm[False]["a = 1"]["planning_seconds"] == 4.0 and warm[False]["a = 1"]["count"] == 1
+    cold = bench_hudi_reader.peer_medians(reads, warm=False)   # every run counts (the sequential mode's)
+    assert cold[True]["a = 1"]["planning_seconds"] == 2.5 and cold[False]["a = 1"]["query_seconds"] == 4.0
+
+
+def test_goal_one_says_what_kept_the_files() -> None:
+    line = _line("v > 90", (3, 0.01, 0.1, ""), (1, 1.0, 0.5), 30)
+    line["readers"]["hudi-hive"]["why"] = "2 slices with log files kept"
+    got = bench_hudi_reader.verdicts([line])
+    assert "more files on 1 of 1 queries: t: v > 90 (2 slices with log files kept)" in got[0]

@@ -11,7 +11,8 @@ table version 9, which hive-bridge reads.
 
 :func:`run` hands a JSON spec to ``tools/hudi_peer_driver.py`` run by the peer's Python (one JVM a call) and
 returns its JSON answer: tables written by Hudi's Spark writer, filters read by ``spark.read.format("hudi")``
-with data skipping on and off (see the driver's docstring). The tests (``tests/hive_bridge/peer/``) and
+with data skipping on and off (see the driver's docstring). :class:`Session` keeps one driver alive instead
+(``--serve``): its writes first, then read jobs one at a time, so a caller can interleave them with its own. The tests (``tests/hive_bridge/peer/``) and
 ``benchmarks/bench_hudi_reader.py`` use it.
 
 A failed set-up writes its reason to ``.cache/hudi-peer/SETUP_FAILED`` (the tests that need the peer skip saying
@@ -124,6 +125,69 @@ def run(spec: dict[str, Any], *, timeout: float = 1800) -> dict[str, Any]:
                             + "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-40:]))
         out: dict[str, Any] = json.loads(out_path.read_text())
         return out
+
+
+class Session:
+    """A long-lived driver (``hudi_peer_driver.py --serve``): ``spec``'s writes and SQL run at start
+    (:attr:`started` holds their answer), then :meth:`read` hands it one read job (the driver's ``read`` entry)
+    and returns its answer, in the same Spark session and with the same DataFrames each time.
+
+        with hudi_peer.Session({"write": [...]}) as peer:
+            reads = peer.read({"path": ..., "filters": [...], "skipping": [True, False]})
+    """
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self._tmp = tempfile.TemporaryDirectory(prefix="hudi-peer-")
+        tmp = Path(self._tmp.name)
+        spec_path = tmp / "spec.json"
+        spec_path.write_text(json.dumps({"work": str(tmp / "work"), "jar": str(jar_path()), **spec}))
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("PYSPARK", "SPARK_", "PYTHONPATH", "VIRTUAL_ENV"))}
+        env["PYSPARK_PYTHON"] = str(python())
+        self._log = (tmp / "stderr.log").open("w")   # a file, not a pipe: the JVM's log never blocks it
+        self._proc = subprocess.Popen([str(python()), str(DRIVER), "--serve", str(spec_path)], env=env, text=True,
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log)
+        self.started: dict[str, Any] = self._answer()
+
+    def _answer(self) -> Any:
+        assert self._proc.stdout is not None
+        for line in self._proc.stdout:
+            if line.startswith("@@hudi-peer "):
+                got = json.loads(line[len("@@hudi-peer "):])
+                if isinstance(got, dict) and "error" in got:
+                    raise PeerError(f"the Hudi peer's read failed: {got['error']}")
+                return got
+        self._proc.wait()
+        self._log.flush()
+        tail = Path(self._log.name).read_text().strip().splitlines()[-40:]
+        raise PeerError(f"the Hudi peer's driver ended (exit {self._proc.returncode}): " + "\n".join(tail))
+
+    def read(self, job: dict[str, Any]) -> list[dict[str, Any]]:
+        """One read job (``{path, filters, skipping, rows, repeat, options}``): its answer, one entry per skipping."""
+        assert self._proc.stdin is not None
+        self._proc.stdin.write(json.dumps(job) + "\n")
+        self._proc.stdin.flush()
+        out: list[dict[str, Any]] = self._answer()
+        return out
+
+    def close(self) -> None:
+        if self._proc.poll() is None:
+            assert self._proc.stdin is not None
+            try:
+                self._proc.stdin.write("\n")
+                self._proc.stdin.close()
+                self._proc.wait(timeout=120)
+            except (OSError, subprocess.TimeoutExpired):
+                self._proc.kill()
+                self._proc.wait()
+        self._log.close()
+        self._tmp.cleanup()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def main() -> int:

@@ -2,6 +2,14 @@
 bundle; ``tools/hudi_peer.py`` sets it up and calls this), one Spark session for the whole spec.
 
     .cache/hudi-peer/venv/bin/python tools/hudi_peer_driver.py SPEC.json OUT.json
+    .cache/hudi-peer/venv/bin/python tools/hudi_peer_driver.py --serve SPEC.json
+
+``--serve`` keeps the session alive for a caller that interleaves its own reads with Hudi's
+(``benchmarks/bench_hudi_reader.py``): it runs the spec's ``sql_first``, ``write`` and ``sql``, prints one line
+``@@hudi-peer {"versions": ..., "written": ..., "sql": ...}``, then reads ``read`` jobs (below) from stdin, one JSON
+object a line, and answers each with one line ``@@hudi-peer [reads]`` (or ``@@hudi-peer {"error": ...}``), until
+an empty line or the end of stdin. One DataFrame per path and options is kept between jobs, as a user keeps one.
+Only lines starting with ``@@hudi-peer`` are answers (the JVM may print on stdout too).
 
 SPEC (JSON; NaN and -0.0 as Python's ``json`` writes them):
 
@@ -210,15 +218,22 @@ def read_one(spark: Any, df: Any, where: str, want_rows: bool, want_groups: bool
     return out
 
 
-def read(spark: Any, job: dict[str, Any]) -> list[dict[str, Any]]:
+def read(spark: Any, job: dict[str, Any], frames: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Each filter of ``job`` read with data skipping on and off; ``frames`` keeps the loaded DataFrames between
+    calls (keyed by path and options; ``load_seconds`` is then 0 for a DataFrame already loaded)."""
     out = []
     for skipping in job.get("skipping", [True, False]):
         on = str(bool(skipping)).lower()
         opts = {"hoodie.metadata.enable": on, "hoodie.enable.data.skipping": on,
                 "hoodie.metadata.index.column.stats.enable": on,
                 **{k: str(v) for k, v in (job.get("options") or {}).items()}}
+        key = json.dumps([job["path"], opts], sort_keys=True)
         t0 = time.perf_counter()
-        df = spark.read.format("hudi").options(**opts).load(job["path"])
+        df = frames.get(key) if frames is not None else None
+        if df is None:
+            df = spark.read.format("hudi").options(**opts).load(job["path"])
+            if frames is not None:
+                frames[key] = df
         load = time.perf_counter() - t0
         results = []
         for where in job["filters"]:
@@ -301,5 +316,34 @@ def main(spec_path: str, out_path: str) -> None:
                                           "reads": reads, "queries": queries, "splits": listed}))
 
 
+MARK = "@@hudi-peer "
+
+
+def serve(spec_path: str) -> None:
+    """The long-lived mode (see the module's docstring): writes first, then ``read`` jobs from stdin."""
+    spec = json.loads(Path(spec_path).read_text())
+    spark = session(spec)
+    try:
+        statements = [run_sql(spark, s) for s in spec.get("sql_first", [])]
+        written = [write(spark, t) for t in spec.get("write", [])]
+        statements += [run_sql(spark, s) for s in spec.get("sql", [])]
+        versions = {"spark": spark.version, "hudi": Path(spec["jar"]).name}
+        print(MARK + json.dumps({"versions": versions, "written": written, "sql": statements}), flush=True)
+        frames: dict[str, Any] = {}
+        for line in sys.stdin:
+            if not line.strip():
+                break
+            try:
+                answer: Any = read(spark, json.loads(line), frames)
+            except Exception as exc:  # the caller gets the error and decides; the session stays up
+                answer = {"error": _error(exc)}
+            print(MARK + json.dumps(answer), flush=True)
+    finally:
+        spark.stop()
+
+
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    if sys.argv[1] == "--serve":
+        serve(sys.argv[2])
+    else:
+        main(sys.argv[1], sys.argv[2])
