@@ -123,7 +123,7 @@ def by_hudi(root: Path, begin: str, end: str, row_filter: str) -> tuple[dict[str
     out = hudi_peer.run({"driver_memory": "2g", "read": [   # the incremental pull cold, then measured
         incremental, incremental, {"path": str(root), "filters": [row_filter], "skipping": [False], "rows": False}]})
     got = {}
-    totals = []
+    totals: list[float] = []
     for query, r in zip((INC, INC, SNAP), out["reads"], strict=True):
         (x,) = r["results"]
         got[query] = {"files": x["files"], "bytes": x["bytes"], "count": x["count"], "digest": x["digest"],
@@ -141,7 +141,7 @@ def by_spark(root: Path, begin: str, end: str, row_filter: str) -> tuple[dict[st
 
     spark = session("bench-incremental")
     pid = jvm_pid(spark)
-    out = {}
+    out: dict[str, dict[str, Any]] = {}
     try:
         for query in (INC, INC, SNAP):     # the incremental pull cold (its total kept), then measured
             reset_peak(pid)
