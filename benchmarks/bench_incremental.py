@@ -24,7 +24,7 @@ once. Peak memory: the resident set's peak during each read
 (Linux's VmHWM reset before it): this Python process for pyarrow, the driver JVM for the Spark readers. Rows: the
 count and a digest (SHA-256 of the sorted ``to_json`` rows of the data columns) of every read, checked equal.
 
-    python benchmarks/bench_incremental.py [--files 1000] [--rows 20] [--commits 500] [--last 5] [--keys 3]
+    python benchmarks/bench_incremental.py [--files 5000] [--rows 20] [--commits 500] [--last 5] [--keys 3]
         [--no-spark]
 """
 
@@ -187,7 +187,7 @@ def report(readers: dict[str, dict[str, dict[str, Any]]]) -> bool:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--files", type=int, default=1000)
+    ap.add_argument("--files", type=int, default=5000)
     ap.add_argument("--rows", type=int, default=20)
     ap.add_argument("--commits", type=int, default=500)
     ap.add_argument("--last", type=int, default=5)
