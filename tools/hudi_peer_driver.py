@@ -41,7 +41,8 @@ skipping, load_seconds, results: [{filter, count, digest, rows?, files, bytes, f
 query_seconds, listing_ms}]}]}``. ``files``/``bytes``: the scan's "number of files read" and "size of files read";
 ``file_groups``: the file ids of what Hudi's file index kept (``partition/fileId``); ``planning_seconds``: making
 the physical plan and the file index's listing of the scan (``listing_ms``: the scan's own "metadata time");
-``query_seconds``: running it (collect). Adaptive execution is off (one plan, its metrics read after the run).
+``query_seconds``: running it (collect); ``jvm_peak_mib``: the driver JVM's peak resident set from planning to the
+end of the run (Linux's VmHWM, reset before planning; 0 where it cannot be read). Adaptive execution is off (one plan, its metrics read after the run).
 
 Nothing here imports hive-bridge: this runs beside it, not in its environment.
 """
@@ -185,6 +186,18 @@ def _json_rows(df: Any) -> Any:
     return df.select(_json_col(df).alias("j"))
 
 
+def _jvm_peak(spark: Any, reset: bool) -> float:
+    """The driver JVM's peak resident set (MiB, VmHWM), or with ``reset`` set it to the current one first."""
+    pid = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
+    try:
+        if reset:
+            Path(f"/proc/{pid}/clear_refs").write_text("5")
+        status = Path(f"/proc/{pid}/status").read_text()
+        return next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM")) / 1024
+    except (OSError, StopIteration, ValueError):
+        return 0.0
+
+
 def read_one(spark: Any, df: Any, where: str, want_rows: bool, want_groups: bool) -> dict[str, Any]:
     from pyspark.sql import functions as F
 
@@ -193,6 +206,7 @@ def read_one(spark: Any, df: Any, where: str, want_rows: bool, want_groups: bool
     if want_groups:   # the matching rows' own file groups (Hudi's _hoodie_file_name): the files that must be kept
         q = df.where(where).select(F.col("_hoodie_partition_path").alias("p"), F.col("_hoodie_file_name").alias("f"),
                                    _json_col(df).alias("j"))
+    _jvm_peak(spark, reset=True)
     t0 = time.perf_counter()
     qe = q._jdf.queryExecution()
     plan = qe.executedPlan()
@@ -207,10 +221,11 @@ def read_one(spark: Any, df: Any, where: str, want_rows: bool, want_groups: bool
               "listing_ms": sum(_metric(s, "metadataTime") for s in scans)}
     got = q.collect()
     t2 = time.perf_counter()
+    peak = _jvm_peak(spark, reset=False)
     rows = sorted(r["j"] for r in got)
     digest = hashlib.sha256("\n".join(rows).encode()).hexdigest()[:16]
     out = {"filter": where, "count": len(rows), "digest": digest, **listed, "file_groups": sorted(set(groups)),
-           "planning_seconds": t1 - t0, "query_seconds": t2 - t1}
+           "planning_seconds": t1 - t0, "query_seconds": t2 - t1, "jvm_peak_mib": peak}
     if want_rows:
         out["rows"] = rows
     if want_groups:

@@ -92,6 +92,8 @@ class TableFiles:
         self._last_instant = "0"
         self._task = 0
         self._partitions_done: set[str] = set()
+        #: record keys of the base files read so far, by (path, size, mtime): the upsert's key index
+        self._keys_read: dict[tuple[str, int, float], list[str]] = {}
         table_type = table_type.upper()
         if table_type not in (COPY_ON_WRITE, MERGE_ON_READ):
             raise HudiTableError(f"{self.base_path}: unknown table type {table_type!r} (COPY_ON_WRITE or MERGE_ON_READ)")

@@ -56,7 +56,7 @@ import pyarrow.parquet as pq
 
 from hive_bridge.errors import HudiTableError
 from hive_bridge.formats.logfile import BlockType, HeaderKey, read_log_file
-from hive_bridge.layout.fsview import FileSlice, parse_base_file_name, parse_log_file_name
+from hive_bridge.layout.fsview import BaseFile, FileSlice, parse_base_file_name, parse_log_file_name
 from hive_bridge.table.table import HudiTable
 from hive_bridge.testing.instants import (
     CLEAN_METADATA_SCHEMA,
@@ -153,8 +153,7 @@ class HudiWriter(TableFiles):
             if partition not in touched_partitions:
                 continue
             assert s.base_file is not None
-            keys_only = pq.read_table(s.base_file.full_path, columns=key_columns)
-            for k in self._record_keys(keys_only, prefer_meta=True):
+            for k in self._base_file_keys(s.base_file, key_columns):
                 key_home[(partition, k)] = file_id
         updates_by_group: dict[str, list[int]] = {}
         insert_rows: list[int] = []
@@ -532,6 +531,16 @@ class HudiWriter(TableFiles):
                     files.append(self._write_log_file(partition, file_id, None, instant, block, versions,
                                                       rows=chunk.num_rows, inserts=chunk.num_rows))
         return self._finish(instant, "deltacommit", files, operation, data.schema, inflight)
+
+    def _base_file_keys(self, base: BaseFile, key_columns: list[str]) -> list[str]:
+        """The record keys of a base file, read once per writer: a file is known by its path, size and
+        modification time, so a file rewritten in place is read again."""
+        cache = self._keys_read
+        known = (base.full_path, base.size, base.mtime)
+        if known not in cache:
+            keys_only = pq.read_table(base.full_path, columns=key_columns)
+            cache[known] = self._record_keys(keys_only, prefer_meta=True)
+        return cache[known]
 
     def _key_homes(self, table: HudiTable, partitions: set[str]) -> dict[tuple[str, str], FileSlice]:
         """(partition, record key) -> the latest slice holding the key, in its base file or in a committed log

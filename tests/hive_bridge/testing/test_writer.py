@@ -193,3 +193,17 @@ def test_table_without_meta_fields(tmp_path: Path) -> None:
         assert not set(META_FIELDS) & set(pq.read_schema(s.base_file.full_path).names)
     assert our_slices(table.latest_file_slices()) == reference_slices(path)
     assert _hudi_rs_rows(path) == {i: f"n{i}" for i in range(9)} | {1: "u1", 50: "u50"}
+
+
+def test_upserts_find_keys_of_earlier_upserts(tmp_path: Path) -> None:
+    """One writer's upserts remember the keys of the base files they read: keys an earlier upsert inserted or
+    moved to a new slice are updated in place by the next, never duplicated (hudi-rs reads one row per key)."""
+    path = tmp_path / "t"
+    w = HudiWriter(path, partition_fields=("p",), rows_per_file=4)
+    w.insert(_data(list(range(12))))
+    w.upsert(_data([3, 100], "a"))
+    w.upsert(_data([100, 3, 7], "b"))
+    w.upsert(_data([7, 100], "c"))
+    rows = _hudi_rs_rows(path)
+    assert rows == {**{i: f"n{i}" for i in range(12)}, 3: "b3", 7: "c7", 100: "c100"}
+    assert our_slices(w.table().latest_file_slices()) == reference_slices(path)
