@@ -147,7 +147,7 @@ def read_float_facts(storage: Storage | None, location: str, column: str, size: 
             fragment = ds.ParquetFileFormat().make_fragment(location, filesystem=pafs.LocalFileSystem(),
                                                             file_size=size)
         else:
-            fragment = storage.parquet_fragment(location, size)
+            fragment = storage.counted_parquet_fragment(location, size)
         md = fragment.metadata
         leaf = _leaf_index(md, column)
         if leaf is None:

@@ -70,7 +70,10 @@ def _read(table: HudiTable, s: FileSlice, columns: list[str]) -> pa.Table:
     storage = table.storage
     if storage.is_local:
         return pq.read_table(s.base_file.full_path, columns=columns)
-    return pq.read_table(storage.fs_path(s.base_file.full_path), columns=columns, filesystem=storage.fs)
+    # every request counted, as the planner's other reads are
+    fragment = storage.counted_parquet_fragment(s.base_file.full_path, s.base_file.size)
+    names = set(fragment.physical_schema.names)
+    return fragment.to_table(columns=[c for c in columns if c in names], use_threads=False)
 
 
 def check_key_indexes(table: HudiTable, slices: Sequence[FileSlice], mdt: Any,

@@ -188,7 +188,7 @@ class KeyIndexes:
             if self.unchecked is not None and self.unchecked.any():
                 mask |= self.unchecked
                 source += (f" (checked against {self.checked_rows} rows of the base files; "
-                           f"{int(self.unchecked.sum())} slices with log files kept)")
+                           f"{int(self.unchecked.sum())} slices not checked (log files, or a base file not parquet) kept)")
             elif self.unchecked is not None:
                 source += f" (checked against {self.checked_rows} rows of the base files)"
             return IndexAnswer(mask, source)

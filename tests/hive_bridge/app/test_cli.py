@@ -492,8 +492,10 @@ def test_explain_prints_bounds_in_the_columns_own_type_and_which_index_answered(
         if f["stage"] == "partition statistics":
             assert "txn_date" in f["reason"] and "2024-01-16" in f["reason"]
             continue
-        assert f["stage"] == f"statistics + {source}"
-        assert f["reason"].startswith(f"root is {f['truth']} with the indexes' answers: txn_id = 'TXN-007': ")
+        assert f["stage"] == "statistics + " + ", ".join(doc["index_sources"]) and source in f["stage"]
+        # both indexes answer: the secondary index on txn_date (checked against the files) and the record index
+        assert f["reason"].startswith(f"root is {f['truth']} with the indexes' answers: ")
+        assert "txn_id = 'TXN-007': " in f["reason"] and "txn_date = 2024-01-16: " in f["reason"]
     # a file the index excluded says so, and the statistics alone would have kept it
     excluded = [f for f in doc["files"] if f"{source}: no row of this file group has it" in f["reason"]]
     assert excluded and all(not f["kept"] for f in excluded)

@@ -218,7 +218,8 @@ def test_pruning_keeps_every_lance_file(fixture_copy: Callable[[str], Path], nam
     # unknown too (its log files may also keep the slice on their own statistics)
     assert n_slices - n_with_logs <= result.kept_unknown <= n_slices
     assert result.kept_log_files == n_with_logs
-    assert [v.stage for v in result.verdicts].count("statistics") == n_slices
+    # judged by statistics (a record index the files were checked against may join them; it keeps the Lance files)
+    assert all(v.stage.startswith("statistics") for v in result.verdicts) and len(result.verdicts) == n_slices
     for v, s in zip(result.verdicts, slices, strict=True):
         assert v.unknown or s.log_files
         if s.log_files:
