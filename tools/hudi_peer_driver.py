@@ -314,17 +314,22 @@ def splits(spark: Any, job: dict[str, Any]) -> dict[str, Any]:
     return {"files": sorted(files)}
 
 
+def _prepare(spark: Any, spec: dict[str, Any]) -> tuple[dict[str, str], list[Any], list[Any]]:
+    """What both modes do first: ``sql_first``, the writes, ``sql``; (versions, written, statements)."""
+    statements = [run_sql(spark, s) for s in spec.get("sql_first", [])]
+    written = [write(spark, t) for t in spec.get("write", [])]
+    statements += [run_sql(spark, s) for s in spec.get("sql", [])]
+    return {"spark": spark.version, "hudi": Path(spec["jar"]).name}, written, statements
+
+
 def main(spec_path: str, out_path: str) -> None:
     spec = json.loads(Path(spec_path).read_text())
     spark = session(spec)
     try:
-        statements = [run_sql(spark, s) for s in spec.get("sql_first", [])]
-        written = [write(spark, t) for t in spec.get("write", [])]
-        statements += [run_sql(spark, s) for s in spec.get("sql", [])]
+        versions, written, statements = _prepare(spark, spec)
         reads = [r for job in spec.get("read", []) for r in read(spark, job)]
         queries = [query(spark, job) for job in spec.get("query", [])]
         listed = [splits(spark, job) for job in spec.get("splits", [])]
-        versions = {"spark": spark.version, "hudi": Path(spec["jar"]).name}
     finally:
         spark.stop()
     Path(out_path).write_text(json.dumps({"versions": versions, "written": written, "sql": statements,
@@ -339,10 +344,7 @@ def serve(spec_path: str) -> None:
     spec = json.loads(Path(spec_path).read_text())
     spark = session(spec)
     try:
-        statements = [run_sql(spark, s) for s in spec.get("sql_first", [])]
-        written = [write(spark, t) for t in spec.get("write", [])]
-        statements += [run_sql(spark, s) for s in spec.get("sql", [])]
-        versions = {"spark": spark.version, "hudi": Path(spec["jar"]).name}
+        versions, written, statements = _prepare(spark, spec)
         print(MARK + json.dumps({"versions": versions, "written": written, "sql": statements}), flush=True)
         frames: dict[str, Any] = {}
         for line in sys.stdin:
