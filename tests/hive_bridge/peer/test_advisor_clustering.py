@@ -30,6 +30,8 @@ from tests.conftest import REPO
 sys.path.insert(0, str(REPO / "tools"))
 import hudi_peer
 
+from tests.hive_bridge.peer import require_peer
+
 pytestmark = [pytest.mark.peer]
 
 ROWS, FILES_WRITTEN, FILES_CLUSTERED = 6_000, 8, 4
@@ -69,9 +71,7 @@ def _advise(path: str, log: Path, *extra: str) -> tuple[str, dict[str, Any]]:
 @pytest.fixture(scope="module")
 def clustered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The table written by Hudi, the advice on it, then the advice's SQL run by Hudi and the workload read."""
-    why = hudi_peer.setup()
-    if why is not None:
-        pytest.skip(f"the Hudi peer could not be set up ({why}); make hudi-peer sets it up")
+    require_peer()   # a no-op when set up (make test-peer ran make hudi-peer)
     root = tmp_path_factory.mktemp("advisor-peer")
     path = str(root / "t")
     rows = _rows()

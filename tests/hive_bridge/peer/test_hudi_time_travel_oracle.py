@@ -36,6 +36,8 @@ from tests.conftest import REPO
 sys.path.insert(0, str(REPO / "tools"))
 import hudi_peer
 
+from tests.hive_bridge.peer import require_peer
+
 pytestmark = [pytest.mark.spark, pytest.mark.peer, pytest.mark.filterwarnings("ignore:hive-bridge set:RuntimeWarning")]
 
 SCHEMA = "id bigint, region string, v double, s string, ts bigint"
@@ -146,9 +148,7 @@ def _partition_dirs(path: str) -> str:
 @pytest.fixture(scope="module")
 def peer(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The tables Hudi's writer wrote, the queries drawn from their timelines, and Hudi's answers to them."""
-    why = hudi_peer.setup()
-    if why is not None:
-        pytest.skip(f"the Hudi peer could not be set up ({why}); make hudi-peer sets it up")
+    require_peer()   # a no-op when set up (make test-peer ran make hudi-peer)
     return run_peer(tmp_path_factory.mktemp("ttpeer"))
 
 

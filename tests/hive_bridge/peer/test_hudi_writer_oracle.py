@@ -32,6 +32,8 @@ from tests.conftest import REPO
 sys.path.insert(0, str(REPO / "tools"))
 import hudi_peer
 
+from tests.hive_bridge.peer import require_peer
+
 pytestmark = [pytest.mark.spark, pytest.mark.peer, pytest.mark.filterwarnings("ignore:hive-bridge set:RuntimeWarning")]
 
 SCHEMA = "id bigint, region string, v double, s string, n int, ts bigint"
@@ -79,9 +81,7 @@ def _tables(root: Path) -> list[dict[str, Any]]:
 @pytest.fixture(scope="module")
 def peer(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The tables written by Hudi's writer and every filter read by Hudi's reader, skipping on and off."""
-    why = hudi_peer.setup()   # a no-op when set up (make test-peer ran make hudi-peer)
-    if why is not None:
-        pytest.skip(f"the Hudi peer could not be set up ({why}); make hudi-peer sets it up")
+    require_peer()   # a no-op when set up (make test-peer ran make hudi-peer)
     tables = _tables(tmp_path_factory.mktemp("peer"))
     out = hudi_peer.run({"write": tables, "read": [{"path": t["path"], "filters": FILTERS} for t in tables]})
     reads = {(r["path"], r["skipping"]): {x["filter"]: x for x in r["results"]} for r in out["reads"]}

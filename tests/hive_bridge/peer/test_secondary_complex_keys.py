@@ -28,6 +28,8 @@ from tests.conftest import REPO
 sys.path.insert(0, str(REPO / "tools"))
 import hudi_peer
 
+from tests.hive_bridge.peer import require_peer
+
 pytestmark = [pytest.mark.peer]
 
 SCHEMA = "txn_id string, account_id string, merchant string, amount double, region string, ts bigint"
@@ -80,9 +82,7 @@ def _table(root: Path, name: str, kind: str, duplicate: bool = False) -> dict[st
 
 @pytest.fixture(scope="module")
 def peer(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    why = hudi_peer.setup()
-    if why is not None:
-        pytest.skip(f"the Hudi peer could not be set up ({why}); make hudi-peer sets it up")
+    require_peer()   # a no-op when set up (make test-peer ran make hudi-peer)
     root = tmp_path_factory.mktemp("peer-si")
     tables = [_table(root, "si_cow", "COPY_ON_WRITE"), _table(root, "si_mor", "MERGE_ON_READ"),
               _table(root, "si_dup", "COPY_ON_WRITE", duplicate=True)]
