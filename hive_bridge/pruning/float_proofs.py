@@ -27,6 +27,7 @@ skipped thanks to the proof, reads, cache hits, bytes read, seconds.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -242,7 +243,7 @@ class FloatFactsCache:
                     old = set(self._loaded[table_key])
                     merged = self._write(folder, [_facts_to_json(k, f) for k, f in facts.items()])
                     for n in old:
-                        with _suppress():
+                        with contextlib.suppress(OSError):
                             os.unlink(folder / n)
                     self._loaded[table_key] = {merged}
             except OSError:
@@ -256,14 +257,6 @@ class FloatFactsCache:
             json.dump(rows, f)
         os.replace(tmp, folder / name)
         return name
-
-
-class _suppress:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> bool:
-        return exc[0] is not None and issubclass(exc[0], OSError)  # type: ignore[arg-type]
 
 
 CACHE = FloatFactsCache()
