@@ -22,6 +22,7 @@ planner that opens the indexes again for the same state does not read the files 
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,7 +30,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from hive_bridge.errors import MetadataTableError
 from hive_bridge.layout.fsview import FileSlice
@@ -43,6 +43,7 @@ __all__ = ["KeyCheck", "check_key_indexes"]
 #: write that may have repeated a key)
 MAX_BYTES = 2 << 30
 _CACHE: OrderedDict[tuple[Any, ...], KeyCheck] = OrderedDict()
+_CACHE_LOCK = threading.Lock()
 _CACHE_SIZE = 16
 
 
@@ -67,11 +68,9 @@ def _plain(t: pa.DataType) -> bool:
 
 def _read(table: HudiTable, s: FileSlice, columns: list[str]) -> pa.Table:
     assert s.base_file is not None
-    storage = table.storage
-    if storage.is_local:
-        return pq.read_table(s.base_file.full_path, columns=columns)
-    # every request counted, as the planner's other reads are
-    fragment = storage.counted_parquet_fragment(s.base_file.full_path, s.base_file.size)
+    # one way locally and on object storage (every request counted, as the planner's other reads are); a column
+    # the file lacks is left out, which the check then names
+    fragment = table.storage.counted_parquet_fragment(s.base_file.full_path, s.base_file.size)
     names = set(fragment.physical_schema.names)
     return fragment.to_table(columns=[c for c in columns if c in names], use_threads=False)
 
@@ -83,14 +82,15 @@ def check_key_indexes(table: HudiTable, slices: Sequence[FileSlice], mdt: Any,
     latest = table.timeline.completed_writes[-1].timestamp if table.timeline.completed_writes else ""
     key = (str(table.base_path), latest, tuple(sorted(secondary.items())),
            tuple((s.file_id, s.base_file.path if s.base_file else "", len(s.log_files)) for s in slices))
-    if key in _CACHE:
-        _CACHE.move_to_end(key)
-        return _CACHE[key]
-    out = _check(table, slices, mdt, secondary)
-    _CACHE[key] = out
-    while len(_CACHE) > _CACHE_SIZE:
-        _CACHE.popitem(last=False)
-    return out
+    with _CACHE_LOCK:   # two threads planning at once share the cache (and one check of a table state)
+        if key in _CACHE:
+            _CACHE.move_to_end(key)
+            return _CACHE[key]
+        out = _check(table, slices, mdt, secondary)
+        _CACHE[key] = out
+        while len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+        return out
 
 
 def _check(table: HudiTable, slices: Sequence[FileSlice], mdt: Any, secondary: Mapping[str, str]) -> KeyCheck:
@@ -118,6 +118,10 @@ def _check(table: HudiTable, slices: Sequence[FileSlice], mdt: Any, secondary: M
         except Exception as exc:  # pyarrow raises many types for a missing or damaged file
             out.problems.append(f"{s.base_file.path if s.base_file else s.file_id}: cannot be read to check the "
                                 f"indexes ({type(exc).__name__}: {exc})")
+            return out
+        if RECORD_KEY_COLUMN not in data.column_names:
+            out.problems.append(f"{s.base_file.path if s.base_file else s.file_id}: holds no {RECORD_KEY_COLUMN}: "
+                                "the indexes cannot be checked against it")
             return out
         for c in list(usable):
             if c not in data.column_names or not _plain(data.schema.field(c).type):
