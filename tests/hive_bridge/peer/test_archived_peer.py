@@ -18,6 +18,7 @@ from hive_bridge.layout.archived import with_archived
 from hive_bridge.table.table import HudiTable
 from tests.conftest import REPO
 from tests.hive_bridge.layout.test_archived_timeline import assert_hudi_rows, incremental_rows, slice_rows
+from tests.hive_bridge.peer import require_peer
 
 sys.path.insert(0, str(REPO / "tools"))
 import hudi_peer
@@ -85,9 +86,7 @@ def _read_job(path: str, q: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def peer(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    missing = hudi_peer.missing()
-    if missing:
-        pytest.skip("Hudi's peer is not set up (make hudi-peer): " + "; ".join(missing))
+    require_peer()   # a no-op when set up (make test-peer ran make hudi-peer)
     root = tmp_path_factory.mktemp("archived-peer")
     written = hudi_peer.run({"write": table_specs(root)})["written"]
     assert [w["table_version"] for w in written] == ["9", "9", "6", "6"]
