@@ -172,10 +172,10 @@ def prove_merged_slices(ctx: ProofContext, g: _Group, expression: HudiExpression
         lo, nulls = parts.column(stat_name(c, MIN)), parts.column(stat_name(c, NULL_COUNT)).to_pylist()
         asks: list[tuple[fp.Wanted, int]] = []
         for k in parts_of.get(row, []):
-            rows = p_rows[k]
-            no_values = rows is not None and nulls[k] is not None and nulls[k] >= rows
-            if no_values or (nan[k] is not None and lo[k].is_valid):
-                continue                        # known already: no value, or exact bounds and NaN count
+            rows, nc, nn = p_rows[k], nulls[k], nan[k]
+            if rows is not None and nc is not None and (nc >= rows or (nn is not None and (
+                    lo[k].is_valid or nc + nn >= rows))):
+                continue                        # known already: no value, or its NaN count and (no number or) bounds
             path = str(p_path[k].as_py())
             if path in logs:
                 asks.append((fp.Wanted(fp.FileKey(path, p_size[k].as_py(), s.base_instant, c), logs[path], typ), k))
