@@ -157,31 +157,36 @@ def prove_merged_slices(ctx: ProofContext, g: _Group, expression: HudiExpression
     parts_of: dict[int, list[int]] = {}
     for k, j in enumerate(g.part_slice):
         parts_of.setdefault(j, []).append(k)
-    p_path, p_size, p_instant = parts.column("path"), parts.column("file_size"), parts.column("instant")
+    p_path, p_size = parts.column("path").to_pylist(), parts.column("file_size").to_pylist()
+    p_instant = parts.column("instant").to_pylist()
     p_rows = parts.column("num_rows").to_pylist()
     keys: list[fp.Wanted] = []
     where: list[tuple[int, str, int | None]] = []
     slices_asked: dict[int, set[str]] = {}
+    known: dict[str, tuple[list[Any], list[Any], list[bool]]] = {}
+    for c in {c for _, c in wanted}:
+        nan_name = stat_name(c, NAN_COUNT)
+        known[c] = (parts.column(nan_name).to_pylist() if nan_name in parts.column_names else [None] * parts.num_rows,
+                    parts.column(stat_name(c, NULL_COUNT)).to_pylist(),
+                    pc.is_valid(parts.column(stat_name(c, MIN))).to_pylist())
     for j, c in wanted:
         row = int(kept_idx[j])
         s = g.slices[row]
         logs = {lf.path: lf.full_path for lf in s.log_files}
         typ = full.schema.field(stat_name(c, MIN)).type
-        nan = parts.column(stat_name(c, NAN_COUNT)).to_pylist() if stat_name(c, NAN_COUNT) in parts.column_names \
-            else [None] * parts.num_rows
-        lo, nulls = parts.column(stat_name(c, MIN)), parts.column(stat_name(c, NULL_COUNT)).to_pylist()
+        nan, nulls, bounded = known[c]
         asks: list[tuple[fp.Wanted, int]] = []
         for k in parts_of.get(row, []):
             rows, nc, nn = p_rows[k], nulls[k], nan[k]
             if rows is not None and nc is not None and (nc >= rows or (nn is not None and (
-                    lo[k].is_valid or nc + nn >= rows))):
+                    bounded[k] or nc + nn >= rows))):
                 continue                        # known already: no value, or its NaN count and (no number or) bounds
-            path = str(p_path[k].as_py())
+            path = str(p_path[k])
             if path in logs:
-                asks.append((fp.Wanted(fp.FileKey(path, p_size[k].as_py(), s.base_instant, c), logs[path], typ), k))
+                asks.append((fp.Wanted(fp.FileKey(path, p_size[k], s.base_instant, c), logs[path], typ), k))
             elif (s.base_file is not None and path == s.base_file.path and path.endswith(PARQUET_SUFFIX)
                   and ctx.table.properties.base_files_are_parquet):
-                asks.append((fp.Wanted(fp.FileKey(path, p_size[k].as_py(), p_instant[k].as_py() or "", c),
+                asks.append((fp.Wanted(fp.FileKey(path, p_size[k], p_instant[k] or "", c),
                                        s.base_file.full_path), k))
             else:
                 asks = []                       # a part that cannot be proven: the slice stays kept, read nothing

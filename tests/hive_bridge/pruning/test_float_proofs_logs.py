@@ -11,7 +11,10 @@ a matching row is dropped."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -310,3 +313,18 @@ def test_real_v8_trips_keep_what_hudi_keeps(fixture_tables: dict[str, Path], tex
         if any(row_truth(filt, {"fare": KINDS["f"]}, {"fare": v}, mode).value[0] for v in fares
                for mode in modes("UTC")):
             assert (sl.partition_path, sl.file_id) in _ids(result.slices)
+
+
+def test_explain_shows_the_log_proofs(fixture_copy: Any, tmp_path: Path) -> None:
+    root = fixture_copy(V8_TRIPS)
+    env = {**os.environ, "HIVE_BRIDGE_CACHE": str(tmp_path / "cache"),
+           "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
+    run = [sys.executable, "-m", "hive_bridge", "explain", "--table", str(root), "fare > 90"]
+    doc = json.loads(subprocess.run([*run, "--json"], env=env, check=True, capture_output=True, text=True).stdout)
+    assert doc["files_kept"] == 1 and doc["float_proofs"]["log_reads"] == 1 and doc["float_proofs"]["reads"] == 4
+    merged = [f for f in doc["files"] if any(src.startswith("float facts read from log file .")
+                                             for src in f["sources"])]
+    assert len(merged) == 1 and not merged[0]["kept"]
+    assert "float facts read from the base file (fare)" in merged[0]["sources"]
+    text = " ".join(subprocess.run(run, env=env, check=True, capture_output=True, text=True).stdout.split())
+    assert "3 proven free of NaN" in text and "4 remembered" in text
