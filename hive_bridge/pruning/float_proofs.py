@@ -6,20 +6,23 @@ the parquet-java versions Spark and Hudi ship carry no NaN count, and the metada
 are never trusted (apache/hudi#18754). So after a plan's statistics verdicts, the files that are kept only for
 lack of such facts get them read, and are judged again:
 
-- **which files**: a base file (a slice without log files: merged slices are judged as before) kept by the
-  verdict, where a float column of the filter has (a) known bounds but an unknown NaN count, and the file would be
-  skipped were it free of NaN; or (b) unknown bounds (the metadata table's, never trusted for floats) while it
-  may hold values: the surest first, within the budget;
-- **what is read**: that column's values only (its column chunks, through the table's pyarrow file system: local
-  or object storage), giving the exact facts Spark's row truth needs: min and max of the numbers (NaN and null
-  excluded; -0.0 equals 0.0, so it is kept as 0.0), the null count and the NaN count. A file whose facts cannot
-  be read (damaged, missing, its row count not the one the statistics give) stays kept and is counted;
+- **which files** (:mod:`hive_bridge.pruning.float_verdicts` picks them and judges again): a base file kept by
+  the verdict, or a part (base file, log file) of a merged slice kept by it, where a float column of the filter
+  has (a) known bounds but an unknown NaN count, and the file would be skipped were it free of NaN; or (b)
+  unknown bounds (the metadata table's, never trusted for floats) while it may hold values: the surest first,
+  within the budget;
+- **what is read**: that column's values only (a base file's column chunks, through the table's pyarrow file
+  system: local or object storage; a log file's data blocks, the records the slice statistics count), giving the
+  exact facts Spark's row truth needs: min and max of the numbers (NaN and null excluded; -0.0 equals 0.0, so it
+  is kept as 0.0), the null count and the NaN count. A file whose facts cannot be read (damaged, missing, its
+  row count not the one the statistics give) stays kept and is counted;
 - **remembered**: in :class:`FloatFactsCache`, keyed by the table and the base file's path, size and instant (a
-  Hudi base file is immutable under its name, which carries its write token and instant), in memory and in
+  Hudi base file is immutable under its name, which carries its write token and instant; a log file, which a
+  version-6 writer may append to in place, by its path, size and its slice's instant), in memory and in
   ``<cache>/float-facts/<table>/`` (:func:`hive_bridge.config.settings`' cache folder: it works whatever the
   statistics' source — footers, the metadata table, the persisted index — and on read-only table folders);
-- **bounded**: at most ``HIVE_BRIDGE_FLOAT_PROOFS`` column reads and ``HIVE_BRIDGE_FLOAT_PROOF_MB`` of column
-  chunks per plan (files past it are kept as before and counted), read on the index's I/O threads.
+- **bounded**: at most ``HIVE_BRIDGE_FLOAT_PROOFS`` file reads and ``HIVE_BRIDGE_FLOAT_PROOF_MB`` of column
+  chunks and log files per plan (files past it are kept as before and counted), read on the index's I/O threads.
 
 :class:`ProofReport` says what was done: files proven free of NaN, files found holding NaN (kept), files
 skipped thanks to the proof, reads, cache hits, bytes read, seconds.
