@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from hive_bridge.filters.expression import HudiExpression
+from hive_bridge.layout.fsview import FileSlice
 from hive_bridge.pruning import float_proofs as fp
 from hive_bridge.pruning.vectorized import PruneResult, StatsTable, TruthColumn, prune
 from hive_bridge.stats.contract import MIN, NAN_COUNT, NULL_COUNT, stat_name
@@ -29,8 +30,16 @@ from hive_bridge.stats.index import PARQUET_SUFFIX
 from hive_bridge.stats.log_stats import union_stats
 from hive_bridge.table.table import HudiTable
 
-if TYPE_CHECKING:
-    from hive_bridge.pruning.pruner import _Group
+
+class SliceGroup(Protocol):
+    """Slices judged together, as the pruner holds them: the slices, their statistics (one row each), and for
+    merged slices every part's statistics, the slice of each part and whether merging keeps whole records."""
+
+    slices: list[FileSlice]
+    full: StatsTable
+    parts_stats: StatsTable | None
+    part_slice: list[int]
+    whole_record: bool
 
 
 @dataclass
@@ -78,7 +87,7 @@ class ProofContext:
                 self.report.proven_nan_free += 1
 
 
-def prove_base_files(ctx: ProofContext, g: _Group, expression: HudiExpression, masks: dict[Any, pa.Array],
+def prove_base_files(ctx: ProofContext, g: SliceGroup, expression: HudiExpression, masks: dict[Any, pa.Array],
                      before: np.ndarray, second: PruneResult, session_tz: str, floats: list[str]) -> PruneResult:
     """``second`` (the statistics verdicts of a group of base files alone) after the float columns' facts of the
     files kept only for lack of them were read or remembered; the facts then stay in the group's statistics
@@ -127,7 +136,7 @@ def prove_base_files(ctx: ProofContext, g: _Group, expression: HudiExpression, m
     return again
 
 
-def prove_merged_slices(ctx: ProofContext, g: _Group, expression: HudiExpression, masks: dict[Any, pa.Array],
+def prove_merged_slices(ctx: ProofContext, g: SliceGroup, expression: HudiExpression, masks: dict[Any, pa.Array],
                         part_masks: dict[Any, pa.Array], before: np.ndarray, second: PruneResult, session_tz: str,
                         floats: list[str]) -> PruneResult:
     """``second`` (the union verdicts of a group of merged slices) after the parts of the slices kept only for
@@ -245,4 +254,4 @@ def any_part(alone: PruneResult, part_slice: list[int], n: int) -> tuple[np.ndar
     return keep, keep & ~known, truth
 
 
-__all__ = ["ProofContext", "any_part", "prove_base_files", "prove_merged_slices"]
+__all__ = ["ProofContext", "SliceGroup", "any_part", "prove_base_files", "prove_merged_slices"]
