@@ -26,13 +26,15 @@ variable                         default                          meaning
                                                                   count for a float/double column, count the NaN
                                                                   in that column's values (reads those column
                                                                   chunks; ``false``: unknown)
-``HIVE_BRIDGE_FLOAT_PROOFS``     1000                             column reads a plan may make to prove a float
+``HIVE_BRIDGE_FLOAT_PROOFS``     1000                             file reads a plan may make to prove a float
                                                                   or double column's facts (NaN count, exact
-                                                                  bounds) in files kept only for lack of them
+                                                                  bounds) in files kept only for lack of them:
+                                                                  base files' columns, log files' data blocks
                                                                   (``hive_bridge.pruning.float_proofs``; 0: off,
                                                                   facts remembered earlier unused too)
-``HIVE_BRIDGE_FLOAT_PROOF_MB``   256                              column chunks those reads may fetch per plan,
-                                                                  in MiB (files past it are kept and counted)
+``HIVE_BRIDGE_FLOAT_PROOF_MB``   256                              column chunks and log files those reads may
+                                                                  fetch per plan, in MiB (files past it are kept
+                                                                  and counted)
 ``HIVE_BRIDGE_S3_MAX_ATTEMPTS``  5                                attempts of one S3 request by the planner's file
                                                                   system (the first and its retries) when the
                                                                   server throttles (503 SlowDown), fails (500) or

@@ -6,20 +6,23 @@ the parquet-java versions Spark and Hudi ship carry no NaN count, and the metada
 are never trusted (apache/hudi#18754). So after a plan's statistics verdicts, the files that are kept only for
 lack of such facts get them read, and are judged again:
 
-- **which files**: a base file (a slice without log files: merged slices are judged as before) kept by the
-  verdict, where a float column of the filter has (a) known bounds but an unknown NaN count, and the file would be
-  skipped were it free of NaN; or (b) unknown bounds (the metadata table's, never trusted for floats) while it
-  may hold values: the surest first, within the budget;
-- **what is read**: that column's values only (its column chunks, through the table's pyarrow file system: local
-  or object storage), giving the exact facts Spark's row truth needs: min and max of the numbers (NaN and null
-  excluded; -0.0 equals 0.0, so it is kept as 0.0), the null count and the NaN count. A file whose facts cannot
-  be read (damaged, missing, its row count not the one the statistics give) stays kept and is counted;
+- **which files** (:mod:`hive_bridge.pruning.float_verdicts` picks them and judges again): a base file kept by
+  the verdict, or a part (base file, log file) of a merged slice kept by it, where a float column of the filter
+  has (a) known bounds but an unknown NaN count, and the file would be skipped were it free of NaN; or (b)
+  unknown bounds (the metadata table's, never trusted for floats) while it may hold values: the surest first,
+  within the budget;
+- **what is read**: that column's values only (a base file's column chunks, through the table's pyarrow file
+  system: local or object storage; a log file's data blocks, the records the slice statistics count), giving the
+  exact facts Spark's row truth needs: min and max of the numbers (NaN and null excluded; -0.0 equals 0.0, so it
+  is kept as 0.0), the null count and the NaN count. A file whose facts cannot be read (damaged, missing, its
+  row count not the one the statistics give) stays kept and is counted;
 - **remembered**: in :class:`FloatFactsCache`, keyed by the table and the base file's path, size and instant (a
-  Hudi base file is immutable under its name, which carries its write token and instant), in memory and in
+  Hudi base file is immutable under its name, which carries its write token and instant; a log file, which a
+  version-6 writer may append to in place, by its path, size and its slice's instant), in memory and in
   ``<cache>/float-facts/<table>/`` (:func:`hive_bridge.config.settings`' cache folder: it works whatever the
   statistics' source — footers, the metadata table, the persisted index — and on read-only table folders);
-- **bounded**: at most ``HIVE_BRIDGE_FLOAT_PROOFS`` column reads and ``HIVE_BRIDGE_FLOAT_PROOF_MB`` of column
-  chunks per plan (files past it are kept as before and counted), read on the index's I/O threads.
+- **bounded**: at most ``HIVE_BRIDGE_FLOAT_PROOFS`` file reads and ``HIVE_BRIDGE_FLOAT_PROOF_MB`` of column
+  chunks and log files per plan (files past it are kept as before and counted), read on the index's I/O threads.
 
 :class:`ProofReport` says what was done: files proven free of NaN, files found holding NaN (kept), files
 skipped thanks to the proof, reads, cache hits, bytes read, seconds.
@@ -48,6 +51,7 @@ import pyarrow.compute as pc
 from hive_bridge import config
 from hive_bridge.redaction import redact
 from hive_bridge.stats.contract import MAX, MAX_EXACT, MIN, MIN_EXACT, NAN_COUNT, NULL_COUNT, stat_name
+from hive_bridge.stats.log_stats import read_log_stats
 from hive_bridge.storage.core import Storage
 
 #: persisted fact files of one table folded into one past this many
@@ -65,7 +69,8 @@ class FloatFacts(NamedTuple):
 
 
 class FileKey(NamedTuple):
-    """A base file's identity: path relative to the table, size, instant; and the column."""
+    """A file's identity: path relative to the table, size, instant (a base file's own; a log file's slice's
+    base instant: a log file may grow in place, its size then changes the key); and the column."""
 
     path: str
     size: int
@@ -84,8 +89,10 @@ class ProofReport:
     holding_nan: int = 0
     #: files skipped because of the facts (also counted in ``dropped_by_statistics``)
     dropped: int = 0
-    #: column reads done now, facts found in the cache, files left as they were (budget spent), reads that failed
+    #: column reads done now (of them, log files read: every data block's values of the column), facts found in
+    #: the cache, files left as they were (budget spent), reads that failed
     reads: int = 0
+    log_reads: int = 0
     cache_hits: int = 0
     over_budget: int = 0
     unreadable: int = 0
@@ -102,12 +109,15 @@ class ProofReport:
     def text(self) -> str:
         return (f"float facts: {self.candidates} files depended on them, {self.proven_nan_free} proven free of NaN, "
                 f"{self.holding_nan} holding NaN (kept), {self.dropped} skipped thanks to them; {self.reads} column "
-                f"reads ({self.bytes_read:,} bytes, {self.seconds * 1000:.1f} ms), {self.cache_hits} remembered, "
+                f"reads{f' ({self.log_reads} of log files)' if self.log_reads else ''} ({self.bytes_read:,} bytes, {self.seconds * 1000:.1f} ms), {self.cache_hits} remembered, "
                 f"{self.over_budget} past the budget, {self.unreadable} unreadable (kept)")
 
 
 # =========================================================================================== reading the facts
-class _Budget:
+class Budget:
+    """What one plan may still read: column reads and bytes (``HIVE_BRIDGE_FLOAT_PROOFS``,
+    ``HIVE_BRIDGE_FLOAT_PROOF_MB``), shared by its groups of slices and their threads."""
+
     def __init__(self, reads: int, nbytes: int) -> None:
         self.reads, self.nbytes = reads, nbytes
         self._lock = threading.Lock()
@@ -137,7 +147,7 @@ def _leaf_index(md: Any, column: str) -> int | None:
 
 
 def read_float_facts(storage: Storage | None, location: str, column: str, size: int | None = None,
-                     budget: _Budget | None = None) -> _Read:
+                     budget: Budget | None = None) -> _Read:
     """One float column's :class:`FloatFacts` in one parquet file, read from that column's chunks only (the
     footer, then the column; ``storage`` None: a local path). Never raises: an unreadable file is an error."""
     try:
@@ -177,6 +187,37 @@ def read_float_facts(storage: Storage | None, location: str, column: str, size: 
         return _Read(FloatFacts(table.num_rows, nulls, nans, lo, hi), nbytes, None)
     except Exception as exc:  # a damaged, missing or changed file: unknown, kept
         return _Read(None, 0, redact(f"{location}: cannot read column {column!r} ({type(exc).__name__}: {exc})"))
+
+
+def new_budget() -> Budget:
+    """A plan's budget, from the settings."""
+    s = config.settings()
+    return Budget(s.float_proofs, s.float_proof_bytes)
+
+
+def read_log_float_facts(storage: Storage | None, location: str, column: str, typ: pa.DataType, size: int,
+                         budget: Budget | None = None) -> _Read:
+    """One float column's :class:`FloatFacts` in one log file: the values of that column in the data blocks
+    the slice statistics count (:func:`hive_bridge.stats.log_stats.read_log_stats`, the one definition of a log
+    file's records: delete and rollback blocks and corrupt regions hold none, a block it cannot read makes the
+    file unknown). The whole file is read (``size`` bytes, the listing's: a file of another size has changed
+    since, unknown). Never raises."""
+    if budget is not None and not budget.take(size):
+        return _Read(None, 0, None, over_budget=True)
+    try:
+        stats = read_log_stats(location, [(column, typ)], storage)
+    except Exception as exc:  # never an exception out of the plan: unknown, kept
+        return _Read(None, 0, redact(f"{location}: cannot read log file ({type(exc).__name__}: {exc})"))
+    if stats.error is not None:
+        return _Read(None, 0, redact(stats.error))
+    if stats.size != size:
+        return _Read(None, 0, f"{location}: {stats.size} bytes read, the listing says {size}: changed, kept")
+    lo, hi, nulls, nans = stats.columns.get(column, (None, None, None, None))
+    if stats.num_rows is None or nulls is None or nans is None:
+        return _Read(None, size, f"{location}: column {column!r}: counts unknown in its data blocks")
+    a = None if lo is None else float(lo.as_py()) + 0.0     # -0.0 equals 0.0 in Spark SQL: kept as 0.0
+    b = None if hi is None else float(hi.as_py()) + 0.0
+    return _Read(FloatFacts(stats.num_rows, nulls, nans, a, b), size, None)
 
 
 # ==================================================================================================== the cache
@@ -352,20 +393,30 @@ def with_facts(table: pa.Table, facts: dict[tuple[int, str], FloatFacts]) -> pa.
     return out
 
 
-def obtain(storage: Storage, table_key: str, wanted: list[tuple[FileKey, str]], max_workers: int,
-           report: ProofReport) -> dict[FileKey, FloatFacts]:
-    """The facts of ``wanted`` ((key, the file's location)): remembered ones, then the others read within the
-    budget on ``max_workers`` threads (and remembered). ``report`` counts reads, hits, bytes, budget, failures."""
-    start = time.perf_counter()
-    known = CACHE.get(table_key, (k for k, _ in wanted))
-    report.cache_hits += len(known)
-    todo = [(k, loc) for k, loc in wanted if k not in known]
-    s = config.settings()
-    budget = _Budget(s.float_proofs, s.float_proof_bytes)
+class Wanted(NamedTuple):
+    """A file whose facts are wanted: its key, its location, and for a log file the column's arrow type (None:
+    a parquet base file)."""
 
-    def read(item: tuple[FileKey, str]) -> _Read:
-        key, location = item
-        return read_float_facts(storage, location, key.column, key.size, budget)
+    key: FileKey
+    location: str
+    log_type: pa.DataType | None = None
+
+
+def obtain(storage: Storage, table_key: str, wanted: list[Wanted], max_workers: int,
+           report: ProofReport, budget: Budget | None = None) -> dict[FileKey, FloatFacts]:
+    """The facts of ``wanted``: remembered ones, then the others read within ``budget`` (default: a new one from
+    the settings) on ``max_workers`` threads (and remembered). ``report`` counts reads, hits, bytes, budget,
+    failures."""
+    start = time.perf_counter()
+    known = CACHE.get(table_key, (w.key for w in wanted))
+    report.cache_hits += len(known)
+    todo = [w for w in wanted if w.key not in known]
+    budget = budget if budget is not None else new_budget()
+
+    def read(w: Wanted) -> _Read:
+        if w.log_type is not None:
+            return read_log_float_facts(storage, w.location, w.key.column, w.log_type, w.key.size, budget)
+        return read_float_facts(storage, w.location, w.key.column, w.key.size, budget)
 
     if len(todo) > 1 and max_workers > 1:
         with ThreadPoolExecutor(max_workers=min(max_workers, len(todo))) as pool:
@@ -373,7 +424,8 @@ def obtain(storage: Storage, table_key: str, wanted: list[tuple[FileKey, str]], 
     else:
         results = [read(x) for x in todo]
     fresh: dict[FileKey, FloatFacts] = {}
-    for (key, _), r in zip(todo, results, strict=True):
+    for w, r in zip(todo, results, strict=True):
+        key = w.key
         if r.over_budget:
             report.over_budget += 1
         elif r.facts is None:
@@ -382,6 +434,7 @@ def obtain(storage: Storage, table_key: str, wanted: list[tuple[FileKey, str]], 
                 report.problems.append(r.error)
         else:
             report.reads += 1
+            report.log_reads += w.log_type is not None
             report.bytes_read += r.nbytes
             fresh[key] = r.facts
     CACHE.put(table_key, fresh)
@@ -399,15 +452,19 @@ def facts_consistent(facts: FloatFacts, num_rows: int | None) -> bool:
 
 __all__ = [
     "CACHE",
+    "Budget",
     "FileKey",
     "FloatFacts",
     "FloatFactsCache",
     "ProofReport",
+    "Wanted",
     "candidates",
     "facts_consistent",
     "float_columns",
+    "new_budget",
     "obtain",
     "read_float_facts",
+    "read_log_float_facts",
     "with_facts",
     "with_nan_free",
 ]

@@ -24,6 +24,7 @@ from hive_bridge.filters.expression import HudiExpression, Predicate, translate
 from hive_bridge.filters.typemap import table_sarg_schema
 from hive_bridge.layout.fsview import HIVE_DEFAULT_PARTITION, FileSlice
 from hive_bridge.pruning import float_proofs as fp
+from hive_bridge.pruning.float_verdicts import ProofContext, any_part, prove_base_files, prove_merged_slices
 from hive_bridge.pruning.key_index import IndexAnswer, KeyIndexes
 from hive_bridge.pruning.partition_pruning import PartitionStatsStage, PartitionVerdicts
 from hive_bridge.pruning.vectorized import PruneResult, StatsTable, TruthColumn, prune
@@ -39,7 +40,7 @@ from hive_bridge.stats.contract import (
     resolve_column,
     stat_name,
 )
-from hive_bridge.stats.index import PARQUET_SUFFIX, ColumnStatsIndex, IndexCounters
+from hive_bridge.stats.index import ColumnStatsIndex, IndexCounters
 from hive_bridge.stats.log_stats import union_stats
 from hive_bridge.stats.rows import leaf_pairs
 from hive_bridge.table.table import HudiTable
@@ -533,28 +534,35 @@ class Pruner:
             # float columns stored in the files (a partition column only in the paths has nothing to read)
             stored = {leaf.name for leaf in self.index.target_leaves()}
             floats = [c for c in fp.float_columns(self.sarg_types, filter_columns(self.table, filt)) if c in stored]
+            proofs = None
             if floats and config.settings().float_proofs > 0:
-                result.float_proofs = fp.ProofReport()
+                proofs = ProofContext(self.table, self.index.max_workers, self._lock, self.proven)
+                result.float_proofs = proofs.report
             for g in groups:
                 positions = g.position_array
                 masks = {(leaf.column, leaf.literals): pa.array(a.mask[positions]) for leaf, a in answers.items()}
+                part_masks: dict[Any, pa.Array] = {}
+                if g.parts_stats is not None:
+                    part_positions = positions[np.asarray(g.part_slice, dtype=np.int64)]
+                    part_masks = {(leaf.column, leaf.literals): pa.array(a.mask[part_positions])
+                                  for leaf, a in answers.items()}
                 first = prune(expression, g.partition, session_tz=session_time_zone)
                 second = prune(expression, g.full.answering(masks), session_tz=session_time_zone)
                 keep1 = first.keep.to_numpy(zero_copy_only=False)
-                if result.float_proofs is not None and g.parts_stats is None:
-                    second = self._prove_floats(g, expression, masks, keep1 & ps_keep[positions], second,
-                                                session_time_zone, floats, result.float_proofs)
+                if proofs is not None and g.parts_stats is None:
+                    second = prove_base_files(proofs, g, expression, masks, keep1 & ps_keep[positions], second,
+                                              session_time_zone, floats)
+                elif proofs is not None:
+                    second = prove_merged_slices(proofs, g, expression, masks, part_masks, keep1 & ps_keep[positions],
+                                                 second, session_time_zone, floats)
                 keep2 = second.keep.to_numpy(zero_copy_only=False)
                 unknown2 = second.unknown.to_numpy(zero_copy_only=False)
                 truth2: TruthColumn = second.truth
                 alone = None
                 if g.parts_stats is not None and (g.whole_record or explain):
-                    part_positions = positions[np.asarray(g.part_slice, dtype=np.int64)]
-                    part_masks = {(leaf.column, leaf.literals): pa.array(a.mask[part_positions])
-                                  for leaf, a in answers.items()}
                     alone = prune(expression, g.parts_stats.answering(part_masks), session_tz=session_time_zone)
                     if g.whole_record:
-                        keep2, unknown2, truth2 = _any_part(alone, g.part_slice, len(g.slices))
+                        keep2, unknown2, truth2 = any_part(alone, g.part_slice, len(g.slices))
                 keep_ps = ps_keep[positions]
                 kept = keep1 & keep_ps & keep2
                 keep[positions] = kept
@@ -595,8 +603,7 @@ class Pruner:
                 path = s.base_file.path if s.base_file is not None else f"{s.partition_path}/{s.file_id} (log only)"
                 files = ([s.base_file.path] if s.base_file is not None else []) + [lf.path for lf in s.log_files]
                 sources = tuple(dict.fromkeys(self.source_of(f) for f in files))
-                if s.base_file is not None and s.base_file.path in self.proven:
-                    sources += (f"float facts read from the file ({', '.join(self.proven[s.base_file.path])})",)
+                sources += tuple(self._proven_source(s, f) for f in files if f in self.proven)
                 result.verdicts.append(FileVerdict(path, s.partition_path, bool(keep[i]), stages[i], truths[i],
                                                    bool(unknown[i]), reasons[i], parts[i], sources))
         return result
@@ -606,63 +613,11 @@ class Pruner:
         """The statistics columns' arrow types (every group's full table has them all)."""
         return dict(self.groups[0].full.types) if self.groups else {}
 
-    def _prove_floats(self, g: _Group, expression: HudiExpression, masks: dict[Any, pa.Array], before: np.ndarray,
-                      second: PruneResult, session_tz: str, floats: list[str],
-                      report: fp.ProofReport) -> PruneResult:
-        """``second`` (the statistics verdicts of a group of base files) after the float columns' facts of the
-        files kept only for lack of them were read or remembered (:mod:`hive_bridge.pruning.float_proofs`); the
-        facts then stay in the group's statistics for later filters."""
-        table = g.full.table
-        keep2 = second.keep.to_numpy(zero_copy_only=False)
-        kept_idx = np.flatnonzero(before & keep2)
-        if not len(kept_idx) or not self.table.properties.base_files_are_parquet:
-            return second
-        sub = table.take(pa.array(kept_idx, pa.int64()))
-        sub_masks = {k: m.take(pa.array(kept_idx, pa.int64())) for k, m in masks.items()}
-        hyp = prune(expression, StatsTable(fp.with_nan_free(sub, floats)).answering(sub_masks), session_tz=session_tz)
-        wanted = fp.candidates(sub, np.ones(len(kept_idx), dtype=bool), hyp.keep.to_numpy(zero_copy_only=False),
-                               floats)
-        if not wanted:
-            return second
-        paths = table.column("path")
-        sizes = table.column("file_size")
-        instants = table.column("instant")
-        num_rows = table.column("num_rows")
-        keys: list[tuple[fp.FileKey, str]] = []
-        where: list[tuple[int, str, int | None]] = []
-        for j, c in wanted:
-            row = int(kept_idx[j])
-            s = g.slices[row]
-            if s.base_file is None or s.log_files or not str(paths[row].as_py()).endswith(PARQUET_SUFFIX):
-                continue
-            keys.append((fp.FileKey(paths[row].as_py(), sizes[row].as_py(), instants[row].as_py() or "", c),
-                         s.base_file.full_path))
-            where.append((row, c, num_rows[row].as_py()))
-        report.candidates += len({row for row, _, _ in where})
-        if not keys:
-            return second
-        found = fp.obtain(self.table.storage, self.table.storage.cache_key(), keys, self.index.max_workers, report)
-        facts: dict[tuple[int, str], fp.FloatFacts] = {}
-        for (key, _), (row, c, rows) in zip(keys, where, strict=True):
-            f = found.get(key)
-            if f is not None and fp.facts_consistent(f, rows):
-                facts[(row, c)] = f
-                self.proven.setdefault(key.path, []).append(c)
-            elif f is not None:
-                report.unreadable += 1
-                report.problems.append(f"{key.path}: {f.num_rows} rows read, the statistics say {rows}: kept")
-        if not facts:
-            return second
-        rows_nan: dict[int, bool] = {}
-        for (row, _c), f in facts.items():
-            rows_nan[row] = rows_nan.get(row, False) or f.nan_count > 0
-        report.proven_nan_free += sum(1 for v in rows_nan.values() if not v)
-        report.holding_nan += sum(1 for v in rows_nan.values() if v)
-        with self._lock:
-            g.full = StatsTable(fp.with_facts(table, facts))
-        again = prune(expression, g.full.answering(masks), session_tz=session_tz)
-        report.dropped += int(np.count_nonzero(before & keep2 & ~again.keep.to_numpy(zero_copy_only=False)))
-        return again
+    def _proven_source(self, s: FileSlice, path: str) -> str:
+        """A file of a slice whose float facts were read, as explain names it among the slice's sources."""
+        what = "the file" if not s.log_files else "the base file" if s.base_file is not None and \
+            path == s.base_file.path else f"log file {path.rsplit('/', 1)[-1]}"
+        return f"float facts read from {what} ({', '.join(dict.fromkeys(self.proven[path]))})"
 
     def source_of(self, path: str) -> str:
         """Where a file's statistics came from (for explain)."""
@@ -728,24 +683,6 @@ class Pruner:
                 why = "no part may match"
             detail = "" if g.whole_record else f"; union: {reasons[i]}"
             reasons[i] = f"merged slice of {len(found)} parts ({how}), {why}{detail}"
-
-
-def _any_part(alone: PruneResult, part_slice: list[int], n: int) -> tuple[np.ndarray, np.ndarray, TruthColumn]:
-    """Per slice, from the verdicts of its parts judged alone: kept when any part is kept; kept only for lack of
-    information when every part that keeps it does so for lack of information; the TruthValue whose outcomes
-    are those any part may have."""
-    idx = np.asarray(part_slice, dtype=np.int64)
-
-    def any_of(bits: pa.BooleanArray) -> np.ndarray:
-        out = np.zeros(n, dtype=bool)
-        np.logical_or.at(out, idx, bits.to_numpy(zero_copy_only=False))
-        return out
-
-    keep = any_of(alone.keep)
-    known = any_of(pc.and_(alone.keep, pc.invert(alone.unknown)))
-    truth = TruthColumn.from_bits(pa.array(any_of(alone.can_true)), pa.array(any_of(alone.can_false)),
-                                  pa.array(any_of(alone.can_null)))
-    return keep, keep & ~known, truth
 
 
 def _concat(left: pa.Table, right: pa.Table) -> pa.Table:
