@@ -72,6 +72,7 @@ __all__ = [
     "avro_block_records",
     "data_block_table",
     "delete_block_keys",
+    "delete_block_records",
     "read_log_file",
 ]
 
@@ -529,6 +530,13 @@ def delete_block_keys(block: LogBlock, path: str = "") -> list[tuple[str, str]]:
     Reads block version 3 (an Avro ``HoodieDeleteRecordList``); the Kryo-serialised keys of versions 1-2 and
     anything that does not decode raise :class:`LogFormatError`.
     """
+    return [(key, partition) for key, partition, _ in delete_block_records(block, path)]
+
+
+def delete_block_records(block: LogBlock, path: str = "") -> list[tuple[str, str, Any]]:
+    """The (record key, partition path, ordering value) of each record a DELETE block removes, as
+    :func:`delete_block_keys` reads them; the ordering value is the wrapped value (a list for an array of
+    ordering fields), None when the delete carries none (Hudi then orders it by commit time)."""
     where = _where(block, path)
     if block.block_type != BlockType.DELETE:
         raise LogFormatError(f"{where}: not a delete block (type {block.block_type})")
@@ -552,10 +560,14 @@ def delete_block_keys(block: LogBlock, path: str = "") -> list[tuple[str, str]]:
         raise LogFormatError(f"{where}: delete list does not decode ({type(exc).__name__}: {exc})") from None
     if fo.tell() != len(content):
         raise LogFormatError(f"{where}: delete list decodes to {fo.tell() - 8} bytes, its frame says {n}")
-    out: list[tuple[str, str]] = []
+    out: list[tuple[str, str, Any]] = []
     for i, rec in enumerate(datum["deleteRecordList"]):
         key = rec["recordKey"]
         if key is None:
             raise LogFormatError(f"{where}: delete record {i} has no record key")
-        out.append((key, rec["partitionPath"] or ""))
+        wrapped = rec["orderingVal"]
+        ordering = None if wrapped is None else wrapped.get("value")
+        if isinstance(ordering, list):
+            ordering = [None if v is None else v.get("value") for v in ordering]
+        out.append((key, rec["partitionPath"] or "", ordering))
     return out
