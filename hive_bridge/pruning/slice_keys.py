@@ -9,7 +9,8 @@ read applies: :mod:`hive_bridge.layout.log_blocks`). Per record key, as Hudi's r
   delete removes the key;
 - event-time ordering (``EVENT_TIME_ORDERING``, the default and event-time payloads, with ordering fields): a
   record replaces the current one unless its ordering value is smaller; a delete removes the key when it carries
-  no ordering value or one no smaller than the current record's; a record after a delete is taken to be in.
+  no ordering value or Hudi's default (an int 0: what Hudi's own deletes carry) or one no smaller than the current
+  record's; a record after a delete is taken to be in.
 
 Where the rule cannot be applied (ordering values missing or not comparable, a merge the payload class decides),
 the answer covers every record that may be the merged one: a key may then have several candidate values, and a

@@ -117,18 +117,35 @@ def test_a_stale_secondary_index_is_caught_and_the_moved_row_kept(tmp_path: Path
 
 @pytest.mark.parametrize("older", [True, False])
 def test_event_time_ordering_decides_which_log_record_is_merged(tmp_path: Path, older: bool) -> None:
-    """With an ordering field, a log record older than the base row (smaller ``ts``) does not replace it: the
+    """With an ordering field, a log record older than the current one (smaller ``ts``) does not replace it: the
     merged row keeps its merchant, which is what the index holds; the check agrees (a check that took the log
-    record would find its pair missing)."""
+    record would find its pair missing). A delete with Hudi's default ordering value removes a newer record
+    (a check that kept it would find no record index entry)."""
     root = tmp_path / "t"
     w = _mor(root, precombine="ts")
     w.upsert(_rows([3], {3: "M9"}, ts=5))
     w.upsert(_rows([3], {3: "M7"}, ts=1 if older else 9))
+    w.upsert(_rows([5], {5: "M9"}, ts=7))
+    w.delete(_keys([5]))            # Hudi's default ordering value (an int 0): the delete wins over ts 7
     write_metadata_table(root, secondary_indexes={"merchant_idx": "merchant"}, key_index_logs="merged")
     table = HudiTable.open(root)
     indexes = KeyIndexes.open(table, table.latest_file_slices())
     assert indexes.secondary == {"merchant": "secondary_index_merchant_idx"}, indexes.problems
+    assert indexes.checked_rows == 15
     merchants = _holders(root, "merchant")
     assert ("M9" in merchants) == older and ("M7" in merchants) != older
     for value, fids in merchants.items():
         assert _kept(table, f"merchant = '{value}'")[0] == fids, value
+
+
+def test_delete_ordering_values_read_as_hudi_orders_them() -> None:
+    """An ``IntWrapper`` 0 (what Hudi's own deletes carry) is the natural order, read as None like no value; a
+    ``LongWrapper`` 0 or any other value is an ordering value the record's is compared with."""
+    from hive_bridge.formats.logfile import BlockType, HeaderKey, delete_block_records, read_log_file
+    from hive_bridge.testing.logfile_writer import delete_block_content, encode_block
+
+    triples = [("a", "p", 0), ("b", "p", None), ("c", "p", ("LongWrapper", 0)), ("d", "p", ("LongWrapper", 7)),
+               ("e", "p", "x")]
+    block = encode_block(BlockType.DELETE, {HeaderKey.INSTANT_TIME: "1"}, delete_block_content(triples))
+    got = delete_block_records(read_log_file("mem", block).blocks[0])
+    assert got == [("a", "p", None), ("b", "p", None), ("c", "p", 0), ("d", "p", 7), ("e", "p", "x")]
