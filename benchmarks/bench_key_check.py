@@ -7,7 +7,8 @@ of ``--groups`` file groups x ``--rows`` rows (so the indexes are used only wher
 their ``merchant`` (one log file per group and round), and one delete of a row per group (a delete block); the
 metadata table's record index and ``merchant`` secondary index written over the merged rows. The check runs
 twice on a cold cache of checks: over the base files only (the table as it was before its log files, a copy) and
-over the merge-on-read slices. Figures: time (best of ``--repeat``), rows checked, log blocks merged, bytes read
+over the merge-on-read slices. Figures: time (best of ``--repeat``), of it the reading and merging of the slices and
+the record index lookup of their keys (timed apart once), rows checked, log blocks merged, bytes read
 (the column chunks of ``_hoodie_record_key`` and ``merchant`` in the base files, from their footers, plus the
 whole log files), and the storage's request count.
 
@@ -30,7 +31,9 @@ import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from hive_bridge.layout.log_blocks import block_filter
 from hive_bridge.pruning import key_check
+from hive_bridge.pruning.slice_keys import merge_rule, slice_keys
 from hive_bridge.table.table import HudiTable
 from hive_bridge.testing.mdt_writer import write_metadata_table
 from hive_bridge.testing.writer import HudiWriter
@@ -100,7 +103,18 @@ def measure(root: Path, repeat: int) -> dict[str, Any]:
     table = HudiTable.open(root)
     slices = table.latest_file_slices()
     base_bytes = _column_bytes(table, ["_hoodie_record_key", "merchant"])
-    return {"slices": len(slices), "with_logs": sum(1 for s in slices if s.log_files),
+    # the check's parts: reading and merging the slices, then the metadata table's lookups of their keys
+    rule = merge_rule(table.properties)
+    assert not isinstance(rule, str), rule
+    ok = block_filter(table.timeline)
+    t0 = time.perf_counter()
+    keys = [k for s in slices
+            for k in slice_keys(table, s, ["merchant"], rule, ok, lambda sl, cols: key_check._read(table, sl, cols)).keys]
+    t1 = time.perf_counter()
+    table.metadata_table().record_index(keys)
+    t2 = time.perf_counter()
+    return {"read_merge_seconds": round(t1 - t0, 3), "record_index_lookup_seconds": round(t2 - t1, 3),
+            "slices": len(slices), "with_logs": sum(1 for s in slices if s.log_files),
             "log_files": sum(len(s.log_files) for s in slices), "seconds": round(best, 3),
             "rows_checked": check.rows, "log_blocks": check.log_blocks, "log_bytes": check.log_bytes,
             "base_column_bytes": base_bytes, "requests": requests.get("total", 0),
