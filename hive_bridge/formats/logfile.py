@@ -72,6 +72,7 @@ __all__ = [
     "avro_block_records",
     "data_block_table",
     "delete_block_keys",
+    "delete_block_records",
     "read_log_file",
 ]
 
@@ -529,6 +530,34 @@ def delete_block_keys(block: LogBlock, path: str = "") -> list[tuple[str, str]]:
     Reads block version 3 (an Avro ``HoodieDeleteRecordList``); the Kryo-serialised keys of versions 1-2 and
     anything that does not decode raise :class:`LogFormatError`.
     """
+    return [(key, partition) for key, partition, _ in delete_block_records(block, path)]
+
+
+def _unwrap(wrapped: Any) -> Any:
+    """A wrapper decoded with its record name (``(name, {"value": v})``) -> v; None stays None."""
+    if wrapped is None:
+        return None
+    value = wrapped[1]["value"] if isinstance(wrapped, tuple) else wrapped["value"]
+    if isinstance(value, tuple):        # the ArrayWrapper's nullable array
+        value = value[1]
+    return [_unwrap(v) for v in value] if isinstance(value, list) else value
+
+
+def _ordering_value(wrapped: Any) -> Any:
+    if wrapped is None:
+        return None
+    name = wrapped[0] if isinstance(wrapped, tuple) else ""
+    value = _unwrap(wrapped)
+    if name.endswith(".IntWrapper") and value == 0:
+        return None                     # Hudi's default ordering value: natural (commit-time) order
+    return value
+
+
+def delete_block_records(block: LogBlock, path: str = "") -> list[tuple[str, str, Any]]:
+    """The (record key, partition path, ordering value) of each record a DELETE block removes, as
+    :func:`delete_block_keys` reads them. The ordering value is the wrapped value (a list for an array of
+    ordering fields), None when the delete carries none or Hudi's default, an ``IntWrapper`` 0 (what Hudi's own
+    deletes carry: natural order, the delete wins as by commit time, whatever the record's ordering value)."""
     where = _where(block, path)
     if block.block_type != BlockType.DELETE:
         raise LogFormatError(f"{where}: not a delete block (type {block.block_type})")
@@ -547,15 +576,16 @@ def delete_block_keys(block: LogBlock, path: str = "") -> list[tuple[str, str]]:
     fo = io.BytesIO(content)
     fo.seek(8)
     try:
-        datum: Any = fastavro.schemaless_reader(fo, _DELETE_PARSED, None)
+        # the wrappers' names kept: an IntWrapper 0 is Hudi's default ordering value, a LongWrapper 0 is not
+        datum: Any = fastavro.schemaless_reader(fo, _DELETE_PARSED, None, return_record_name=True)
     except Exception as exc:  # fastavro raises many types
         raise LogFormatError(f"{where}: delete list does not decode ({type(exc).__name__}: {exc})") from None
     if fo.tell() != len(content):
         raise LogFormatError(f"{where}: delete list decodes to {fo.tell() - 8} bytes, its frame says {n}")
-    out: list[tuple[str, str]] = []
+    out: list[tuple[str, str, Any]] = []
     for i, rec in enumerate(datum["deleteRecordList"]):
         key = rec["recordKey"]
         if key is None:
             raise LogFormatError(f"{where}: delete record {i} has no record key")
-        out.append((key, rec["partitionPath"] or ""))
+        out.append((key, rec["partitionPath"] or "", _ordering_value(rec["orderingVal"])))
     return out

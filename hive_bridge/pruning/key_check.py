@@ -8,16 +8,21 @@ longer say where it is. The history cannot tell (it shows that a key *may* have 
 one was); the files can.
 
 :func:`check_key_indexes` reads the record keys (``_hoodie_record_key``) and the secondary-indexed columns of
-every latest base file of a slice without log files, and checks, for every row, that the record index puts its
-key in the row's own file group and that each secondary index holds the row's ``value$key`` pair. When every row
-passes, the indexes are exact for those slices: a value's keys are all in the secondary index and every key is
-located where its row lives (a key written twice fails: one of its two rows is elsewhere than the index says).
-Slices with log files are not read here (their merged rows are what counts, not their base files'): an index
-answer keeps them, as unknown. A secondary index whose column type has no plain text form here (floating point,
-decimals, timestamps, nested types) is not checked and not used; a failed check leaves the record index unused.
+every latest slice's merged rows (:mod:`hive_bridge.pruning.slice_keys`: a base file's rows; on merge-on-read,
+the base file's rows with the records and deletes of the slice's committed log blocks applied), and checks, for
+every row, that the record index puts its key in the row's own file group and that each secondary index holds
+the row's ``value$key`` pair. When every row passes, the indexes are exact for those slices: a value's keys are
+all in the secondary index and every key is located where its row lives (a key written twice fails: one of its
+two rows is elsewhere than the index says; a log update that moved a value fails unless the index moved it too;
+a key inserted into a log file only must be in the record index). A secondary index whose column type has no
+plain text form here (floating point, decimals, timestamps, nested types) is not checked and not used; a failed
+check, or a base or log file that does not read, leaves the record index unused. Slices not checked
+(``unchecked``: a base file that is not parquet; slices with log files of a table whose merge does not keep whole
+records) are kept by every index answer.
 
-The answer is kept per table state (the table's path, its latest completed instant and the slices' files), so a
-planner that opens the indexes again for the same state does not read the files again.
+At most :data:`MAX_BYTES` of base and log files are read. The answer is kept per table state (the table's path,
+its latest completed instant and the slices' files), so a planner that opens the indexes again for the same
+state does not read the files again.
 """
 
 from __future__ import annotations
@@ -33,14 +38,15 @@ import pyarrow as pa
 
 from hive_bridge.errors import MetadataTableError
 from hive_bridge.layout.fsview import FileSlice
+from hive_bridge.layout.log_blocks import block_filter
 from hive_bridge.mdt.keys import secondary_value_text
-from hive_bridge.pruning.record_keys import RECORD_KEY_COLUMN
+from hive_bridge.pruning.slice_keys import MergeRule, SliceUnreadable, merge_rule, slice_keys
 from hive_bridge.table.table import HudiTable
 
 __all__ = ["KeyCheck", "check_key_indexes"]
 
-#: at most this many bytes of base files are read for a check (a larger table keeps its indexes unused after a
-#: write that may have repeated a key)
+#: at most this many bytes of base and log files are read for a check (a larger table keeps its indexes unused
+#: after a write that may have repeated a key)
 MAX_BYTES = 2 << 30
 _CACHE: OrderedDict[tuple[Any, ...], KeyCheck] = OrderedDict()
 _CACHE_LOCK = threading.Lock()
@@ -56,7 +62,10 @@ class KeyCheck:
     record_index: bool
     secondary: dict[str, str] = field(default_factory=dict)
     unchecked: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    #: (key, value) rows checked, log blocks applied and bytes of log files read
     rows: int = 0
+    log_blocks: int = 0
+    log_bytes: int = 0
     problems: list[str] = field(default_factory=list)
 
 
@@ -77,11 +86,12 @@ def _read(table: HudiTable, s: FileSlice, columns: list[str]) -> pa.Table:
 
 def check_key_indexes(table: HudiTable, slices: Sequence[FileSlice], mdt: Any,
                       secondary: Mapping[str, str]) -> KeyCheck:
-    """Check the record index and the secondary indexes (column -> index partition) against the latest base
-    files of ``slices`` (see the module's docstring). Never raises: an unreadable file fails the check."""
+    """Check the record index and the secondary indexes (column -> index partition) against the merged rows of
+    ``slices`` (see the module's docstring). Never raises: an unreadable file fails the check."""
     latest = table.timeline.completed_writes[-1].timestamp if table.timeline.completed_writes else ""
     key = (str(table.base_path), latest, tuple(sorted(secondary.items())),
-           tuple((s.file_id, s.base_file.path if s.base_file else "", len(s.log_files)) for s in slices))
+           tuple((s.file_id, s.base_file.path if s.base_file else "", tuple(lf.path for lf in s.log_files))
+                 for s in slices))
     with _CACHE_LOCK:   # two threads planning at once share the cache (and one check of a table state)
         if key in _CACHE:
             _CACHE.move_to_end(key)
@@ -94,44 +104,52 @@ def check_key_indexes(table: HudiTable, slices: Sequence[FileSlice], mdt: Any,
 
 
 def _check(table: HudiTable, slices: Sequence[FileSlice], mdt: Any, secondary: Mapping[str, str]) -> KeyCheck:
-    unchecked = np.array([bool(s.log_files) or s.base_file is None or not s.base_file.path.endswith(".parquet")
-                          for s in slices], dtype=bool)
+    rule = merge_rule(table.properties)
+    unchecked = np.array([(s.base_file is not None and not s.base_file.path.endswith(".parquet"))
+                          or (s.base_file is None and not s.log_files)
+                          or (bool(s.log_files) and isinstance(rule, str)) for s in slices], dtype=bool)
     out = KeyCheck(record_index=False, unchecked=unchecked)
+    if isinstance(rule, str) and any(s.log_files for s in slices):
+        out.problems.append(f"slices with log files kept by every index answer: {rule}")
     if not table.properties.populate_meta_fields:
         out.problems.append("the files hold no _hoodie_record_key (meta fields off): the indexes cannot be checked")
         return out
-    if sum(s.base_file.size for s, u in zip(slices, unchecked, strict=True)
-           if not u and s.base_file is not None) > MAX_BYTES:
+    size = sum((s.base_file.size if s.base_file is not None else 0) + sum(lf.size or 0 for lf in s.log_files)
+               for s, u in zip(slices, unchecked, strict=True) if not u)
+    if size > MAX_BYTES:
         out.problems.append(f"record index not used: its check would read more than {MAX_BYTES >> 20} MiB of "
-                            "base files")
+                            "base and log files")
         return out
     columns = list(secondary)
     keys: list[str] = []
     groups: list[str] = []
     values: dict[str, list[Any]] = {c: [] for c in columns}
     usable = dict(secondary)
+    ok = block_filter(table.timeline)
     for i, s in enumerate(slices):
         if unchecked[i]:
             continue
         try:
-            data = _read(table, s, [RECORD_KEY_COLUMN, *columns])
+            got = slice_keys(table, s, columns, rule if isinstance(rule, MergeRule) else MergeRule("any"), ok,
+                             lambda sl, cols: _read(table, sl, cols))
+        except SliceUnreadable as exc:
+            out.problems.append(f"record index not used: {exc}")
+            return out
         except Exception as exc:  # pyarrow raises many types for a missing or damaged file
             out.problems.append(f"{s.base_file.path if s.base_file else s.file_id}: cannot be read to check the "
                                 f"indexes ({type(exc).__name__}: {exc})")
             return out
-        if RECORD_KEY_COLUMN not in data.column_names:
-            out.problems.append(f"{s.base_file.path if s.base_file else s.file_id}: holds no {RECORD_KEY_COLUMN}: "
-                                "the indexes cannot be checked against it")
-            return out
+        out.log_blocks += got.log_blocks
+        out.log_bytes += got.log_bytes
         for c in list(usable):
-            if c not in data.column_names or not _plain(data.schema.field(c).type):
+            if c in got.absent or not all(_plain(t) for t in got.types.get(c, ())):
                 out.problems.append(f"secondary index {usable[c]} not used: its column {c} "
                                     "cannot be checked against the files")
                 del usable[c]
-        keys += data.column(RECORD_KEY_COLUMN).to_pylist()
-        groups += [s.file_id] * data.num_rows
-        for c in usable:
-            values[c] += data.column(c).to_pylist()
+        keys += got.keys
+        groups += [s.file_id] * len(got.keys)
+        for c in columns:
+            values[c] += got.values[c]
     out.rows = len(keys)
     try:
         located = mdt.record_index(keys)

@@ -13,8 +13,9 @@ slice may hold a matching row. An index is used only when it is complete: the me
 ready and the metadata table covers every completed instant of the data timeline. When a write on the timeline
 may have written a key twice (an INSERT — Spark SQL's INSERT INTO — does not look keys up, while Hudi's record
 index holds one location per key: pruning by it would lose the older copy), the record index and secondary indexes
-are used only where the latest base files confirm them (:mod:`hive_bridge.pruning.key_check`); slices with log
-files, which that check does not read, are kept by every index answer. Keys are
+are used only where the latest slices' merged rows (base files, and on merge-on-read their committed log blocks)
+confirm them (:mod:`hive_bridge.pruning.key_check`); slices that check does not read (a base file that is not
+parquet) are kept by every index answer. Keys are
 compared as Hudi writes them (string and integer key columns of a single-field key generator); anything else
 stays unknown.
 """
@@ -80,10 +81,11 @@ class KeyIndexes:
     secondary: dict[str, str] = field(default_factory=dict)  # column -> secondary index partition
     problems: list[str] = field(default_factory=list)
     #: after a write that may have repeated a key: the slices the check of the indexes against the files did not
-    #: read (log files), which every index answer keeps; None when the timeline shows no such write
+    #: read, which every index answer keeps; None when the timeline shows no such write
     unchecked: np.ndarray | None = None
-    #: the rows that check read
+    #: the rows that check read, and the log blocks among them
     checked_rows: int = 0
+    checked_log_blocks: int = 0
     _mdt: Any = None
     _blooms: dict[str, Any] = field(default_factory=dict)
 
@@ -133,6 +135,7 @@ class KeyIndexes:
                         out.secondary = check.secondary
                         out.unchecked = check.unchecked
                         out.checked_rows = check.rows
+                        out.checked_log_blocks = check.log_blocks
                     else:
                         out.problems.append(f"record index not used: {duplicates}")
                     out.problems += check.problems
@@ -185,12 +188,13 @@ class KeyIndexes:
                 return None
             groups = {loc.file_id for loc in located.values()}
             mask = np.array([s.file_id in groups for s in self.slices], dtype=bool)
-            if self.unchecked is not None and self.unchecked.any():
-                mask |= self.unchecked
-                source += (f" (checked against {self.checked_rows} rows of the base files; "
-                           f"{int(self.unchecked.sum())} slices not checked (log files, or a base file not parquet) kept)")
-            elif self.unchecked is not None:
-                source += f" (checked against {self.checked_rows} rows of the base files)"
+            if self.unchecked is not None:
+                checked = f"checked against {self.checked_rows} rows of the files" + \
+                    (f" ({self.checked_log_blocks} log blocks merged)" if self.checked_log_blocks else "")
+                if self.unchecked.any():
+                    mask |= self.unchecked
+                    checked += f"; {int(self.unchecked.sum())} slices not checked kept"
+                source += f" ({checked})"
             return IndexAnswer(mask, source)
         if source != "record index":
             return None

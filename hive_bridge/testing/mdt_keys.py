@@ -10,8 +10,10 @@
   secondary value (``String.valueOf`` of the Avro value, :func:`hive_bridge.mdt.keys.secondary_value_text`),
   ``$``, the escaped record key; value ``HoodieSecondaryIndexInfo(isDeleted=false)``.
 
-Only base files are read: a table whose latest slices have log files is refused (their records would have to be
-merged first).
+By default only base files are read and a table whose latest slices have log files is refused. With
+``logs="merged"`` each slice's merged rows are indexed (:func:`hive_bridge.testing.merge_model.merge_slice`: what
+Hudi's writers keep the indexes at); with ``logs="base"`` its base file's rows only (an index out of step with
+the log files, for tests of what checks the indexes).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import pyarrow.parquet as pq
 from hive_bridge.errors import HudiTableError
 from hive_bridge.layout.properties import TableProperties
 from hive_bridge.table.table import HudiTable
+from hive_bridge.testing.merge_model import block_filter, merge_slice
 
 __all__ = ["KeyedRow", "key_index_rows", "record_index_info"]
 
@@ -62,17 +65,27 @@ def record_index_info(partition: str, file_id: str, instant: str) -> dict[str, A
             "position": None}
 
 
-def key_index_rows(root: Path, props: TableProperties, columns: list[str]) -> list[KeyedRow]:
-    """Every record of the latest slices (key, partition, file group, base instant, ``columns``' values)."""
+def key_index_rows(root: Path, props: TableProperties, columns: list[str], logs: str | None = None) -> list[KeyedRow]:
+    """Every record of the latest slices (key, partition, file group, base instant, ``columns``' values);
+    ``logs``: None (slices with log files refused), "merged" or "base" (see the module docstring)."""
     if not props.populate_meta_fields:
         raise HudiTableError(f"{root}: the record index writer reads keys from _hoodie_record_key (meta fields)")
+    if logs not in (None, "merged", "base"):
+        raise HudiTableError(f"logs={logs!r}: None, 'merged' or 'base'")
     table = HudiTable.open(root)
+    ok = block_filter(table)
     out: list[KeyedRow] = []
     for s in table.latest_file_slices():
-        if s.log_files or s.base_file is None:
+        if (s.log_files and logs is None) or (s.base_file is None and logs != "merged"):
             raise HudiTableError(f"{root}: file group {s.file_id} has log files: the record index writer reads "
-                                 "base files only")
-        data = pq.read_table(s.base_file.full_path, columns=["_hoodie_record_key", *columns])
+                                 "base files only (logs='merged' merges them)")
+        if s.log_files and logs == "merged":
+            merged = merge_slice(table, ok, s, props.precombine_field).table
+            assert merged is not None
+            data = merged.select(["_hoodie_record_key", *columns])
+        else:
+            assert s.base_file is not None
+            data = pq.read_table(s.base_file.full_path, columns=["_hoodie_record_key", *columns])
         keys = data.column("_hoodie_record_key").to_pylist()
         values = {c: data.column(c).to_pylist() for c in columns}
         for i, key in enumerate(keys):

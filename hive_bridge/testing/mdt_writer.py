@@ -53,7 +53,8 @@ Records:
   ``isTightBound`` true, as the fixtures' records; one file group ``partition-stats-0000-0``.
 
 - ``record_index`` and ``secondary_index_<name>`` (``secondary_indexes={name: column}``): every record of the
-  latest slices (base files only; a table whose latest slices have log files is refused) with its file group,
+  latest slices (base files only; a table whose latest slices have log files is refused unless
+  ``key_index_logs`` says how to treat them) with its file group,
   and its secondary value with its record key (:mod:`~hive_bridge.testing.mdt_keys`); two file groups each, a key
   placed by ``mapRecordKeyToFileGroupIndex``; the secondary index's ``identity`` definition in
   ``.hoodie/.index_defs/index.json``.
@@ -250,6 +251,7 @@ def write_metadata_table(
     secondary_indexes: Mapping[str, str] | None = None,
     file_groups: Mapping[str, int] | None = None,
     log_files: bool = True,
+    key_index_logs: str | None = None,
     codec: Codec = Codec.GZ,
     checksum: ChecksumType = ChecksumType.CRC32C,
     block_size: int = HFILE_BLOCK_SIZE,
@@ -259,7 +261,9 @@ def write_metadata_table(
     """Write the metadata table Hudi 1.0 initialises on the (version 8) table at ``data_table_root`` (see the
     module docstring). ``partitions``: MDT partitions to write (``files`` is always written); ``file_groups``:
     MDT partition -> number of file groups (default files 1, column_stats 2); ``log_files``: column stats for
-    log files too; ``secondary_indexes``: index name (``rider_idx``) -> the column it indexes, each written as
+    log files too; ``key_index_logs``: how the record index and secondary indexes treat slices with log files
+    (None: refused; "merged": their merged rows; "base": their base files' rows only, an index out of step with
+    the logs: :func:`hive_bridge.testing.mdt_keys.key_index_rows`); ``secondary_indexes``: index name (``rider_idx``) -> the column it indexes, each written as
     partition ``secondary_index_<name>`` (with ``record_index``, whether or not ``partitions`` names it);
     ``codec`` / ``checksum`` / ``block_size``: the HFiles' layout; ``overwrite``: replace an existing metadata
     table (else it is an error)."""
@@ -316,7 +320,7 @@ def write_metadata_table(
     }
     atomic_write(hoodie / PROPERTIES_FILE, _properties_text(mprops, _saved_on()))
 
-    keyed = key_index_rows(root, props, list(dict.fromkeys(secondary.values()))) \
+    keyed = key_index_rows(root, props, list(dict.fromkeys(secondary.values())), key_index_logs) \
         if RECORD_INDEX in wanted or secondary else []
 
     # ---------------------------------------------------------------- records per MDT partition

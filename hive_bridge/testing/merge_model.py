@@ -15,8 +15,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hive_bridge.errors import HudiTableError
-from hive_bridge.formats.logfile import BlockType, data_block_table, delete_block_keys, read_log_file
+from hive_bridge.formats.logfile import BlockType, data_block_table, delete_block_keys
 from hive_bridge.layout.fsview import FileSlice
+from hive_bridge.layout.log_blocks import block_filter as timeline_block_filter
+from hive_bridge.layout.log_blocks import slice_log_blocks
 from hive_bridge.table.table import HudiTable
 
 __all__ = ["DATA_BLOCKS", "LogPart", "Merged", "block_filter", "conform", "log_parts", "merge_slice"]
@@ -47,41 +49,22 @@ class LogPart:
 
 
 def block_filter(table: HudiTable) -> Callable[[str | None], bool]:
-    """Whether a log block written at an instant counts: its instant completed and was not rolled back
-    (instants older than the active timeline count unless pending)."""
-    timeline = table.timeline
-    completed = {i.timestamp for i in timeline.completed_writes}
-    rolled_back = timeline.rolled_back_timestamps
-    pending = {i.timestamp for i in timeline.pending}
-    earliest = min(completed) if completed else None
-
-    def ok(ts: str | None) -> bool:
-        if ts is None or ts in rolled_back:
-            return False
-        if ts in completed:
-            return True
-        return earliest is not None and ts < earliest and ts not in pending
-
-    return ok
+    """Whether a log block written at an instant counts (:func:`hive_bridge.layout.log_blocks.block_filter`)."""
+    return timeline_block_filter(table.timeline)
 
 
 def log_parts(ok: Callable[[str | None], bool], s: FileSlice) -> list[LogPart]:
-    """The slice's readable log blocks in log order, without blocks of uncommitted or rolled-back instants
-    (rollback command blocks name the rolled-back instants)."""
-    contents = [(lf.full_path, read_log_file(lf.full_path)) for lf in s.log_files]
-    targets = {b.target_instant for _, c in contents for b in c.blocks if b.is_rollback and ok(b.instant)}
+    """The slice's log blocks a merged read applies (:func:`hive_bridge.layout.log_blocks.slice_log_blocks`:
+    committed, not rolled back), in log order, decoded."""
     out: list[LogPart] = []
-    for path, c in contents:
-        for b in c.blocks:
-            ts = b.instant
-            if b.block_type == BlockType.COMMAND or ts is None or not ok(ts) or ts in targets:
-                continue
-            if b.block_type in DATA_BLOCKS:
-                out.append(LogPart(ts, table=data_block_table(b, path)))
-            elif b.block_type == BlockType.DELETE:
-                out.append(LogPart(ts, deleted=delete_block_keys(b, path)))
-            else:
-                raise HudiTableError(f"{path}: the writer cannot merge {BlockType(b.block_type).name} blocks")
+    for path, b in slice_log_blocks(ok, s):
+        ts = b.instant or ""
+        if b.block_type in DATA_BLOCKS:
+            out.append(LogPart(ts, table=data_block_table(b, path)))
+        elif b.block_type == BlockType.DELETE:
+            out.append(LogPart(ts, deleted=delete_block_keys(b, path)))
+        else:
+            raise HudiTableError(f"{path}: the writer cannot merge {BlockType(b.block_type).name} blocks")
     return out
 
 
