@@ -2,7 +2,8 @@
 row evaluation compare the two as doubles, so on a decimal(38,18) column 999999999.999999999999999999 equals
 ``1e9``. Hive's builder boxes the literal to an exact decimal (the printed SearchArgument stays Hive's); pruning
 judges it by the set of column values whose double compares like it, in every form the filter arrives in: HiveQL
-text (with and without ``spark_rows``), its printed SearchArgument, and the Spark path's FLOAT leaf. The truth of a
+text (with and without ``spark_rows``), its printed SearchArgument, a FLOAT leaf, and the ``hudi-hive`` file
+index's reading of Spark's ``cast(d as double)`` comparisons. The truth of a
 row is Python's ``float(Decimal)`` comparison (correctly rounded, as Java's ``BigDecimal.doubleValue``); Spark's
 own answer on real files is in ``tests/hive_bridge/spark/test_decimal_double_spark.py``."""
 
@@ -96,12 +97,39 @@ def spark_leaf(op: str, column: str, lits: list[float]) -> sarg.SearchArgument:
     return b.build()
 
 
+def spark_cast(op: str, column: str, lits: list[float]) -> sarg.SearchArgument | None:
+    """The ``hudi-hive`` file index's reading of ``cast(d as double) op literal`` (``DoubleCasts`` on the JVM side:
+    each comparison wrapped in AsDouble), through the same conversion the planner runs."""
+    from hive_bridge.spark.filters import AndFilter, AsDouble, filter_classes, spark_filters_to_sarg
+
+    ds = filter_classes()
+    a = (column,)
+    one = {"=": ds.EqualTo, "<=>": ds.EqualNullSafe, "<": ds.LessThan, "<=": ds.LessThanOrEqual,
+           ">": ds.GreaterThan, ">=": ds.GreaterThanOrEqual}
+    f: Any
+    if op in one:
+        f = AsDouble(one[op](a, lits[0]))
+    elif op == "<>":
+        f = ds.Not(AsDouble(ds.EqualTo(a, lits[0])))
+    elif op in ("in", "not in"):
+        f = AsDouble(ds.In(a, tuple(lits)))
+        f = ds.Not(f) if op == "not in" else f
+    else:
+        f = AndFilter(AsDouble(ds.GreaterThanOrEqual(a, lits[0])), AsDouble(ds.LessThanOrEqual(a, lits[1])))
+        f = ds.Not(f) if op == "not between" else f
+    built, _ = spark_filters_to_sarg([f], {column: Type.DECIMAL})
+    return built
+
+
 def readings(hive_type: str, op: str, lits: list[float]) -> dict[str, sarg.SearchArgument]:
     schema = {"d": hive_type}
     text = hiveql(op, "d", lits)
     forms = {"hiveql": sarg.parse_hiveql(text, schema),
              "hiveql spark_rows": sarg.parse_hiveql(text, schema, spark_rows=True),
              "spark FLOAT leaf": spark_leaf(op, "d", lits)}
+    cast = spark_cast(op, "d", lits)
+    if cast is not None:
+        forms["hudi-hive cast"] = cast
     forms["printed SearchArgument"] = sarg.parse(str(forms["hiveql"]), schema)
     return forms
 
@@ -174,7 +202,7 @@ def test_the_property_had_teeth() -> None:
     if not SKIPPED:
         pytest.skip("the property did not run in this session")
     assert all(SKIPPED.get(form, 0) > 0 for form in ("hiveql", "hiveql spark_rows", "printed SearchArgument",
-                                                     "spark FLOAT leaf")), SKIPPED
+                                                     "spark FLOAT leaf", "hudi-hive cast")), SKIPPED
 
 
 @settings(max_examples=200, deadline=None)
