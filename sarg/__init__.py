@@ -14,6 +14,7 @@ from sarg.errors import MAX_DEPTH, SargBuildError, SargError, SargSyntaxError
 from sarg.hiveql import parse_hiveql
 from sarg.literals import Literal, Timestamp, UnknownLiteral
 from sarg.model import (
+    DoubleReading,
     ExpressionTree,
     Operator,
     PredicateLeaf,
@@ -47,6 +48,7 @@ __all__ = [
     "MAX_DEPTH",
     "Builder",
     "ColumnType",
+    "DoubleReading",
     "ExpressionTree",
     "Literal",
     "Operator",

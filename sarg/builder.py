@@ -7,11 +7,20 @@ numbers the leaves in depth-first order of the final tree. Equal leaves are merg
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 
 from sarg.errors import SargBuildError
 from sarg.literals import Literal
-from sarg.model import ExpressionTree, Operator, PredicateLeaf, SearchArgument, TreeOperator, Type
+from sarg.model import (
+    DoubleReading,
+    ExpressionTree,
+    Operator,
+    PredicateLeaf,
+    SearchArgument,
+    TreeOperator,
+    Type,
+)
 from sarg.truth import TruthValue
 
 CNF_COMBINATIONS_THRESHOLD = 256
@@ -56,6 +65,7 @@ class Builder:
         self._root = _Node(TreeOperator.AND)
         self._stack: list[_Node] = [self._root]
         self._leaves: dict[PredicateLeaf, PredicateLeaf] = {}
+        self._swapped: dict[int, PredicateLeaf] = {}  # id of a leaf -> the merged leaf that replaces it
         self._built = False
 
     # -- structure ---------------------------------------------------------------------------------------
@@ -93,6 +103,12 @@ class Builder:
     # -- leaves ------------------------------------------------------------------------------------------
     def _add(self, leaf: PredicateLeaf) -> Builder:
         shared = self._leaves.setdefault(leaf, leaf)
+        if leaf.double is not shared.double:
+            # equal leaves whose literals read differently (a double and an exact decimal): judged both ways
+            merged = dataclasses.replace(shared, double=shared.double.merge(leaf.double))
+            self._leaves[leaf] = merged
+            self._swapped[id(shared)] = merged
+            shared = merged
         self._parent().append(_Node(TreeOperator.LEAF, leaf=shared))
         return self
 
@@ -100,34 +116,41 @@ class Builder:
         self._parent().append(_const(TruthValue.YES_NO_NULL))
         return self
 
-    def _single(self, op: Operator, column: str | None, type_: Type, literal: Literal | None) -> Builder:
+    def _single(self, op: Operator, column: str | None, type_: Type, literal: Literal | None,
+                double: DoubleReading) -> Builder:
         if column is None or literal is None:
             return self._maybe()
-        return self._add(_leaf(op, type_, column, literal=literal))
+        return self._add(_leaf(op, type_, column, literal=literal, double=double))
 
-    def equals(self, column: str | None, type_: Type, literal: Literal | None) -> Builder:
-        return self._single(Operator.EQUALS, column, type_, literal)
+    # ``double``: how a LONG or DECIMAL literal compares with rows (PredicateLeaf.double); not printed
+    def equals(self, column: str | None, type_: Type, literal: Literal | None, *,
+               double: DoubleReading = DoubleReading.NONE) -> Builder:
+        return self._single(Operator.EQUALS, column, type_, literal, double)
 
-    def null_safe_equals(self, column: str | None, type_: Type, literal: Literal | None) -> Builder:
-        return self._single(Operator.NULL_SAFE_EQUALS, column, type_, literal)
+    def null_safe_equals(self, column: str | None, type_: Type, literal: Literal | None, *,
+                         double: DoubleReading = DoubleReading.NONE) -> Builder:
+        return self._single(Operator.NULL_SAFE_EQUALS, column, type_, literal, double)
 
-    def less_than(self, column: str | None, type_: Type, literal: Literal | None) -> Builder:
-        return self._single(Operator.LESS_THAN, column, type_, literal)
+    def less_than(self, column: str | None, type_: Type, literal: Literal | None, *,
+                  double: DoubleReading = DoubleReading.NONE) -> Builder:
+        return self._single(Operator.LESS_THAN, column, type_, literal, double)
 
-    def less_than_equals(self, column: str | None, type_: Type, literal: Literal | None) -> Builder:
-        return self._single(Operator.LESS_THAN_EQUALS, column, type_, literal)
+    def less_than_equals(self, column: str | None, type_: Type, literal: Literal | None, *,
+                         double: DoubleReading = DoubleReading.NONE) -> Builder:
+        return self._single(Operator.LESS_THAN_EQUALS, column, type_, literal, double)
 
-    def in_(self, column: str | None, type_: Type, *literals: Literal | None) -> Builder:
+    def in_(self, column: str | None, type_: Type, *literals: Literal | None, double: DoubleReading = DoubleReading.NONE) -> Builder:
         if column is None:
             return self._maybe()
         if not literals:
             raise SargBuildError("Can't create in expression with no arguments")
-        return self._add(_leaf(Operator.IN, type_, column, literals=tuple(literals)))
+        return self._add(_leaf(Operator.IN, type_, column, literals=tuple(literals), double=double))
 
-    def between(self, column: str | None, type_: Type, lower: Literal | None, upper: Literal | None) -> Builder:
+    def between(self, column: str | None, type_: Type, lower: Literal | None, upper: Literal | None, *,
+                double: DoubleReading = DoubleReading.NONE) -> Builder:
         if column is None or lower is None or upper is None:
             return self._maybe()
-        return self._add(_leaf(Operator.BETWEEN, type_, column, literals=(lower, upper)))
+        return self._add(_leaf(Operator.BETWEEN, type_, column, literals=(lower, upper), double=double))
 
     def is_null(self, column: str | None, type_: Type) -> Builder:
         if column is None:
@@ -153,32 +176,35 @@ class Builder:
         expanded = _flatten(_convert_to_cnf(optimized.copy()))
         ids: dict[int, int] = {}
         leaves: list[PredicateLeaf] = []
-        tree = _freeze(expanded, ids, leaves)
+        tree = _freeze(expanded, ids, leaves, self._swapped)
         return SearchArgument(tuple(leaves), tree)
 
 
 def _leaf(op: Operator, type_: Type, column: str, literal: Literal | None = None,
-          literals: tuple[Literal | None, ...] | None = None) -> PredicateLeaf:
+          literals: tuple[Literal | None, ...] | None = None, double: DoubleReading = DoubleReading.NONE) -> PredicateLeaf:
     try:
-        return PredicateLeaf(op, type_, column, literal, literals)
+        return PredicateLeaf(op, type_, column, literal, literals, double=double)
     except (TypeError, ValueError) as exc:
         raise SargBuildError(str(exc)) from None
 
 
-def _freeze(node: _Node, ids: dict[int, int], leaves: list[PredicateLeaf]) -> ExpressionTree:
-    """Immutable tree; leaf ids in depth-first order of first appearance (Hive's compactLeaves)."""
+def _freeze(node: _Node, ids: dict[int, int], leaves: list[PredicateLeaf],
+            swapped: dict[int, PredicateLeaf]) -> ExpressionTree:
+    """Immutable tree; leaf ids in depth-first order of first appearance (Hive's compactLeaves); a leaf in
+    ``swapped`` is replaced by the merged leaf (``Builder._add``)."""
     if node.op is TreeOperator.LEAF:
         assert node.leaf is not None
-        key = id(node.leaf)
+        leaf = swapped.get(id(node.leaf), node.leaf)
+        key = id(leaf)
         if key not in ids:
             ids[key] = len(leaves)
-            leaves.append(node.leaf)
-        return ExpressionTree.of_leaf(node.leaf, ids[key])
+            leaves.append(leaf)
+        return ExpressionTree.of_leaf(leaf, ids[key])
     if node.op is TreeOperator.CONSTANT:
         assert node.constant is not None
         return ExpressionTree.of_constant(node.constant)
     assert node.children is not None
-    return ExpressionTree(node.op, tuple(_freeze(kid, ids, leaves) for kid in node.children))
+    return ExpressionTree(node.op, tuple(_freeze(kid, ids, leaves, swapped) for kid in node.children))
 
 
 def _push_down_not(root: _Node) -> _Node:

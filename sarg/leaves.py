@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from sarg.errors import SargSyntaxError
 from sarg.literals import Literal, Timestamp, UnknownLiteral, parse_decimal
-from sarg.model import ExpressionTree, Operator, PredicateLeaf, Type
+from sarg.model import DoubleReading, ExpressionTree, Operator, PredicateLeaf, Type
 from sarg.schema import ColumnType, lookup
 
 _LONG_RE = re.compile(r"-?\d+")
@@ -115,6 +115,9 @@ def _infer_one(text: str) -> Type:
 
 
 _leaf = PredicateLeaf.trusted
+#: a printed LONG or DECIMAL literal may be a double Hive's builder boxed (PredicateLeaf.double)
+_EXACT_NUMBERS = frozenset({Type.LONG, Type.DECIMAL})
+_NONE, _EITHER = DoubleReading.NONE, DoubleReading.EITHER
 
 
 def make_leaf(op: Operator, column: str, region: str | None, column_type: ColumnType | None) -> PredicateLeaf:
@@ -135,7 +138,7 @@ def make_leaf(op: Operator, column: str, region: str | None, column_type: Column
             type_ = declared or (_STRING if region == "null" else _infer_one(region))
             value = convert(region, type_)
         ambiguous = type_ is _STRING and ("(" in region or ")" in region)
-        return _leaf(op, type_, column, value, None, (region,), ambiguous)
+        return _leaf(op, type_, column, value, None, (region,), ambiguous, _EITHER if type_ in _EXACT_NUMBERS else _NONE)
     if region is None:
         raise ValueError(f"{op} needs literals")
     return _list_leaf(op, column, region, declared, untyped)
@@ -161,7 +164,7 @@ def _list_leaf(op: Operator, column: str, region: str, declared: Type | None, un
             literals = tuple([convert(t, _STRING) for t in tokens])
         return _leaf(op, type_, column, None, literals, tuple(tokens), ambiguous)
     values = tuple([None if t == "null" else convert(t, type_) for t in tokens])
-    return _leaf(op, type_, column, None, values, tuple(tokens))
+    return _leaf(op, type_, column, None, values, tuple(tokens), False, _EITHER if type_ in _EXACT_NUMBERS else _NONE)
 
 
 

@@ -68,6 +68,18 @@ _PYTHON_TYPES: dict[Type, type] = {
     Type.BOOLEAN: bool,
 }
 
+class DoubleReading(Enum):
+    """How a LONG or DECIMAL leaf's literals compare with the rows (``PredicateLeaf.double``)."""
+
+    NONE = "none"      #: exactly (an integer or decimal literal)
+    DOUBLE = "double"  #: as doubles (a double literal Hive's builder boxed exactly; rows compare as doubles)
+    EITHER = "either"  #: either way (printed text, which does not say; or equal leaves of both kinds, merged)
+
+    def merge(self, other: DoubleReading) -> DoubleReading:
+        """The reading of two equal leaves merged into one."""
+        return self if self is other else DoubleReading.EITHER
+
+
 LITERAL_OPERATORS = frozenset({Operator.EQUALS, Operator.NULL_SAFE_EQUALS, Operator.LESS_THAN,
                                Operator.LESS_THAN_EQUALS})
 LIST_OPERATORS = frozenset({Operator.IN, Operator.BETWEEN})
@@ -98,6 +110,13 @@ class PredicateLeaf:
     ``texts`` keeps the literal text as it was read, so a parsed SearchArgument prints back byte for byte;
     ``ambiguous`` marks a list whose printed form has more than one reading (STRING values split at spaces):
     ``in_candidates()`` and ``between_bounds()`` then give a safe superset for pruning.
+
+    ``double`` says how a LONG or DECIMAL leaf's literals compare with rows (:class:`DoubleReading`): Hive's
+    builder boxes a double literal compared with a bigint or decimal column exactly (``amount = 1e9`` prints
+    ``(EQUALS amount 1000000000)``), while rows compare as doubles, so 999999999.999999999999999999 matches too.
+    The HiveQL reader marks such literals DOUBLE; the SearchArgument text reader marks every LONG and DECIMAL leaf
+    EITHER (the text does not say where a literal came from). Like ``texts`` it is not part of the leaf's
+    identity and does not print; merged leaves that read differently read EITHER.
     """
 
     operator: Operator
@@ -107,6 +126,7 @@ class PredicateLeaf:
     literals: tuple[Literal | None, ...] | None = None
     texts: tuple[str, ...] | None = field(default=None, repr=False)
     ambiguous: bool = field(default=False, repr=False)
+    double: DoubleReading = field(default=DoubleReading.NONE, repr=False)
 
     def __post_init__(self) -> None:
         if self.operator in LIST_OPERATORS:
@@ -128,12 +148,12 @@ class PredicateLeaf:
     @classmethod
     def trusted(cls, operator: Operator, type_: Type, column: str, literal: Literal | None = None,
                 literals: tuple[Literal | None, ...] | None = None, texts: tuple[str, ...] | None = None,
-                ambiguous: bool = False) -> PredicateLeaf:
+                ambiguous: bool = False, double: DoubleReading = DoubleReading.NONE) -> PredicateLeaf:
         """Construct without validation, for readers that already produce well-typed leaves."""
         leaf = object.__new__(cls)
         object.__setattr__(leaf, "__dict__", {
             "operator": operator, "type": type_, "column": column, "literal": literal, "literals": literals,
-            "texts": texts, "ambiguous": ambiguous})
+            "texts": texts, "ambiguous": ambiguous, "double": double})
         return leaf
 
     def _key(self) -> tuple[object, ...]:

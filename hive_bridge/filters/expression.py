@@ -34,7 +34,7 @@ from typing import Generic, TypeVar
 
 import sarg
 from hive_bridge.errors import HiveBridgeError
-from sarg import ExpressionTree, Operator, PredicateLeaf, SearchArgument, TruthValue, Type
+from sarg import DoubleReading, ExpressionTree, Operator, PredicateLeaf, SearchArgument, TruthValue, Type
 from sarg.literals import Literal, Timestamp, UnknownLiteral, literal_str
 from sarg.schema import ColumnType, Schema, lookup, resolve_schema
 
@@ -219,6 +219,9 @@ def unknown(reason: str) -> Constant:
     return Constant(TruthValue.YES_NO_NULL, reason, unknown=True)
 
 
+_DOUBLE_EXACT = 2**53  # every integer of smaller magnitude is its own double, shared with no other integer
+
+
 @dataclass(frozen=True)
 class Predicate(HudiExpression):
     """``column op literal(s)``.
@@ -234,6 +237,10 @@ class Predicate(HudiExpression):
     - ``derived``: not in the filter but implied by it (the record key a conjunction of equalities on every key
       field fixes, :mod:`hive_bridge.pruning.record_keys`): statistics say nothing of it (YES_NO), only Hudi's
       key indexes narrow it.
+    - ``double``: how LONG or DECIMAL literals compare with rows (``PredicateLeaf.double``): DOUBLE, a double
+      literal boxed exactly (rows compare it as a double); EITHER, either way. Statistics judge the literal by
+      that reading; key indexes, which look values up exactly, answer only where it matches the value alone
+      (:attr:`exact_values`).
     """
 
     op: Op
@@ -244,6 +251,7 @@ class Predicate(HudiExpression):
     char_length: int | None = None
     source: str = field(default="", compare=False)
     derived: bool = False
+    double: DoubleReading = DoubleReading.NONE
 
     def __post_init__(self) -> None:
         if self.op in NULL_OPS:
@@ -268,6 +276,15 @@ class Predicate(HudiExpression):
         assert value is not None
         return value
 
+    @property
+    def exact_values(self) -> bool:
+        """Whether the rows matching the literals are exactly those equal to them: read exactly, or LONG
+        literals below 2**53 in magnitude (whose doubles no other integer shares)."""
+        if self.double is DoubleReading.NONE:
+            return True
+        return self.type is Type.LONG and all(
+            isinstance(v, int) and abs(v) < _DOUBLE_EXACT for v in self.literals)
+
     def negate(self) -> HudiExpression:
         negated = self.op.negation
         if self.superset:
@@ -275,7 +292,7 @@ class Predicate(HudiExpression):
         if negated is None:
             return Not(self)
         return Predicate(negated, self.column, self.type, self.literals, self.superset, self.char_length,
-                         self.source, self.derived)
+                         self.source, self.derived, self.double)
 
     def __str__(self) -> str:
         def show(v: LiteralValue | None) -> str:
@@ -423,7 +440,8 @@ def translate_leaf(leaf: PredicateLeaf, columns: Mapping[str, ColumnType] | None
         return unknown(f"{source}: literal {bad.text!r} cannot be typed ({bad.reason or 'unknown'})")
 
     def make(op_: Op, literals: tuple[LiteralValue | None, ...], superset: bool = False) -> Predicate:
-        return Predicate(op_, leaf.column, leaf.type, literals, superset, char_length, source)
+        return Predicate(op_, leaf.column, leaf.type, literals, superset, char_length, source,
+                         double=leaf.double if leaf.type in (Type.LONG, Type.DECIMAL) else DoubleReading.NONE)
 
     if op is Op.IS_NULL:
         return make(op, ())

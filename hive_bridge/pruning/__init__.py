@@ -37,12 +37,17 @@ Literal types and column types
 A literal is compared in the column's domain without narrowing it: it becomes an exact range of domain values
 (a single value in most cases) and the comparisons round outward to the values the column can hold.
 
-- integer columns: LONG and DECIMAL literals exactly; a FLOAT literal covers every integer Spark's cast to
-  double would make equal to it (its rounding interval), so ``2.5`` matches none and ``1e18`` several.
+- integer columns: LONG and DECIMAL literals exactly; a FLOAT literal by the integers Spark's cast to double
+  makes equal to it (:func:`~hive_bridge.pruning.domains.as_double_range`), so ``2.5`` matches none and ``1e18``
+  several.
 - decimal columns: LONG/DECIMAL literals by value whatever the scale; where Spark 4 rounds a literal with more
   scale than the column (the two need more than 38 digits: ``d = 3.1399`` matches 3.14 in a decimal(38,2)), the
   literal also stands for that rounding, so both Hive's exact reading and Spark's keep their rows; a FLOAT
-  literal by its rounding interval (``0.1`` as a double still matches ``Decimal('0.1')``).
+  literal by the decimals whose double it is (``0.1`` as a double still matches ``Decimal('0.1')``; ``1e9``
+  matches 999999999.999999999999999999 in a decimal(38,18)): below them compare below it, above above.
+- a LONG or DECIMAL literal that is a double Hive's builder boxed exactly (``Predicate.double``: DOUBLE from
+  HiveQL text ``amount = 1e9`` and Spark's ``cast(amount as double)``, EITHER from printed SearchArgument text)
+  is judged as that double on integer and decimal columns, or by the hull of both readings (EITHER).
 - float columns: FLOAT literals exactly (a float32 column's statistics are compared in float64); LONG/DECIMAL
   literals cover both their exact value and their rounding to float64 (and to float32 for float32 columns).
 - date columns: DATE literals; a TIMESTAMP literal compares as a wall-clock instant against each date's

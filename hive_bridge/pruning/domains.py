@@ -22,7 +22,7 @@ import pyarrow as pa
 from hive_bridge.filters.expression import (
     ExpressionError,
 )
-from sarg import Timestamp, Type
+from sarg import DoubleReading, Timestamp, Type
 
 # ---------------------------------------------------------------------------------------------------------
 # Domains: how a column's values are compared.
@@ -216,11 +216,16 @@ Ext = Fraction | float | str  # numbers: Fraction or +-inf; strings: str
 
 @dataclass(frozen=True)
 class LitRange:
-    """The domain values a literal may stand for: [low, high] (equal for an exact literal), or NaN."""
+    """The domain values a literal may stand for: [low, high] (equal for an exact literal), or NaN.
+
+    ``equal``: the literal is one value that every domain value in [low, high] equals (a double against a
+    decimal column: the values whose double it is), so values below the range compare below it and values above
+    compare above; without it, the literal is some value of the range, which one unknown."""
 
     low: Ext = 0.0
     high: Ext = 0.0
     nan: bool = False
+    equal: bool = False
 
     @property
     def exact(self) -> bool:
@@ -343,12 +348,57 @@ def _utc_instants(wall_nanos: int, session_tz: str) -> tuple[int, int] | None:
     return min(instants), max(instants)
 
 
+def as_double_range(x: float, domain: Domain) -> LitRange:
+    """A double literal against an integer or decimal column (Spark and Hive compare the two as doubles): the
+    column values (in domain units) whose double is ``x``, as [lowest, highest]; where none is, the exact point
+    halfway between the two neighbours that round below and above ``x`` (no value equals it, and every value
+    compares with it as with ``x``). The cast of a decimal to double is monotone and correctly rounded (half
+    even, as Java's ``BigDecimal.doubleValue`` and Python's ``float(Decimal)``), so ``v < x`` as doubles exactly
+    when v is below the range, ``v > x`` exactly when above it: the bounds decide every operator."""
+    if math.isinf(x):
+        return LitRange(x, x)
+    low, high = _rounding_interval(x)  # every real number that rounds to x lies in [low, high]
+    scale = 10**domain.scale
+
+    def double(n: int) -> float:
+        return float(Fraction(n, scale))  # correctly rounded (a Fraction's float is n / scale, rounded once)
+
+    lo: Ext = low
+    hi: Ext = high
+    if isinstance(low, Fraction):
+        n = math.ceil(low * scale)
+        lo = Fraction(n if double(n) >= x else n + 1)  # a tie at the bound may round away from x
+    if isinstance(high, Fraction):
+        n = math.floor(high * scale)
+        hi = Fraction(n if double(n) <= x else n - 1)
+    if isinstance(lo, Fraction) and isinstance(hi, Fraction) and lo > hi:
+        between = (lo + hi) / 2  # no value's double is x: the point between the neighbours (lo == hi + 1)
+        return LitRange(between, between)
+    return LitRange(lo, hi, equal=True)
+
+
+def _read(exact: LitRange, value: int | Decimal, domain: Domain, double: DoubleReading) -> LitRange:
+    """A LONG or DECIMAL literal against an integer or decimal column as ``double`` says rows compare it: exactly
+    (``exact``), as its double (:func:`as_double_range`), or either way: the hull of the two ranges (every
+    bound formula is monotone in a range's ends, so the hull keeps the rows of both readings)."""
+    if double is DoubleReading.NONE:
+        return exact
+    as_double = as_double_range(float(value), domain)
+    if double is DoubleReading.DOUBLE:
+        return as_double
+    return LitRange(min(exact.low, as_double.low), max(exact.high, as_double.high))
+
+
 def convert_literal(value: object, type_: Type, domain: Domain, session_tz: str = "UTC",
-                    widen_padding: bool = False, peers: Sequence[object] = ()) -> LitRange | str:
+                    widen_padding: bool = False, peers: Sequence[object] = (),
+                    double: DoubleReading = DoubleReading.NONE) -> LitRange | str:
     """The literal as a LitRange in the column's domain, or a reason string when it cannot be compared safely.
 
     ``widen_padding``: a STRING literal stands for every trailing-space padding of itself (equality tests).
-    ``peers``: the other literals of an IN list (Spark types a list's values together)."""
+    ``peers``: the other literals of an IN list (Spark types a list's values together). ``double``: how a
+    LONG or DECIMAL literal compares with rows (a double boxed exactly compares as a double): against an integer
+    or decimal column, exactly, as its double (:func:`as_double_range`) or either way (:func:`_read`); a float
+    column compares it as a double anyway."""
     fam = domain.family
     if value is None:
         return "a NULL literal"
@@ -372,10 +422,7 @@ def convert_literal(value: object, type_: Type, domain: Domain, session_tz: str 
             return _NAN_LIT
         if fam == "float":
             return LitRange(value, value) if math.isinf(value) else LitRange(Fraction(value), Fraction(value))
-        low, high = _rounding_interval(value)
-        scale = 10**domain.scale
-        return LitRange(low * scale if isinstance(low, Fraction) else low,
-                        high * scale if isinstance(high, Fraction) else high)
+        return as_double_range(value, domain)
     if type_ in (Type.LONG, Type.DECIMAL):
         if isinstance(value, bool) or not isinstance(value, int | Decimal):
             return f"a {type_} literal of the wrong class"
@@ -383,14 +430,14 @@ def convert_literal(value: object, type_: Type, domain: Domain, session_tz: str 
             return "a non-finite DECIMAL literal"
         exact = Fraction(value)
         if fam == "int":
-            return LitRange(exact, exact)
+            return _read(LitRange(exact, exact), value, domain, double)
         if fam == "decimal":
             scaled = exact * 10**domain.scale
             spark = _spark_rounded(value, domain, peers) if scaled.denominator != 1 else None
             if spark is None:
-                return LitRange(scaled, scaled)
+                return _read(LitRange(scaled, scaled), value, domain, double)
             # Hive compares exactly; Spark rounds this literal first: either reading's rows are kept
-            return LitRange(min(scaled, spark), max(scaled, spark))
+            return _read(LitRange(min(scaled, spark), max(scaled, spark)), value, domain, double)
         if fam == "float":
             candidates = [exact, _float64(exact)]
             if domain.float32:

@@ -150,15 +150,15 @@ class KeyIndexes:
 
     def may_answer(self, expression: HudiExpression) -> bool:
         """Whether some leaf of ``expression`` is an equality an index could answer (cheap: no index read)."""
-        return any(isinstance(node, Predicate) and node.op in _EQUALITY and node.literals
+        return any(isinstance(node, Predicate) and node.op in _EQUALITY and node.literals and node.exact_values
                    and (node.column == self.record_key or node.column in self.secondary or node.derived)
                    for node in expression.walk())
 
     def answer(self, leaf: Predicate, candidates: np.ndarray | None = None) -> IndexAnswer | None:
         """The mask for one leaf, None when no index answers it. ``candidates``: the slices still in question
         (those the statistics keep); bloom filters are read for those only, the others stay "may match"."""
-        if leaf.op not in _EQUALITY or not leaf.literals or None in leaf.literals:
-            return None
+        if leaf.op not in _EQUALITY or not leaf.literals or None in leaf.literals or not leaf.exact_values:
+            return None  # (a literal that may be a double matches more values than itself)
         column = leaf.column
         if leaf.derived and column == RECORD_KEY_COLUMN:
             return self._by_keys([str(v) for v in leaf.literals], "record index", candidates)

@@ -400,7 +400,8 @@ def compile_leaf(pred: Predicate, column: str | None, arrow_type: pa.DataType | 
             ranges.append(None)
             continue
         converted = convert_literal(value, pred.type, domain, session_tz, widen_padding=_widen(pred, positive),
-                                    peers=pred.literals if positive is Op.IN else ())
+                                    peers=pred.literals if positive is Op.IN else (),
+                                    double=pred.double)
         if isinstance(converted, str):
             return constant_plan(TruthValue.YES_NO_NULL, f"{converted} ({arrow_type} column)", True, pred,
                                  column)
@@ -421,7 +422,13 @@ def compile_leaf(pred: Predicate, column: str | None, arrow_type: pa.DataType | 
         exact_r = exact[0]
         p = b.point(exact_r) if exact_r is not None else None
         values_true = b.eq_true(r)
-        values_false = TRUE if r.nan else f_or(b.ne_possible([p]) if p is not None else TRUE, nan)
+        values_false: Formula
+        if r.nan:
+            values_false = TRUE
+        elif p is None and exact_r is not None and exact_r.equal:  # a value outside the range differs
+            values_false = f_or(b.may_lt(r, upper=False), b.may_gt(r, upper=True), nan)
+        else:
+            values_false = f_or(b.ne_possible([p]) if p is not None else TRUE, nan)
         t = f_and(mv, values_true)
         if positive is Op.EQ:
             f, n = f_and(mv, values_false), mn
@@ -430,14 +437,14 @@ def compile_leaf(pred: Predicate, column: str | None, arrow_type: pa.DataType | 
     elif positive is Op.LT:
         r = ranges[0]
         assert r is not None
-        t = f_and(mv, b.may_lt(r, upper=True))
+        t = f_and(mv, b.may_lt(r, upper=not r.equal))  # (an equal range: below it is below the literal)
         f = f_and(mv, f_or(b.may_ge(r, upper=False), nan))
         n = mn
     elif positive is Op.LTEQ:
         r = ranges[0]
         assert r is not None
         t = f_and(mv, f_or(b.may_le(r, upper=True), nan if r.nan else FALSE))
-        f = f_and(mv, f_or(b.may_gt(r, upper=False), FALSE if r.nan else nan))
+        f = f_and(mv, f_or(b.may_gt(r, upper=r.equal), FALSE if r.nan else nan))
         n = mn
     elif positive is Op.BETWEEN:
         lo, hi = ranges
@@ -451,7 +458,8 @@ def compile_leaf(pred: Predicate, column: str | None, arrow_type: pa.DataType | 
                 grid_ok = ConstF(bool(g_lo <= g_hi))  # type: ignore[operator]
             values_true = f_or(f_and(grid_ok, b.may_ge(lo, upper=False), b.may_le(hi, upper=True)),
                                f_and(nan, ConstF(hi.nan)))
-        values_false = f_or(b.may_lt(lo, upper=True), b.may_gt(hi, upper=False), f_and(nan, ConstF(not hi.nan)))
+        values_false = f_or(b.may_lt(lo, upper=not lo.equal), b.may_gt(hi, upper=hi.equal),
+                            f_and(nan, ConstF(not hi.nan)))
         t, f, n = f_and(mv, values_true), f_and(mv, values_false), mn
     elif positive is Op.IN:
         real = [r for r in ranges if r is not None]

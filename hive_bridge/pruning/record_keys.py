@@ -78,7 +78,7 @@ def _keys_of(parts: Sequence[HudiExpression], fields: Sequence[str]) -> tuple[st
     names = dict.fromkeys(fields, True)
     fixed: dict[str, set[str]] = {}
     for part in parts:
-        if not (isinstance(part, Predicate) and part.op in _FIXING and not part.derived):
+        if not (isinstance(part, Predicate) and part.op in _FIXING and not part.derived and part.exact_values):
             continue
         if part.type not in (Type.STRING, Type.LONG):
             continue

@@ -701,7 +701,7 @@ def prune(expr: HudiExpression | SearchArgument, stats: pa.Table | StatsTable,
     unknowns: dict[Predicate | Constant, BoolVec] = {}
     for leaf, plan in plans.items():
         triples[leaf], unknowns[leaf] = _leaf_triple(plan, prepared)
-        if prepared._membership and isinstance(leaf, Predicate):
+        if prepared._membership and isinstance(leaf, Predicate) and leaf.exact_values:
             mask = prepared.may_contain(leaf.column, leaf.literals)
             if mask is not None:
                 triples[leaf], unknowns[leaf] = _masked(leaf, triples[leaf], unknowns[leaf], mask)

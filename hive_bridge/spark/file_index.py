@@ -38,7 +38,14 @@ from hive_bridge.pruning.snapshot import TableSnapshot, default_cache
 from hive_bridge.spark import protocol
 from hive_bridge.spark.callbacks import answer_folder, require_authentication, spool
 from hive_bridge.spark.datasource import INCREMENTAL, PYTHON_SOURCE
-from hive_bridge.spark.filters import AndFilter, OrFilter, filter_classes, filter_text, spark_filters_to_sarg
+from hive_bridge.spark.filters import (
+    AndFilter,
+    AsDouble,
+    OrFilter,
+    filter_classes,
+    filter_text,
+    spark_filters_to_sarg,
+)
 from hive_bridge.spark.hadoop import can_open, session_hadoop_conf, session_storage, spark_storage
 from hive_bridge.spark.jar import JVM_PACKAGE, is_classic, load_jar
 from hive_bridge.spark.merge import read_by_hudi_rs
@@ -533,6 +540,9 @@ def _to_pyspark(f: dict[str, Any], time_zone: str, positive: bool = True) -> Any
     if "a" not in f:  # a filter the JVM side did not know
         return None
     attr = _attribute(f["a"])
+    if f.get("cast") == "double":  # cast(column as double) op double literal(s): judged as doubles
+        inner = _to_pyspark({k: v for k, v in f.items() if k != "cast"}, time_zone, positive)
+        return None if inner is None else AsDouble(inner)
     try:
         if op == "isnull":
             return ds.IsNull(attr)

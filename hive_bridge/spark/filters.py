@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, make_dataclass
 from typing import Any
@@ -25,6 +26,15 @@ class OrFilter:
 
     left: Any
     right: Any
+
+
+@dataclass(frozen=True)
+class AsDouble:
+    """A comparison (or IN) whose column Spark casts to double to compare it with double literals (``amount >
+    1e9`` on a decimal or bigint column is ``cast(amount as double) > 1.0E9``), which Spark's data source filters
+    cannot say: ``filter`` holds the column and the double literals."""
+
+    filter: Any
 
 
 def filter_text(filt: sarg.SearchArgument | None) -> str | None:
@@ -108,10 +118,15 @@ def spark_filters_to_sarg(filters: Sequence[Any], types: dict[str, sarg.Type]) -
         raise ValueError(f"literal {value!r} does not fit {t}")
 
     def _leaf_into(b: sarg.Builder, f: Any) -> bool:
+        double = sarg.DoubleReading.NONE
+        if isinstance(f, AsDouble):
+            f, double = f.filter, sarg.DoubleReading.DOUBLE
         found = find_column(types, column(f)) if hasattr(f, "attribute") else None
         if found is None:  # not a column of the table, or an ambiguous name: Spark applies it, nothing prunes
             return False
         name, t = found
+        if double is not sarg.DoubleReading.NONE:
+            return _double_leaf_into(b, f, name, t)
         try:
             if isinstance(f, ds.EqualTo):
                 b.equals(name, t, literal(f.value, t))
@@ -131,6 +146,45 @@ def spark_filters_to_sarg(filters: Sequence[Any], types: dict[str, sarg.Type]) -
                 b.is_null(name, t)
             elif isinstance(f, ds.IsNotNull):
                 b.start_not().is_null(name, t).end()
+            else:
+                return False
+        except (ValueError, sarg.SargError):
+            return False
+        return True
+
+    def _double_leaf_into(b: sarg.Builder, f: Any, name: str, t: sarg.Type) -> bool:
+        """A decimal or bigint column compared as a double: each literal boxed as Hive boxes a double (its Java
+        text; a bigint only an integral one) into a leaf that reads DOUBLE (judged by the values whose double
+        compares like it); NaN, infinities and other columns: not converted."""
+        from decimal import Decimal
+
+        from sarg.literals import java_double_str
+
+        def boxed(value: Any) -> Any:
+            if not isinstance(value, float) or not math.isfinite(value):
+                raise ValueError(f"{value!r} is not a finite double")
+            if t is sarg.Type.DECIMAL:
+                return Decimal(java_double_str(value))
+            if t is sarg.Type.LONG and value.is_integer() and -(2**63) <= value < 2**63:
+                return int(value)
+            raise ValueError(f"{value!r} does not box to {t}")
+
+        double = sarg.DoubleReading.DOUBLE
+        try:
+            if isinstance(f, ds.EqualTo):
+                b.equals(name, t, boxed(f.value), double=double)
+            elif isinstance(f, ds.EqualNullSafe):
+                b.null_safe_equals(name, t, boxed(f.value), double=double)
+            elif isinstance(f, ds.LessThan):
+                b.less_than(name, t, boxed(f.value), double=double)
+            elif isinstance(f, ds.LessThanOrEqual):
+                b.less_than_equals(name, t, boxed(f.value), double=double)
+            elif isinstance(f, ds.GreaterThan):
+                b.start_not().less_than_equals(name, t, boxed(f.value), double=double).end()
+            elif isinstance(f, ds.GreaterThanOrEqual):
+                b.start_not().less_than(name, t, boxed(f.value), double=double).end()
+            elif isinstance(f, ds.In):
+                b.in_(name, t, *[boxed(v) for v in f.value], double=double)
             else:
                 return False
         except (ValueError, sarg.SargError):

@@ -55,9 +55,15 @@ STRING        strings (``char(n)`` columns pad the literal with spaces to n, as 
 DATE          DATE literals; strings ``yyyy-[m]m-[d]d``
 TIMESTAMP     TIMESTAMP literals; strings ``yyyy-[m]m-[d]d[ hh:mm:ss[.fffffffff]]`` (or T); DATE literals (midnight)
 DECIMAL       integers, decimals (exactly), unsuffixed ``12.50`` exactly, doubles (``1.5D``, ``1e3``: their Java
-              text, as ``new HiveDecimalWritable(lit.toString())``), strings holding a number
+              text, as ``new HiveDecimalWritable(lit.toString())``; the leaf reads DOUBLE, below), strings
+              holding a number
 BOOLEAN       true / false
 ============  ==================================================================================================
+
+A double literal boxed to a LONG or DECIMAL (``amount = 1e9`` prints ``(EQUALS amount 1000000000)``, as Hive's
+builder boxes it) compares with rows as a double in Spark and Hive, where several values round to it: its leaf
+reads ``DoubleReading.DOUBLE`` (``PredicateLeaf.double``; not printed), which pruning judges as the double. A float
+literal against a LONG column (Spark compares as floats) is YES_NO_NULL.
 
 Everything else is a failed conversion: that predicate is YES_NO_NULL. Where Hive's own ``boxLiteral`` would give
 a leaf that can drop matching rows, we give YES_NO_NULL instead (a non-integral double against an integer

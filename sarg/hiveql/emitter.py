@@ -27,7 +27,7 @@ from sarg.hiveql.nodes import (
     Opaque,
 )
 from sarg.literals import Literal, Timestamp
-from sarg.model import PrefixCondition, SearchArgument, Type, UnknownPart
+from sarg.model import DoubleReading, PrefixCondition, SearchArgument, Type, UnknownPart
 from sarg.prefix import like_prefix
 from sarg.schema import ColumnType, Schema, find_column, resolve_schema
 from sarg.truth import TruthValue
@@ -45,18 +45,17 @@ class _Emitter:
     unknown_columns: dict[str, None] = field(default_factory=dict)  # columns not in the schema, in order of first use
 
     def box(self, const: HqlLiteral, sarg_type: Type, ctype: ColumnType | None) -> Literal | None:
-        """``box_literal``; with ``spark_rows``, a double literal never becomes an exact integer or decimal:
-        Spark compares a bigint or decimal column with a double literal (``1.5D``, ``1e3``) as doubles (several
-        values round to it); an unsuffixed ``1.50`` it reads as an exact decimal, as this reader does for such
-        columns; it compares a decimal column with a string literal as doubles too (``'12.5000000000000001'``
-        equals 12.50); and it truncates a timestamp literal to microseconds where Hive keeps nanoseconds."""
-        if self.spark_rows:
-            if (const.kind in (LiteralKind.DOUBLE, LiteralKind.FLOAT) and const.exact is None
-                    and sarg_type in (Type.LONG, Type.DECIMAL)):
-                raise ValueError(f"a {const.kind.value} literal against a {sarg_type.value} column compares as a "
-                                 "double in Spark SQL")
-            if const.kind is LiteralKind.STRING and sarg_type is Type.DECIMAL:
-                raise ValueError("a string literal against a decimal column compares as a double in Spark SQL")
+        """``box_literal``. A double literal against a bigint or decimal column is boxed exactly as Hive's builder
+        boxes it (``amount = 1e9`` prints ``(EQUALS amount 1000000000)``), but Spark SQL and Hive's row
+        evaluation compare the two as doubles (several values round to it): the leaf reads DOUBLE
+        (``PredicateLeaf.double``, see :func:`reading`), so pruning judges the literal by its double. A float literal against a bigint
+        column Spark compares as floats: unknown. With ``spark_rows``, Spark's other readings: it compares a
+        decimal column with a string literal as doubles too (``'12.5000000000000001'`` equals 12.50) and
+        truncates a timestamp literal to microseconds where Hive keeps nanoseconds."""
+        if (const.kind is LiteralKind.FLOAT and const.exact is None and sarg_type is Type.LONG):
+            raise ValueError("a float literal against a LONG column compares as a float")
+        if self.spark_rows and const.kind is LiteralKind.STRING and sarg_type is Type.DECIMAL:
+            raise ValueError("a string literal against a decimal column compares as a double in Spark SQL")
         value = box_literal(const, sarg_type, ctype)
         if self.spark_rows and isinstance(value, Timestamp) and value.nanos % 1000:
             raise ValueError(f"{value}: Spark SQL truncates a timestamp literal to microseconds")
@@ -180,7 +179,7 @@ class _Emitter:
             if value is None:
                 self.notes.append("no literal to compare with")
                 self.unknown.append((node, "no literal to compare with (NULL or not a literal)"))
-            method(name, sarg_type, value)
+            method(name, sarg_type, value, double=reading([other], sarg_type))
         if swap:
             self.builder.end()
 
@@ -202,7 +201,7 @@ class _Emitter:
         except ValueError as exc:
             self.maybe(str(exc), node)
             return
-        self.builder.in_(name, sarg_type, *values)
+        self.builder.in_(name, sarg_type, *values, double=reading(consts, sarg_type))
 
     def between(self, node: Between) -> None:
         if not isinstance(node.value, Column):
@@ -222,7 +221,8 @@ class _Emitter:
             return
         if low is None or high is None:
             self.unknown.append((node, "a NULL or non-literal bound"))
-        self.builder.between(name, sarg_type, low, high)
+        self.builder.between(name, sarg_type, low, high,
+                             double=reading(consts, sarg_type))
 
     def prefixes(self, expr: Expr, exact: set[int] | None = None) -> tuple[PrefixCondition, ...]:
         """The prefix each top-level conjunct ``col [NOT] LIKE 'literal'`` implies (:mod:`sarg.prefix`), on a
@@ -263,6 +263,20 @@ class _Emitter:
         self.builder.is_null(name, sarg_type)
 
 
+def reading(consts: Sequence[Expr], sarg_type: Type) -> DoubleReading:
+    """How a leaf's literals boxed to ``sarg_type`` compare with rows: DOUBLE where all are doubles (or floats)
+    Hive's builder boxes to an exact LONG or DECIMAL while rows compare them as doubles (``1e9``, ``1.5D``; never
+    ``1.50``, which Hive 3+ and Spark read as an exact decimal); EITHER where only some are (a BETWEEN or IN
+    mixing them); else NONE."""
+    if sarg_type not in (Type.LONG, Type.DECIMAL):
+        return DoubleReading.NONE
+    doubles = [isinstance(c, HqlLiteral) and c.kind in (LiteralKind.DOUBLE, LiteralKind.FLOAT) and c.exact is None
+               for c in consts]
+    if not any(doubles):
+        return DoubleReading.NONE
+    return DoubleReading.DOUBLE if all(doubles) else DoubleReading.EITHER
+
+
 def _is_plain_boolean(ctype: ColumnType) -> bool:
     """Hive tests ``getTypeString().equals("boolean")``; SARG type names count too."""
     return ctype.hive_type.strip().lower() in ("boolean", "bool")
@@ -298,10 +312,14 @@ def parse_hiveql(text: str, schema: Schema = None, *, spark_rows: bool = False) 
     Hive's ``ConvertAstToSearchArg`` builds for it. ``schema``: a mapping column -> Hive type, or a Hive
     struct type string (``struct<a:int,b:string>``); without one, literals give the types.
 
+    A double literal against a bigint or decimal column is boxed exactly, as Hive's builder does (``big =
+    9007199254740992D`` prints the LONG 9007199254740992), while Spark and Hive compare the rows as doubles
+    (9007199254740993 matches too): such leaves read DOUBLE (``PredicateLeaf.double``, not printed) and pruning
+    judges them as doubles.
+
     ``spark_rows=True``: the same text will be applied to rows by Spark SQL (a Hive-on-Spark read), so a leaf
-    Hive would box in a way Spark does not compare is left unknown (YES_NO_NULL) instead: a double literal
-    against a bigint or decimal column (Hive boxes ``big = 9007199254740992D`` to the exact LONG
-    9007199254740992; Spark compares as doubles and 9007199254740993 matches too)."""
+    Hive would box in a way Spark does not compare is left unknown (YES_NO_NULL) instead: a string literal
+    against a decimal column (Spark compares as doubles), a timestamp literal with nanoseconds."""
     return build_search_argument(parse_expression(text), schema, spark_rows=spark_rows, text=text)
 
 

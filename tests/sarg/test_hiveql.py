@@ -12,7 +12,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from sarg import Operator, SargSyntaxError, Timestamp, Type
+from sarg import DoubleReading, Operator, SargSyntaxError, Timestamp, Type
 from sarg.hiveql import (
     MAX_DEPTH,
     HqlLiteral,
@@ -526,21 +526,59 @@ def test_parse_expression_keeps_the_parsed_shape() -> None:
     assert expr.__class__.__name__ == "HqlLogic" and len(expr.children) == 4  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("text", ["big = 9007199254740992D", "big <= 9.007199254740992E15",
-                                  "big in (9.007199254740992E15, 1D)", "big between 1 and 9007199254740992D",
-                                  "dec = 0.1D", "dec = '12.5000000000000001'", "dec in ('1', '2')",
+@pytest.mark.parametrize("text", ["dec = '12.5000000000000001'", "dec in ('1', '2')",
                                   "ts = '2024-01-05 03:00:00.0000001'",
                                   "ts >= timestamp '2024-01-05 03:00:00.123456789'"])
-def test_spark_rows_leave_double_literals_on_exact_columns_unknown(text: str) -> None:
-    """Hive boxes a double literal against a bigint (or decimal) column to one exact value; Spark compares as
-    doubles, where several values round to the literal: for a read whose rows Spark judges, that leaf is
-    unknown (never prunes)."""
+def test_spark_rows_leave_spark_only_readings_unknown(text: str) -> None:
+    """Where Spark compares a literal unlike Hive's boxing (a string against a decimal column as doubles, a
+    timestamp truncated to microseconds), a read whose rows Spark judges leaves that leaf unknown (never
+    prunes)."""
     schema = {"big": "bigint", "dec": "decimal(20,19)", "ts": "timestamp"}
     hive = parse_hiveql(text, schema)
     spark = parse_hiveql(text, schema, spark_rows=True)
     assert "YES_NO_NULL" not in str(hive)
     assert str(spark) == "YES_NO_NULL"
-    # an exact decimal literal (BD) and an integer literal still box exactly
+
+
+@pytest.mark.parametrize("text", ["big = 9007199254740992D", "big <= 9.007199254740992E15",
+                                  "big in (9.007199254740992E15, 1D)", "big between 1 and 9007199254740992D",
+                                  "dec = 0.1D", "1e3 < dec", "not dec in (1e3, 2)"])
+def test_double_literals_on_exact_columns_are_marked(text: str) -> None:
+    """Hive boxes a double literal against a bigint (or decimal) column to one exact value; Spark and Hive's
+    rows compare as doubles, where several values round to the literal: the leaf prints as Hive's builder
+    prints it and reads DOUBLE (``PredicateLeaf.double``), which pruning judges as a double (both with and without
+    ``spark_rows``)."""
+    schema = {"big": "bigint", "dec": "decimal(20,19)", "ts": "timestamp"}
+    hive = parse_hiveql(text, schema)
+    spark = parse_hiveql(text, schema, spark_rows=True)
+    assert "YES_NO_NULL" not in str(hive)
+    assert str(spark) == str(hive)
+    assert [leaf.double for leaf in hive.leaves] == [DoubleReading.DOUBLE]
+    assert [leaf.double for leaf in spark.leaves] == [DoubleReading.DOUBLE]
+    # an exact decimal literal (BD) and an integer literal box exactly, unmarked
+    for exact in ("big = 9007199254740993BD", "big = 9007199254740993", "dec = 0.1", "dec = 1000BD"):
+        assert [leaf.double for leaf in parse_hiveql(exact, schema, spark_rows=True).leaves] == [DoubleReading.NONE]
+
+
+def test_a_marked_leaf_stays_marked_when_merged() -> None:
+    """Equal leaves are merged (Hive's builder); one written as a double and one exact read EITHER way, whichever
+    came first, and the printed SearchArgument is Hive's."""
+    schema = {"dec": "decimal(38,18)"}
+    for text in ("dec = 1000000000BD or dec = 1e9", "dec = 1e9 or dec = 1000000000BD"):
+        parsed = parse_hiveql(text, schema)
+        assert len(parsed.leaves) == 1 and parsed.leaves[0].double is DoubleReading.EITHER, text
+        assert str(parsed) == "(or leaf-(EQUALS dec 1000000000) leaf-(EQUALS dec 1000000000))"
+    assert parse_hiveql("dec = 1000000000BD or dec = 1000000000", schema).leaves[0].double is DoubleReading.NONE
+    assert parse_hiveql("dec = 1e9 or dec = 1.0E9D", schema).leaves[0].double is DoubleReading.DOUBLE
+
+
+def test_a_float_literal_against_a_bigint_column_is_unknown() -> None:
+    """Spark compares a bigint with a float as floats (16777217 equals 16777216F): never boxed exactly."""
+    assert str(parse_hiveql("big = CAST(16777216 AS FLOAT)", {"big": "bigint"})) == "YES_NO_NULL"
+
+
+def test_spark_rows_keep_exact_literals() -> None:
+    schema = {"big": "bigint", "dec": "decimal(20,19)", "ts": "timestamp"}
     assert "YES_NO_NULL" not in str(parse_hiveql("big = 9007199254740993BD", schema, spark_rows=True))
     assert "YES_NO_NULL" not in str(parse_hiveql("big = 9007199254740993", schema, spark_rows=True))
     assert "YES_NO_NULL" not in str(parse_hiveql("ts = '2024-01-05 03:00:00.123456'", schema, spark_rows=True))

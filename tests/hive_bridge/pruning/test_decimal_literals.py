@@ -98,12 +98,14 @@ def test_hiveql_decimal_literals_are_exact(text: str, literal: str) -> None:
 
 
 def test_double_literals_stay_doubles() -> None:
-    """``1.5D`` and ``1e3`` are doubles (Hive and Spark compare them as doubles): boxed as Hive boxes them, and
-    left unknown where Spark judges the rows (a double equals several decimals)."""
+    """``1.5D`` and ``1e3`` are doubles (Hive and Spark compare them as doubles): boxed as Hive boxes them and
+    marked, with or without ``spark_rows``, so pruning judges them as doubles (a double equals several
+    decimals)."""
     schema = {"d": "decimal(38,24)"}
-    assert str(sarg.parse_hiveql("d > 12345.678899999999999999999999D", schema)) == \
-        "(not leaf-(LESS_THAN_EQUALS d 12345.6789))"
-    assert str(sarg.parse_hiveql("d > 1e3", schema, spark_rows=True)) == "YES_NO_NULL"
+    parsed = sarg.parse_hiveql("d > 12345.678899999999999999999999D", schema)
+    assert str(parsed) == "(not leaf-(LESS_THAN_EQUALS d 12345.6789))" and parsed.leaves[0].double is sarg.DoubleReading.DOUBLE
+    spark = sarg.parse_hiveql("d > 1e3", schema, spark_rows=True)
+    assert str(spark) == "(not leaf-(LESS_THAN_EQUALS d 1000))" and spark.leaves[0].double is sarg.DoubleReading.DOUBLE
     assert str(sarg.parse_hiveql("d > 12345.678899999999999999999999", schema, spark_rows=True)) == \
         "(not leaf-(LESS_THAN_EQUALS d 12345.678899999999999999999999))"
 

@@ -18,10 +18,8 @@ import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.expressions.Predicate;
 import org.apache.spark.sql.catalyst.types.DataTypeUtils;
-import org.apache.spark.sql.execution.datasources.DataSourceStrategy$;
 import org.apache.spark.sql.execution.datasources.FileIndex;
 import org.apache.spark.sql.execution.datasources.PartitionDirectory;
-import org.apache.spark.sql.sources.Filter;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
@@ -69,17 +67,14 @@ public final class HudiHiveFileIndex implements FileIndex {
     all.addAll(CollectionConverters.asJava(dataFilters));
     StringBuilder json = new StringBuilder("[");
     for (Expression e : all) {
-      Option<Filter> f = Option.empty();
-      try {
-        f = DataSourceStrategy$.MODULE$.translateFilter(e, true);
-      } catch (RuntimeException ignored) {
-        // a filter Spark cannot translate is not used for pruning: it keeps every file
-      }
-      if (f.isDefined()) {
+      // Spark's data source filter, or (for a part it cannot translate) a decimal or integer column cast to
+      // double against a double literal (DoubleCasts); what neither reads is not used: it keeps every file
+      String f = DoubleCasts.json(e);
+      if (f != null) {
         if (json.length() > 1) {
           json.append(',');
         }
-        json.append(Protocol.filter(f.get()));
+        json.append(f);
       }
     }
     json.append(']');
