@@ -540,21 +540,24 @@ def test_spark_rows_leave_spark_only_readings_unknown(text: str) -> None:
     assert str(spark) == "YES_NO_NULL"
 
 
-@pytest.mark.parametrize("text", ["big = 9007199254740992D", "big <= 9.007199254740992E15",
-                                  "big in (9.007199254740992E15, 1D)", "big between 1 and 9007199254740992D",
-                                  "dec = 0.1D", "1e3 < dec", "not dec in (1e3, 2)"])
-def test_double_literals_on_exact_columns_are_marked(text: str) -> None:
+@pytest.mark.parametrize(("text", "reading"), [
+    ("big = 9007199254740992D", DoubleReading.DOUBLE), ("big <= 9.007199254740992E15", DoubleReading.DOUBLE),
+    ("big in (9.007199254740992E15, 1D)", DoubleReading.DOUBLE), ("dec = 0.1D", DoubleReading.DOUBLE),
+    ("1e3 < dec", DoubleReading.DOUBLE),
+    # a BETWEEN or IN mixing exact and double literals reads either way (each literal compares its own way)
+    ("big between 1 and 9007199254740992D", DoubleReading.EITHER), ("not dec in (1e3, 2)", DoubleReading.EITHER)])
+def test_double_literals_on_exact_columns_are_marked(text: str, reading: DoubleReading) -> None:
     """Hive boxes a double literal against a bigint (or decimal) column to one exact value; Spark and Hive's
     rows compare as doubles, where several values round to the literal: the leaf prints as Hive's builder
-    prints it and reads DOUBLE (``PredicateLeaf.double``), which pruning judges as a double (both with and without
+    prints it and reads DOUBLE (``PredicateLeaf.double``; EITHER when mixed with exact literals), which pruning judges as a double (both with and without
     ``spark_rows``)."""
     schema = {"big": "bigint", "dec": "decimal(20,19)", "ts": "timestamp"}
     hive = parse_hiveql(text, schema)
     spark = parse_hiveql(text, schema, spark_rows=True)
     assert "YES_NO_NULL" not in str(hive)
     assert str(spark) == str(hive)
-    assert [leaf.double for leaf in hive.leaves] == [DoubleReading.DOUBLE]
-    assert [leaf.double for leaf in spark.leaves] == [DoubleReading.DOUBLE]
+    assert [leaf.double for leaf in hive.leaves] == [reading]
+    assert [leaf.double for leaf in spark.leaves] == [reading]
     # an exact decimal literal (BD) and an integer literal box exactly, unmarked
     for exact in ("big = 9007199254740993BD", "big = 9007199254740993", "dec = 0.1", "dec = 1000BD"):
         assert [leaf.double for leaf in parse_hiveql(exact, schema, spark_rows=True).leaves] == [DoubleReading.NONE]
