@@ -33,10 +33,12 @@ table's snapshot warm). Query: the rest (Hudi, parquet) or the whole ``count(*)`
 from __future__ import annotations
 
 import argparse
+import atexit
 import hashlib
 import json
 import os
 import resource
+import shutil
 import statistics
 import sys
 import tempfile
@@ -195,21 +197,32 @@ class Ours:
         self.hh = spark.read.format("hudi-hive").load(path)
         self.plain = spark.read.parquet(*self.base)
 
-    def measure(self, f: str, repeat: int) -> dict[str, Any]:
+    def every_file(self) -> dict[str, Any]:
+        """A reader that reads every latest base file, not measured on this query (``--full-scans``)."""
+        return {"files": len(self.base), "bytes": self.base_bytes, "skipped": True}
+
+    def measure(self, f: str, repeat: int, full: bool = True) -> dict[str, Any]:
         from hive_bridge.spark.reads import list_files
 
         q = _json(self.hh.where(f))
         t_hh, rows = _median_runs(lambda: [r[0] for r in q.collect()], repeat)
         files_read = _files_read(self.spark, _json(self.hh.where(f)))
         t_plan, (_, listing, _) = _median_runs(lambda: list_files(self.path, f), repeat)
+        if not full:
+            return {"truth": len(self.truth[f]), "truth_digest": _digest(self.truth[f]),
+                    "hudi-hive": self._hh(rows, files_read, listing, t_plan, t_hh), "parquet": self.every_file()}
         p = _json(self.plain.where(f))
         t_pq, prow = _median_runs(lambda: [r[0] for r in p.collect()], repeat)
         return {"truth": len(self.truth[f]), "truth_digest": _digest(self.truth[f]),
-                "hudi-hive": {"count": len(rows), "digest": _digest(rows), "files": files_read,
-                              "bytes": listing.bytes_kept, "plan": t_plan, "query": t_hh,
-                              "files_total": listing.files_total, "why": why_kept(listing)},
+                "hudi-hive": self._hh(rows, files_read, listing, t_plan, t_hh),
                 "parquet": {"count": len(prow), "digest": _digest(prow), "files": len(self.base),
                             "bytes": self.base_bytes, "plan": 0.0, "query": t_pq}}
+
+
+    @staticmethod
+    def _hh(rows: list[str], files_read: int, listing: Any, t_plan: float, t_hh: float) -> dict[str, Any]:
+        return {"count": len(rows), "digest": _digest(rows), "files": files_read, "bytes": listing.bytes_kept,
+                "plan": t_plan, "query": t_hh, "files_total": listing.files_total, "why": why_kept(listing)}
 
 
 def peer_medians(reads: list[dict[str, Any]], warm: bool) -> dict[bool, dict[str, dict[str, Any]]]:
@@ -244,12 +257,18 @@ def report(name: str, filters: list[str], peer: dict[bool, dict[str, Any]], mine
                 "hudi-hive": m["hudi-hive"], "parquet": m["parquet"]}
         line = {"table": name, "filter": f, "truth": m["truth"], "readers": {}}
         for i, (reader, r) in enumerate(rows.items()):
+            head = f"{f[:44]:44} {m['truth']:6d}" if i == 0 else " " * 51
+            if r.get("skipped"):    # reads every file; not measured on this query
+                print(f"{head} | {reader:16} {r['files']:6d} {r['bytes']:11,d} {'-':>8} {'-':>9}  (not measured: "
+                      f"reads every file)")
+                line["readers"][reader] = {"files": r["files"], "bytes": r["bytes"], "plan_s": None,
+                                           "query_s": None, "rows": None, "loss": "", "measured": False}
+                continue
             plan = r.get("plan", r.get("planning_seconds", 0.0))
             query = r.get("query", r.get("query_seconds", 0.0))
             loss = verdict(r, m["truth"], m["truth_digest"])
             if mor and reader == "parquet":
                 loss = ""   # base files only: not a snapshot read
-            head = f"{f[:44]:44} {m['truth']:6d}" if i == 0 else " " * 51
             print(f"{head} | {reader:16} {r['files']:6d} {r['bytes']:11,d} {plan * 1000:8.0f} {query * 1000:9.0f}  "
                   f"{loss}")
             line["readers"][reader] = {"files": r["files"], "bytes": r["bytes"], "plan_s": plan, "query_s": query,
@@ -286,28 +305,33 @@ def verdicts(lines: list[dict[str, Any]]) -> list[str]:
 
 
 def interleaved(specs: list[dict[str, Any]], tables: list[tuple[str, str, bool, list[str]]], repeat: int,
-                spark_session: Any) -> tuple[dict[str, Any], dict[tuple[str, str], tuple[dict[bool, Any], Any]]]:
+                spark_session: Any, full_scans: int | None = None,
+                ) -> tuple[dict[str, Any], dict[tuple[str, str], tuple[dict[bool, Any], Any]]]:
     """Both sessions alive at once: Hudi's driver (``hudi_peer.Session``) and hive-bridge's; per query, Hudi's
     reader (skipping on and off) and hive-bridge's (hudi-hive, parquet) one after the other, which goes first
-    alternating from query to query."""
+    alternating from query to query. The readers that read every file (Hudi's without skipping, plain parquet)
+    only on the first ``full_scans`` queries of each table (None: all)."""
     out: dict[tuple[str, str], tuple[dict[bool, Any], Any]] = {}
     with hudi_peer.Session({"write": specs, "driver_memory": "2g"}) as peer:
         spark = spark_session()
         i = 0
         for _, path, mor, filters in tables:
             mine = Ours(spark, path, mor, filters)
-            for f in filters:
-                def hudi(f: str = f, path: str = path) -> dict[bool, Any]:
-                    return peer_medians(peer.read({"path": path, "filters": [f], "skipping": [True, False],
-                                                   "rows": True, "repeat": repeat + 1}), warm=True)
+            for k, f in enumerate(filters):
+                full = full_scans is None or k < full_scans
+
+                def hudi(f: str = f, path: str = path, full: bool = full, mine: Ours = mine) -> dict[bool, Any]:
+                    got = peer_medians(peer.read({"path": path, "filters": [f], "skipping": [True, False][:1 + full],
+                                                  "rows": True, "repeat": repeat + 1}), warm=True)
+                    return {True: got[True][f], False: got[False][f] if full else mine.every_file()}
                 t0 = time.perf_counter()
                 if i % 2 == 0:
                     theirs = hudi()
-                    m = mine.measure(f, repeat)
+                    m = mine.measure(f, repeat, full)
                 else:
-                    m = mine.measure(f, repeat)
+                    m = mine.measure(f, repeat, full)
                     theirs = hudi()
-                out[(path, f)] = ({True: theirs[True][f], False: theirs[False][f]}, m)
+                out[(path, f)] = (theirs, m)
                 i += 1
                 print(f"[{i}/{sum(len(t[3]) for t in tables)}] {f[:60]}: measured in {time.perf_counter() - t0:.0f} s")
         return peer.started, out
@@ -324,6 +348,10 @@ def main() -> None:
     ap.add_argument("--real", nargs="*", help=f"shared real tables (zip stems; with spark_sql: {', '.join(REAL)})")
     ap.add_argument("--sequential", action="store_true",
                     help="Hudi's reader first for every query (one JVM), then hive-bridge's (the former mode)")
+    ap.add_argument("--full-scans", type=int, default=-1,
+                    help="measure the readers that read every file (Hudi's without data skipping, plain parquet) on "
+                         "the first N queries of a table only (interleaved; default: all, or 1 with peers, where "
+                         "each such read of 10,000 files takes minutes)")
     ap.add_argument("--json", help="write every figure here")
     ap.add_argument("--scale", type=float, default=0.1, help="tpch: the scale factor")
     ap.add_argument("--rows-per-file", type=int, default=20_000, help="tpch: rows a base file")
@@ -342,6 +370,7 @@ def main() -> None:
     if why is not None:
         raise SystemExit(f"the Hudi peer could not be set up: {why}")
     work = Path(tempfile.mkdtemp(prefix="bench-hudi-reader-"))
+    atexit.register(shutil.rmtree, work, True)
     os.environ.setdefault("HIVE_BRIDGE_CACHE", str(work / "cache"))
     tables: list[tuple[str, str, bool, list[str]]] = []
     specs = []
@@ -393,7 +422,8 @@ def main() -> None:
             spark_box.append(start())
             return spark_box[0]
 
-        started, measured = interleaved(specs, tables, args.repeat, start_kept)
+        full_scans = args.full_scans if args.full_scans >= 0 else (1 if args.workload == "peers" else None)
+        started, measured = interleaved(specs, tables, args.repeat, start_kept, full_scans)
         spark = spark_box[0]
     total_s = time.perf_counter() - t0
     peer_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
