@@ -10,6 +10,14 @@ copy-on-write and merge-on-read with every file group updated in a log file), wr
 writer so that the metadata table has the column stats Hudi's reader skips with; and shared real tables
 (`--real`, zip stems under /work/shared/data/hudi-tables/) with their filters.
 
+``--workload peers``: bench_peers' table instead (its Layout: ``--files`` 10,000 files of ``--rows`` 100 rows,
+event_id clustered, city with NULLs, amount with -0.0 and NaN; written by Hudi's writer in one ``bulk_insert`` of
+parquet files written here, range-partitioned into one base file a Spark task; about 10 minutes on 2 idle cores)
+and nine of its filters as Spark SQL (:data:`PEERS`). The readers that read every file (Hudi's without data
+skipping, plain parquet) take minutes a query there: ``--full-scans N`` measures them on the first N queries of a
+table only (default 1 with peers; the others are shown as reading every file, not timed). ``--workload tpch``:
+TPC-H's 22 queries through Hudi's reader against hudi-hive (``bench_hudi_tpch.py``).
+
 Hudi's reader runs in its own environment (``tools/hudi_peer.py``: pyspark 3.5 with Hudi 1.1's Spark 3.5 bundle; Hudi
 publishes no Spark 4 bundle), hive-bridge in its own (pyspark 4.3); Spark local[2] both. **Interleaved** (the
 default): both sessions stay alive for the whole run, Hudi's as a long-lived driver (``hudi_peer.Session``:
@@ -27,7 +35,8 @@ Hudi's physical plan with its file index's listing (data skipping); hive-bridge'
 table's snapshot warm). Query: the rest (Hudi, parquet) or the whole ``count(*)`` of the ``to_json`` rows
 (hudi-hive: its planning included).
 
-    python benchmarks/bench_hudi_reader.py [--files 30] [--rows 200] [--repeat 2] [--real NAME ...] [--sequential] [--json OUT]
+    python benchmarks/bench_hudi_reader.py [--workload spark_sql|peers|tpch] [--files 30] [--rows 200] [--repeat 2]
+        [--real NAME ...] [--full-scans N] [--sequential] [--json OUT] [--scale 0.1] [--queries 1,6]
 """
 
 from __future__ import annotations

@@ -143,11 +143,13 @@ def _run(table_specs: list[dict[str, Any]], scale: float, repeat: int, json_out:
 
         for i, n in enumerate(numbers):
             sql = query(n, scale)
+            t1 = time.perf_counter()
             if i % 2 == 0:
                 theirs, mine = hudi(sql), ours(sql)
             else:
                 mine, theirs = ours(sql), hudi(sql)
             results[n] = {"hudi": theirs, "hudi-hive": mine}
+            print(f"[{i + 1}/{len(numbers)}] Q{n}: measured in {time.perf_counter() - t1:.0f} s")
         jvm_peak = jvm_peak_mib(spark)
         spark.stop()
     total_s = time.perf_counter() - t0
