@@ -85,9 +85,8 @@ def test_tpch_rows_compare_decimals_dates_and_doubles_alike() -> None:
 
 
 def test_tpch_types_as_spark_sql_says_them() -> None:
-    import pyarrow as pa
-
     import bench_hudi_tpch
+    import pyarrow as pa
 
     assert [bench_hudi_tpch.spark_type(t) for t in (pa.decimal128(15, 2), pa.date32(), pa.int64(), pa.string_view())] \
         == ["decimal(15,2)", "date", "bigint", "string"]
