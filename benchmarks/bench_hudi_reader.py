@@ -10,6 +10,14 @@ copy-on-write and merge-on-read with every file group updated in a log file), wr
 writer so that the metadata table has the column stats Hudi's reader skips with; and shared real tables
 (`--real`, zip stems under /work/shared/data/hudi-tables/) with their filters.
 
+``--workload peers``: bench_peers' table instead (its Layout: ``--files`` 10,000 files of ``--rows`` 100 rows,
+event_id clustered, city with NULLs, amount with -0.0 and NaN; written by Hudi's writer in one ``bulk_insert`` of
+parquet files written here, range-partitioned into one base file a Spark task; about 10 minutes on 2 idle cores)
+and nine of its filters as Spark SQL (:data:`PEERS`). The readers that read every file (Hudi's without data
+skipping, plain parquet) take minutes a query there: ``--full-scans N`` measures them on the first N queries of a
+table only (default 1 with peers; the others are shown as reading every file, not timed). ``--workload tpch``:
+TPC-H's 22 queries through Hudi's reader against hudi-hive (``bench_hudi_tpch.py``).
+
 Hudi's reader runs in its own environment (``tools/hudi_peer.py``: pyspark 3.5 with Hudi 1.1's Spark 3.5 bundle; Hudi
 publishes no Spark 4 bundle), hive-bridge in its own (pyspark 4.3); Spark local[2] both. **Interleaved** (the
 default): both sessions stay alive for the whole run, Hudi's as a long-lived driver (``hudi_peer.Session``:
@@ -27,16 +35,19 @@ Hudi's physical plan with its file index's listing (data skipping); hive-bridge'
 table's snapshot warm). Query: the rest (Hudi, parquet) or the whole ``count(*)`` of the ``to_json`` rows
 (hudi-hive: its planning included).
 
-    python benchmarks/bench_hudi_reader.py [--files 30] [--rows 200] [--repeat 2] [--real NAME ...] [--sequential] [--json OUT]
+    python benchmarks/bench_hudi_reader.py [--workload spark_sql|peers|tpch] [--files 30] [--rows 200] [--repeat 2]
+        [--real NAME ...] [--full-scans N] [--sequential] [--json OUT] [--scale 0.1] [--queries 1,6]
 """
 
 from __future__ import annotations
 
 import argparse
+import atexit
 import hashlib
 import json
 import os
 import resource
+import shutil
 import statistics
 import sys
 import tempfile
@@ -47,6 +58,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import hudi_peer
 from peak_memory import jvm_peak_mib, python_peak_mib
@@ -76,6 +88,37 @@ def workload(root: Path, files: int, rows: int, mor: bool) -> dict[str, Any]:
             "options": {"hoodie.parquet.max.file.size": str(1 << 30)}}
 
 
+#: bench_peers' filters run here (its labels): the selective ones, the NULL, -0.0 and NaN hazards
+PEERS = ("key =", "key range", "key IN, NOT NULL", "NOT key <=", "string IN", "IS NULL, key <", "= -0.0",
+         "NOT <= (NaN)", "= NaN")
+
+
+def peers_workload(root: Path, files: int, rows: int) -> tuple[dict[str, Any], list[str]]:
+    """bench_peers' table (its Layout: event_id clustered, city with NULLs, amount with -0.0 and NaN) as a spec for
+    Hudi's writer: one ``bulk_insert`` of parquet files written here, range-partitioned by event_id into ``files``
+    Spark tasks, one base file each; and its :data:`PEERS` filters as Spark SQL."""
+    import pyarrow.parquet as pq
+    from bench_peers import Layout
+    from bench_peers import filters as peer_filters
+
+    from hive_bridge.filters.residual import to_sql
+
+    layout = Layout(files, rows)
+    src = root.parent / f"{root.name}.source"
+    src.mkdir(parents=True)
+    step = max(1, 200_000 // rows) * rows
+    for start in range(0, layout.total, step):
+        pq.write_table(layout.chunk(start, min(layout.total, start + step)), src / f"part-{start:09d}.parquet")
+    spec = {"path": str(root), "name": root.name, "type": "COPY_ON_WRITE", "key": "event_id", "ordering": "event_id",
+            "partition": None, "schema": "event_id bigint, city string, amount double",
+            "commits": [{"op": "bulk_insert", "parquet": str(src), "files": files}],
+            "metadata": {"column_stats": True, "partition_stats": False, "record_index": False},
+            # Hudi's bloom filter in every footer sized to the file's rows (60,000 entries by default: 435 KB a
+            # 100-row file, which every reader would read)
+            "options": {"hoodie.parquet.max.file.size": str(1 << 30), "hoodie.index.bloom.num_entries": str(rows)}}
+    return spec, [to_sql(f.parse()) for f in peer_filters(layout) if f.label in PEERS]
+
+
 def queries(n: int, rows: int) -> list[str]:
     k = n // 2
     return [f"event_id = {k + 3}", f"event_id BETWEEN {k} AND {k + rows * 20}", f"event_id IN (7, {n // 3}, {n // 2 + 1})",
@@ -89,11 +132,15 @@ def unzip(name: str, dest: Path) -> Path:
     return root
 
 
-def _json(df: Any) -> Any:
+def _json_col(df: Any) -> Any:
     from pyspark.sql import functions as F
 
     cols = sorted(c for c in df.columns if not c.startswith("_hoodie"))
-    return df.select(F.to_json(F.struct(*[F.col(f"`{c}`") for c in cols])).alias("j"))
+    return F.to_json(F.struct(*[F.col(f"`{c}`") for c in cols])).alias("j")
+
+
+def _json(df: Any) -> Any:
+    return df.select(_json_col(df))
 
 
 def _digest(rows: list[str]) -> str:
@@ -131,6 +178,16 @@ def why_kept(listing: Any) -> str:
     return "; ".join(out)
 
 
+def truth(df: Any, filters: list[str]) -> dict[str, list[str]]:
+    """Each filter's sorted ``to_json`` rows of ``df``, from one scan: every row that any filter matches, with a
+    flag per filter (a NULL verdict is no match, as in ``where``)."""
+    from pyspark.sql import functions as F
+
+    flags = [F.coalesce(F.expr(f), F.lit(False)).alias(f"m{i}") for i, f in enumerate(filters)]
+    rows = df.select(_json_col(df), *flags).where(" OR ".join(f"m{i}" for i in range(len(filters)))).collect()
+    return {f: sorted(r[0] for r in rows if r[i + 1]) for i, f in enumerate(filters)}
+
+
 class Ours:
     """hudi-hive, Spark's plain parquet and the truth on one table: its DataFrames made once, reused per filter."""
 
@@ -144,26 +201,37 @@ class Ours:
         self.base_bytes = sum(s.base_file.size for s in latest if s.base_file is not None)
         spark.conf.set("spark.sql.parquet.filterPushdown", "false")
         truth_df = read_hudi(spark, path, None, prune=False).df if mor else spark.read.parquet(*self.base)
-        self.truth = {f: sorted(r[0] for r in _json(truth_df.where(f)).collect()) for f in filters}
+        self.truth = truth(truth_df, filters)
         spark.conf.set("spark.sql.parquet.filterPushdown", "true")
         self.hh = spark.read.format("hudi-hive").load(path)
         self.plain = spark.read.parquet(*self.base)
 
-    def measure(self, f: str, repeat: int) -> dict[str, Any]:
+    def every_file(self) -> dict[str, Any]:
+        """A reader that reads every latest base file, not measured on this query (``--full-scans``)."""
+        return {"files": len(self.base), "bytes": self.base_bytes, "skipped": True}
+
+    def measure(self, f: str, repeat: int, full: bool = True) -> dict[str, Any]:
         from hive_bridge.spark.reads import list_files
 
         q = _json(self.hh.where(f))
         t_hh, rows = _median_runs(lambda: [r[0] for r in q.collect()], repeat)
         files_read = _files_read(self.spark, _json(self.hh.where(f)))
         t_plan, (_, listing, _) = _median_runs(lambda: list_files(self.path, f), repeat)
+        if not full:
+            return {"truth": len(self.truth[f]), "truth_digest": _digest(self.truth[f]),
+                    "hudi-hive": self._hh(rows, files_read, listing, t_plan, t_hh), "parquet": self.every_file()}
         p = _json(self.plain.where(f))
         t_pq, prow = _median_runs(lambda: [r[0] for r in p.collect()], repeat)
         return {"truth": len(self.truth[f]), "truth_digest": _digest(self.truth[f]),
-                "hudi-hive": {"count": len(rows), "digest": _digest(rows), "files": files_read,
-                              "bytes": listing.bytes_kept, "plan": t_plan, "query": t_hh,
-                              "files_total": listing.files_total, "why": why_kept(listing)},
+                "hudi-hive": self._hh(rows, files_read, listing, t_plan, t_hh),
                 "parquet": {"count": len(prow), "digest": _digest(prow), "files": len(self.base),
                             "bytes": self.base_bytes, "plan": 0.0, "query": t_pq}}
+
+
+    @staticmethod
+    def _hh(rows: list[str], files_read: int, listing: Any, t_plan: float, t_hh: float) -> dict[str, Any]:
+        return {"count": len(rows), "digest": _digest(rows), "files": files_read, "bytes": listing.bytes_kept,
+                "plan": t_plan, "query": t_hh, "files_total": listing.files_total, "why": why_kept(listing)}
 
 
 def peer_medians(reads: list[dict[str, Any]], warm: bool) -> dict[bool, dict[str, dict[str, Any]]]:
@@ -198,12 +266,18 @@ def report(name: str, filters: list[str], peer: dict[bool, dict[str, Any]], mine
                 "hudi-hive": m["hudi-hive"], "parquet": m["parquet"]}
         line = {"table": name, "filter": f, "truth": m["truth"], "readers": {}}
         for i, (reader, r) in enumerate(rows.items()):
+            head = f"{f[:44]:44} {m['truth']:6d}" if i == 0 else " " * 51
+            if r.get("skipped"):    # reads every file; not measured on this query
+                print(f"{head} | {reader:16} {r['files']:6d} {r['bytes']:11,d} {'-':>8} {'-':>9}  (not measured: "
+                      f"reads every file)")
+                line["readers"][reader] = {"files": r["files"], "bytes": r["bytes"], "plan_s": None,
+                                           "query_s": None, "rows": None, "loss": "", "measured": False}
+                continue
             plan = r.get("plan", r.get("planning_seconds", 0.0))
             query = r.get("query", r.get("query_seconds", 0.0))
             loss = verdict(r, m["truth"], m["truth_digest"])
             if mor and reader == "parquet":
                 loss = ""   # base files only: not a snapshot read
-            head = f"{f[:44]:44} {m['truth']:6d}" if i == 0 else " " * 51
             print(f"{head} | {reader:16} {r['files']:6d} {r['bytes']:11,d} {plan * 1000:8.0f} {query * 1000:9.0f}  "
                   f"{loss}")
             line["readers"][reader] = {"files": r["files"], "bytes": r["bytes"], "plan_s": plan, "query_s": query,
@@ -240,56 +314,91 @@ def verdicts(lines: list[dict[str, Any]]) -> list[str]:
 
 
 def interleaved(specs: list[dict[str, Any]], tables: list[tuple[str, str, bool, list[str]]], repeat: int,
-                spark_session: Any) -> tuple[dict[str, Any], dict[tuple[str, str], tuple[dict[bool, Any], Any]]]:
+                spark_session: Any, full_scans: int | None = None,
+                ) -> tuple[dict[str, Any], dict[tuple[str, str], tuple[dict[bool, Any], Any]]]:
     """Both sessions alive at once: Hudi's driver (``hudi_peer.Session``) and hive-bridge's; per query, Hudi's
     reader (skipping on and off) and hive-bridge's (hudi-hive, parquet) one after the other, which goes first
-    alternating from query to query."""
+    alternating from query to query. The readers that read every file (Hudi's without skipping, plain parquet)
+    only on the first ``full_scans`` queries of each table (None: all)."""
     out: dict[tuple[str, str], tuple[dict[bool, Any], Any]] = {}
     with hudi_peer.Session({"write": specs, "driver_memory": "2g"}) as peer:
         spark = spark_session()
         i = 0
         for _, path, mor, filters in tables:
             mine = Ours(spark, path, mor, filters)
-            for f in filters:
-                def hudi(f: str = f, path: str = path) -> dict[bool, Any]:
-                    return peer_medians(peer.read({"path": path, "filters": [f], "skipping": [True, False],
-                                                   "rows": True, "repeat": repeat + 1}), warm=True)
+            for k, f in enumerate(filters):
+                full = full_scans is None or k < full_scans
+
+                def hudi(f: str = f, path: str = path, full: bool = full, mine: Ours = mine) -> dict[bool, Any]:
+                    got = peer_medians(peer.read({"path": path, "filters": [f], "skipping": [True, False][:1 + full],
+                                                  "rows": True, "repeat": repeat + 1}), warm=True)
+                    return {True: got[True][f], False: got[False][f] if full else mine.every_file()}
+                t0 = time.perf_counter()
                 if i % 2 == 0:
                     theirs = hudi()
-                    m = mine.measure(f, repeat)
+                    m = mine.measure(f, repeat, full)
                 else:
-                    m = mine.measure(f, repeat)
+                    m = mine.measure(f, repeat, full)
                     theirs = hudi()
-                out[(path, f)] = ({True: theirs[True][f], False: theirs[False][f]}, m)
+                out[(path, f)] = (theirs, m)
                 i += 1
+                print(f"[{i}/{sum(len(t[3]) for t in tables)}] {f[:60]}: measured in {time.perf_counter() - t0:.0f} s")
         return peer.started, out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--files", type=int, default=30)
-    ap.add_argument("--rows", type=int, default=200)
+    ap.add_argument("--workload", choices=("spark_sql", "peers", "tpch"), default="spark_sql",
+                    help="bench_spark_sql's tables (and the real ones), bench_peers' table, or TPC-H's 22 queries "
+                         "(bench_hudi_tpch.py)")
+    ap.add_argument("--files", type=int, help="files of the table (30 for spark_sql, 10,000 for peers)")
+    ap.add_argument("--rows", type=int, help="rows a file (200 for spark_sql, 100 for peers)")
     ap.add_argument("--repeat", type=int, default=2)
-    ap.add_argument("--real", nargs="*", default=list(REAL), help="shared real tables (zip stems)")
+    ap.add_argument("--real", nargs="*", help=f"shared real tables (zip stems; with spark_sql: {', '.join(REAL)})")
     ap.add_argument("--sequential", action="store_true",
                     help="Hudi's reader first for every query (one JVM), then hive-bridge's (the former mode)")
+    ap.add_argument("--full-scans", type=int, default=-1,
+                    help="measure the readers that read every file (Hudi's without data skipping, plain parquet) on "
+                         "the first N queries of a table only (interleaved; default: all, or 1 with peers, where "
+                         "each such read of 10,000 files takes minutes)")
     ap.add_argument("--json", help="write every figure here")
+    ap.add_argument("--scale", type=float, default=0.1, help="tpch: the scale factor")
+    ap.add_argument("--rows-per-file", type=int, default=20_000, help="tpch: rows a base file")
+    ap.add_argument("--queries", help="tpch: comma-separated query numbers (default all 22)")
     args = ap.parse_args()
     sys.stdout.reconfigure(line_buffering=True)   # type: ignore[union-attr]
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average "
+          + " ".join(f"{x:.1f}" for x in os.getloadavg()))
+    if args.workload == "tpch":
+        from bench_hudi_tpch import run_tpch
+
+        run_tpch(args.scale, args.rows_per_file, args.repeat, args.json,
+                 [int(q) for q in args.queries.split(",")] if args.queries else None)
+        return
     why = hudi_peer.setup()
     if why is not None:
         raise SystemExit(f"the Hudi peer could not be set up: {why}")
     work = Path(tempfile.mkdtemp(prefix="bench-hudi-reader-"))
+    atexit.register(shutil.rmtree, work, True)
     os.environ.setdefault("HIVE_BRIDGE_CACHE", str(work / "cache"))
-    n = args.files * args.rows
     tables: list[tuple[str, str, bool, list[str]]] = []
     specs = []
-    for mor in (False, True):
-        root = work / f"{'mor' if mor else 'cow'}_{args.files}x{args.rows}"
-        specs.append(workload(root, args.files, args.rows, mor))
-        tables.append((f"bench_spark_sql {'merge-on-read' if mor else 'copy-on-write'} ({args.files} files, "
-                       f"{n:,} rows; written by Hudi 1.1)", str(root), mor, queries(n, args.rows)))
-    for name in args.real:
+    if args.workload == "peers":
+        files, rows = args.files or 10_000, args.rows or 100
+        root = work / f"peers_{files}x{rows}"
+        spec, filters = peers_workload(root, files, rows)
+        specs.append(spec)
+        tables.append((f"bench_peers copy-on-write ({files:,} files, {files * rows:,} rows; written by Hudi 1.1)",
+                       str(root), False, filters))
+    else:
+        files, rows = args.files or 30, args.rows or 200
+        n = files * rows
+        for mor in (False, True):
+            root = work / f"{'mor' if mor else 'cow'}_{files}x{rows}"
+            specs.append(workload(root, files, rows, mor))
+            tables.append((f"bench_spark_sql {'merge-on-read' if mor else 'copy-on-write'} ({files} files, "
+                           f"{n:,} rows; written by Hudi 1.1)", str(root), mor, queries(n, rows)))
+    for name in args.real if args.real is not None else (REAL if args.workload == "spark_sql" else []):
         tables.append((name, str(unzip(name, work / name)), ".mor." in name, REAL.get(name, TXN)))
     from hive_bridge.spark import register, session
 
@@ -322,7 +431,8 @@ def main() -> None:
             spark_box.append(start())
             return spark_box[0]
 
-        started, measured = interleaved(specs, tables, args.repeat, start_kept)
+        full_scans = args.full_scans if args.full_scans >= 0 else (1 if args.workload == "peers" else None)
+        started, measured = interleaved(specs, tables, args.repeat, start_kept, full_scans)
         spark = spark_box[0]
     total_s = time.perf_counter() - t0
     peer_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
@@ -341,7 +451,8 @@ def main() -> None:
     jvm_peak = jvm_peak_mib(spark)
     spark.stop()
     print(f"\npeak memory: python {python_peak_mib():.0f} MiB, "
-          f"JVM {jvm_peak:.0f} MiB; Hudi's side (largest child process) {peer_rss:.0f} MiB")
+          f"JVM {jvm_peak:.0f} MiB; Hudi's side (largest child process) {peer_rss:.0f} MiB; load average at the end "
+          + " ".join(f"{x:.1f}" for x in os.getloadavg()))
     if args.json:
         Path(args.json).write_text(json.dumps({"versions": started["versions"], "queries": lines,
                                                "mode": "sequential" if args.sequential else "interleaved"},

@@ -52,3 +52,41 @@ def test_goal_one_says_what_kept_the_files() -> None:
     line["readers"]["hudi-hive"]["why"] = "2 slices with log files kept"
     got = bench_hudi_reader.verdicts([line])
     assert "more files on 1 of 1 queries: t: v > 90 (2 slices with log files kept)" in got[0]
+
+
+def test_peers_workload_hands_hudis_writer_the_bench_peers_table(tmp_path: Path) -> None:
+    import math
+
+    import pyarrow.parquet as pq
+
+    spec, filters = bench_hudi_reader.peers_workload(tmp_path / "t", 20, 10)
+    (commit,) = spec["commits"]
+    assert commit["op"] == "bulk_insert" and commit["files"] == 20 and spec["type"] == "COPY_ON_WRITE"
+    data = pq.read_table(commit["parquet"])
+    assert sorted(data.column("event_id").to_pylist()) == list(range(200))
+    amounts = data.column("amount").to_pylist()
+    assert sum(math.isnan(a) for a in amounts) == 4                       # bench_peers' NaN rows, one in four files
+    assert any(a == 0.0 and math.copysign(1, a) < 0 for a in amounts)     # and its -0.0
+    assert len(filters) == len(bench_hudi_reader.PEERS)
+    assert "(`amount` = CAST('NaN' AS DOUBLE))" in filters and "(`city` IS NULL)" in " ".join(filters)
+
+
+def test_tpch_rows_compare_decimals_dates_and_doubles_alike() -> None:
+    from datetime import date
+    from decimal import Decimal
+
+    import bench_hudi_tpch
+
+    # the product's row (Decimal, date) against the same row as Hudi's driver sends it (JSON: float, str)
+    assert bench_hudi_tpch.canon([(Decimal("17.50"), date(1995, 3, 15), "R", 3)]) == \
+        bench_hudi_tpch.canon([[17.5, "1995-03-15", "R", 3]])
+    assert bench_hudi_tpch.canon([(Decimal("17.51"),)]) != bench_hudi_tpch.canon([[17.5]])
+    assert bench_hudi_tpch.canon([(2,), (1,)]) == bench_hudi_tpch.canon([(1,), (2,)])   # order-free
+
+
+def test_tpch_types_as_spark_sql_says_them() -> None:
+    import bench_hudi_tpch
+    import pyarrow as pa
+
+    assert [bench_hudi_tpch.spark_type(t) for t in (pa.decimal128(15, 2), pa.date32(), pa.int64(), pa.string_view())] \
+        == ["decimal(15,2)", "date", "bigint", "string"]

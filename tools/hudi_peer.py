@@ -162,12 +162,20 @@ class Session:
         tail = Path(self._log.name).read_text().strip().splitlines()[-40:]
         raise PeerError(f"the Hudi peer's driver ended (exit {self._proc.returncode}): " + "\n".join(tail))
 
-    def read(self, job: dict[str, Any]) -> list[dict[str, Any]]:
-        """One read job (``{path, filters, skipping, rows, repeat, options}``): its answer, one entry per skipping."""
+    def _ask(self, job: dict[str, Any]) -> Any:
         assert self._proc.stdin is not None
         self._proc.stdin.write(json.dumps(job) + "\n")
         self._proc.stdin.flush()
-        out: list[dict[str, Any]] = self._answer()
+        return self._answer()
+
+    def read(self, job: dict[str, Any]) -> list[dict[str, Any]]:
+        """One read job (``{path, filters, skipping, rows, repeat, options}``): its answer, one entry per skipping."""
+        out: list[dict[str, Any]] = self._ask(job)
+        return out
+
+    def sql(self, job: dict[str, Any]) -> dict[str, Any]:
+        """One SQL job (``{sql, views: {name: path}, skipping, repeat}``): ``{rows, files, seconds_runs}``."""
+        out: dict[str, Any] = self._ask(job)
         return out
 
     def close(self) -> None:

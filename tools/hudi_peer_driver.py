@@ -7,7 +7,9 @@ bundle; ``tools/hudi_peer.py`` sets it up and calls this), one Spark session for
 ``--serve`` keeps the session alive for a caller that interleaves its own reads with Hudi's
 (``benchmarks/bench_hudi_reader.py``): it runs the spec's ``sql_first``, ``write`` and ``sql``, prints one line
 ``@@hudi-peer {"versions": ..., "written": ..., "sql": ...}``, then reads ``read`` jobs (below) from stdin, one JSON
-object a line, and answers each with one line ``@@hudi-peer [reads]`` (or ``@@hudi-peer {"error": ...}``), until
+object a line, and answers each with one line ``@@hudi-peer [reads]`` (or ``@@hudi-peer {"error": ...}``), or a
+SQL job ``{sql, views: {name: path}, skipping, repeat}`` (a query over temp views of Hudi's reader, e.g. TPC-H's)
+with ``@@hudi-peer {rows, files, seconds_runs}`` (:func:`sql_query`), until
 an empty line or the end of stdin. One DataFrame per path and options is kept between jobs, as a user keeps one.
 Only lines starting with ``@@hudi-peer`` are answers (the JVM may print on stdout too).
 
@@ -17,8 +19,10 @@ SPEC (JSON; NaN and -0.0 as Python's ``json`` writes them):
 - ``write``: tables to write, each ``{path, name, type: COPY_ON_WRITE|MERGE_ON_READ, key: "id" or "a,b",
   ordering: "ts", partition: "region" or null, schema: "id bigint, ...", metadata: {column_stats, partition_stats,
   record_index} (booleans), columns: [...] (column stats' columns; default all), options: {...},
-  commits: [{op: insert|upsert|delete|bulk_insert, rows: [[...], ...], files: N (Spark partitions, so files
-  per Hudi partition with ``bulk_insert``, each a range of ``sort``, default the first key field), options: {...}}]}``; every commit is one write (``mode("append")``, the first creates); a commit
+  commits: [{op: insert|upsert|delete|bulk_insert, rows: [[...], ...] or parquet: "file or folder" (read by
+  Spark, its columns cast to ``schema``'s types: large inputs, NaN, dates and decimals), files: N (Spark
+  partitions, so files per Hudi partition with ``bulk_insert``, each a range of ``sort``, default the first key
+  field), options: {...}}]}``; every commit is one write (``mode("append")``, the first creates); a commit
   ``{op: sql, statements: [...]}`` runs Spark SQL on the table instead (registered under ``name`` at its path;
   ``{name}`` in a statement is the table's name), e.g. ``CREATE INDEX merchant_idx ON {name} (merchant)``: a
   secondary index, which later writes keep up to date;
@@ -123,6 +127,8 @@ def write_options(table: dict[str, Any]) -> dict[str, str]:
 
 
 def write(spark: Any, table: dict[str, Any]) -> dict[str, Any]:
+    from pyspark.sql import functions as F
+
     base = write_options(table)
     done = []
     for commit in table["commits"]:
@@ -135,7 +141,12 @@ def write(spark: Any, table: dict[str, Any]) -> dict[str, Any]:
                 spark.sql(statement.replace("{name}", table["name"]))
             done.append({"op": "sql", "seconds": time.perf_counter() - t0})
             continue
-        df = spark.createDataFrame([tuple(r) for r in commit["rows"]], schema=table["schema"])
+        if commit.get("parquet"):
+            types = spark.createDataFrame([], schema=table["schema"]).schema
+            df = spark.read.parquet(commit["parquet"]).select(*[F.col(f"`{t.name}`").cast(t.dataType).alias(t.name)
+                                                               for t in types])
+        else:
+            df = spark.createDataFrame([tuple(r) for r in commit["rows"]], schema=table["schema"])
         if commit.get("files"):   # key ranges: each Spark partition (so each file) a range of the sort column
             df = df.repartitionByRange(int(commit["files"]), commit.get("sort", table["key"].split(",")[0]))
         opts = {**base, "hoodie.datasource.write.operation": commit["op"],
@@ -233,22 +244,57 @@ def read_one(spark: Any, df: Any, where: str, want_rows: bool, want_groups: bool
     return out
 
 
+def _frame(spark: Any, path: str, skipping: bool, options: dict[str, Any] | None,
+           frames: dict[str, Any] | None) -> Any:
+    """Hudi's reader on ``path`` with data skipping on or off, loaded once per path and options in ``frames``."""
+    on = str(bool(skipping)).lower()
+    opts = {"hoodie.metadata.enable": on, "hoodie.enable.data.skipping": on,
+            "hoodie.metadata.index.column.stats.enable": on, **{k: str(v) for k, v in (options or {}).items()}}
+    key = json.dumps([path, opts], sort_keys=True)
+    df = frames.get(key) if frames is not None else None
+    if df is None:
+        df = spark.read.format("hudi").options(**opts).load(path)
+        if frames is not None:
+            frames[key] = df
+    return df
+
+
+def plain(value: Any) -> Any:
+    """A result value as JSON carries it alike from either Spark: numbers (decimals as floats), strings, None;
+    dates and anything else as ``str``."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if type(value).__name__ == "Decimal":
+        return float(value)
+    return str(value)
+
+
+def sql_query(spark: Any, job: dict[str, Any], frames: dict[str, Any]) -> dict[str, Any]:
+    """``job["sql"]`` over temp views of Hudi's reader (``views``: {name: path}; data skipping ``skipping``), run
+    ``repeat`` times: the last run's rows (:func:`plain` values), the files its scans read (every scan of the
+    plan once, subqueries included) and each run's seconds (planning and running: ``spark.sql`` to ``collect``)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    from bench_tpch import scan_files
+
+    for name, path in job["views"].items():
+        _frame(spark, path, bool(job.get("skipping", True)), job.get("options"), frames).createOrReplaceTempView(name)
+    runs, rows, files = [], [], 0
+    for _ in range(int(job.get("repeat", 1))):
+        t0 = time.perf_counter()
+        df = spark.sql(job["sql"])
+        rows = df.collect()
+        runs.append(time.perf_counter() - t0)
+        files = scan_files(df)
+    return {"rows": [[plain(v) for v in r] for r in rows], "files": files, "seconds_runs": runs}
+
+
 def read(spark: Any, job: dict[str, Any], frames: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Each filter of ``job`` read with data skipping on and off; ``frames`` keeps the loaded DataFrames between
     calls (keyed by path and options; ``load_seconds`` is then 0 for a DataFrame already loaded)."""
     out = []
     for skipping in job.get("skipping", [True, False]):
-        on = str(bool(skipping)).lower()
-        opts = {"hoodie.metadata.enable": on, "hoodie.enable.data.skipping": on,
-                "hoodie.metadata.index.column.stats.enable": on,
-                **{k: str(v) for k, v in (job.get("options") or {}).items()}}
-        key = json.dumps([job["path"], opts], sort_keys=True)
         t0 = time.perf_counter()
-        df = frames.get(key) if frames is not None else None
-        if df is None:
-            df = spark.read.format("hudi").options(**opts).load(job["path"])
-            if frames is not None:
-                frames[key] = df
+        df = _frame(spark, job["path"], bool(skipping), job.get("options"), frames)
         load = time.perf_counter() - t0
         results = []
         for where in job["filters"]:
@@ -351,7 +397,8 @@ def serve(spec_path: str) -> None:
             if not line.strip():
                 break
             try:
-                answer: Any = read(spark, json.loads(line), frames)
+                job = json.loads(line)
+                answer: Any = sql_query(spark, job, frames) if "sql" in job else read(spark, job, frames)
             except Exception as exc:  # the caller gets the error and decides; the session stays up
                 answer = {"error": _error(exc)}
             print(MARK + json.dumps(answer), flush=True)
