@@ -156,7 +156,17 @@ def test_nan_keeps_a_greater_than_range_and_signed_zero_equals_zero(tmp_path: Pa
     assert _kept_names(result) == {nan_file, all_nan}
     assert result.float_proofs is not None
     assert result.float_proofs.holding_nan >= 1 and result.float_proofs.proven_nan_free >= 2
-    assert _kept_names(_plan(table, "f < 0", SCHEMA)) == {all_nan}   # kept: no number proves it (bounds unknown)
+    # the all-NaN file holds no number once its facts are read (NaN count = rows - nulls, no bound): NaN is above
+    # every number, so no row is below 0, and the file is skipped as its rows say; NOT (f < 0), f <> 0 and
+    # f = NaN are true for its NaN rows: kept
+    below = _plan(table, "f < 0", SCHEMA)
+    assert _kept_names(below) == set() == _matching_files(table, sarg.read_filter("f < 0", SCHEMA))
+    assert below.float_proofs is not None and below.float_proofs.dropped >= 1
+    for text in ("NOT f < 0", "f <> 0", "f >= 0"):
+        kept = _kept_names(_plan(table, text, SCHEMA))
+        assert all_nan in kept and _matching_files(table, sarg.read_filter(text, SCHEMA)) <= kept
+    is_nan = sarg.parse("leaf-(EQUALS f NaN)", SCHEMA)
+    assert _kept_names(_plan(table, is_nan, SCHEMA)) == {nan_file, all_nan} == _matching_files(table, is_nan)
     assert zero in _kept_names(_plan(table, "f = 0", SCHEMA))
     assert zero not in _kept_names(_plan(table, "f < 0", SCHEMA))
     assert zero in _kept_names(_plan(table, "f >= 0", SCHEMA)) and plain not in _kept_names(

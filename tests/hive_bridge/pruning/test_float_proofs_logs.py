@@ -212,10 +212,11 @@ def test_nan_signed_zero_updates_and_deletes_in_logs(tmp_path: Path, mdt: bool) 
         assert report.log_reads == 5 and report.reads == 10
     else:
         # log statistics from their blocks (NaN counted), base files' footers without NaN counts: the base
-        # files of the two slices a NaN-free base would drop are read, and of the two whose NaN log block has
-        # no number (no bound); no log file
-        assert (report.candidates, report.holding_nan, report.proven_nan_free) == (4, 2, 2)
-        assert report.log_reads == 0 and report.reads == 4
+        # files of the two slices a NaN-free base would drop are read; no log file. The two slices whose NaN log
+        # block holds no number keep their base file's bounds (such a block gives none) and are kept by that
+        # block's NaN whatever their base file holds: nothing is read for them
+        assert (report.candidates, report.holding_nan, report.proven_nan_free) == (2, 0, 2)
+        assert report.log_reads == 0 and report.reads == 2
     assert report.dropped == 2
     # the value moved back below the bound: the earlier log record still counts (a part may hold it), kept
     writer.upsert(_rows([(3.0, 1.0)], [first["moved"]]))
@@ -224,8 +225,13 @@ def test_nan_signed_zero_updates_and_deletes_in_logs(tmp_path: Path, mdt: bool) 
     table = HudiTable.open(tmp_path / "t")
     assert group["moved"] in _ids(_plan(table, "f > 90").slices)
     below = _plan(table, "f < 0")
-    # -0.0 is not below 0; a part holding NaN and no number has no bound (kept, as a base file alone)
-    assert _ids(below.slices) == {group["nan"], group["all_nan"]}
+    # -0.0 is not below 0; a part holding NaN and no number (NaN count = rows - nulls) has no row below 0: NaN
+    # is above every number. The slices whose NaN log block has no number are dropped, as their merged rows say
+    assert _ids(below.slices) == set() == _matching_slices(table, sarg.read_filter("f < 0", SCHEMA))
+    for text in ("NOT f < 0", "f <> 0"):
+        kept = _ids(_plan(table, text).slices)
+        assert {group["nan"], group["all_nan"]} <= kept
+        assert _matching_slices(table, sarg.read_filter(text, SCHEMA)) <= kept
     assert group["zero"] in _ids(_plan(table, "f = 0").slices) and group["zero"] not in _ids(below.slices)
     assert _ids(_plan(table, "f > 1000").slices) == {group["nan"], group["all_nan"]}
     # explain names the parts whose facts were read
