@@ -43,12 +43,14 @@ POOLS: dict[str, list[float | None]] = {
     "numbers": [0.5, 1.0, 2.5, 3.0, -3.0, 100.0, 1e300],
     "with NaN": [NAN, 0.5, 2.0, -0.5],
     "all NaN": [NAN],
+    "NaN and null": [NAN, None],
     "all null": [None],
     "signed zero": [-0.0, 0.0, None],
     "anything": [NAN, -0.0, 0.0, None, 0.5, -0.5, 2.0, 3.0, float("inf"), float("-inf"), 1e300],
 }
-#: across the property's examples: merged slices the proofs dropped that the plan without them kept, log reads
-TEETH = {"merged_dropped": 0, "log_reads": 0, "examples": 0}
+#: across the property's examples: merged slices the proofs dropped that the plan without them kept, log reads;
+#: merged slices with log files whose merged rows hold no number in ``f`` (only NaN and nulls) dropped by ``f < c``
+TEETH = {"merged_dropped": 0, "log_reads": 0, "examples": 0, "no_number_dropped": 0}
 
 
 @pytest.fixture(autouse=True)
@@ -160,12 +162,24 @@ def test_no_slice_holding_a_merged_match_is_dropped(ops: list[tuple[str, Any]], 
         TEETH["merged_dropped"] += len((_ids(before.slices) - kept) & merged)
         TEETH["log_reads"] += report.log_reads if report is not None else 0
         TEETH["examples"] += 1
+        # an ordered range below a number: NaN sorts above every number, so a slice whose parts hold no number
+        # in f (only NaN and nulls) is dropped once their facts are known
+        below = sarg.read_filter(f"f < {data.draw(st.sampled_from(['0.0', '1.0', '3.0', '1e301']))}", SCHEMA)
+        kept_below = _ids(_plan(table, below).slices)
+        assert _matching_slices(table, below) <= kept_below, f"{below}: a slice holding a merged match was dropped"
+        ok = block_filter(table)
+        for sl in table.latest_file_slices():
+            rows = merge_slice(table, ok, sl, table.properties.precombine_field).table
+            values = [] if rows is None else rows.column("f").to_pylist()
+            if sl.log_files and any(v is not None for v in values) and all(v is None or v != v for v in values):
+                TEETH["no_number_dropped"] += (sl.partition_path, sl.file_id) not in kept_below
 
 
 def teardown_module() -> None:
-    # the property had teeth: merged slices were dropped thanks to proofs, log files were read
+    # the property had teeth: merged slices were dropped thanks to proofs, log files were read, merged slices
+    # holding no number in f were dropped by f < c
     if TEETH["examples"]:
-        assert TEETH["merged_dropped"] > 0 and TEETH["log_reads"] > 0, TEETH
+        assert TEETH["merged_dropped"] > 0 and TEETH["log_reads"] > 0 and TEETH["no_number_dropped"] > 0, TEETH
 
 
 # ------------------------------------------------------------------------------------------ examples
