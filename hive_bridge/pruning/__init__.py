@@ -28,9 +28,11 @@ is exact because those rewrites are exact under SQL 3VL.
 
 Per file and column the facts are: *may have a value* (not known all-null), *may have a null* (null count
 unknown or > 0), *may have NaN* (float columns, unless a ``nan_count`` of 0 says otherwise: parquet min/max
-ignore NaN), and usable bounds ``min``/``max`` (not null, not NaN, not truncated). Spark's row semantics: NULL
-is unknown, NaN equals NaN and sorts above every number (``x > 5`` is true for NaN, ``x = NaN`` only for NaN),
--0.0 equals 0.0.
+ignore NaN), *may have a number* (float columns: not known to hold only NaN and nulls, i.e. NaN and null counts
+known, adding up to the row count, and no bound given; such a part answers "no" to every question about numbers,
+so ``x < 5`` is NO or NO_NULL and ``NOT x < 5`` true for its NaN rows), and usable bounds ``min``/``max``
+(not null, not NaN, not truncated). Spark's row semantics: NULL is unknown, NaN equals NaN and sorts above every
+number (``x > 5`` is true for NaN, ``x = NaN`` only for NaN), -0.0 equals 0.0.
 
 Literal types and column types
 ------------------------------

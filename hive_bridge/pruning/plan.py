@@ -51,7 +51,7 @@ from sarg import SearchArgument, TruthValue, Type
 # ---------------------------------------------------------------------------------------------------------
 
 MIN_SIDE, MAX_SIDE = "min", "max"
-VAR_MAY_VALUE, VAR_MAY_NULL, VAR_MAY_NAN = "may_value", "may_null", "may_nan"
+VAR_MAY_VALUE, VAR_MAY_NULL, VAR_MAY_NAN, VAR_MAY_NUMBER = "may_value", "may_null", "may_nan", "may_number"
 
 
 def _short(value: object) -> str:
@@ -91,7 +91,8 @@ TRUE, FALSE = ConstF(True), ConstF(False)
 
 @dataclass(frozen=True)
 class Var(Formula):
-    """``may_value`` (not known all-null), ``may_null``, ``may_nan``, ``min_ok`` / ``max_ok`` (usable)."""
+    """``may_value`` (not known all-null), ``may_null``, ``may_nan``, ``may_number`` (a float column: not known to
+    hold only NaN and nulls), ``min_ok`` / ``max_ok`` (usable)."""
 
     name: str
 
@@ -269,28 +270,32 @@ class _Builder:
 
     def __init__(self, domain: Domain) -> None:
         self.d = domain
-        self.nan: Formula = Var(VAR_MAY_NAN) if domain.kind is DomainKind.FLOAT else FALSE
+        float_domain = domain.kind is DomainKind.FLOAT
+        self.nan: Formula = Var(VAR_MAY_NAN) if float_domain else FALSE
+        # some value that is a number (not NULL, not NaN): every question about numbers asks it first, so a
+        # float part known to hold only NaN and nulls answers "no" to them whatever its (absent) bounds say
+        self.num: Formula = Var(VAR_MAY_NUMBER) if float_domain else TRUE
 
     def may_lt(self, r: LitRange, upper: bool = True) -> Formula:
         """Some non-NaN value < x, x = r.high (upper) or r.low."""
         if r.nan:
-            return TRUE
-        return _cmp(self.d, MIN_SIDE, "<", self._ceil(r.high if upper else r.low), True)
+            return self.num
+        return f_and(self.num, _cmp(self.d, MIN_SIDE, "<", self._ceil(r.high if upper else r.low), True))
 
     def may_le(self, r: LitRange, upper: bool = True) -> Formula:
         if r.nan:
-            return TRUE
-        return _cmp(self.d, MIN_SIDE, "<=", self._floor(r.high if upper else r.low), True)
+            return self.num
+        return f_and(self.num, _cmp(self.d, MIN_SIDE, "<=", self._floor(r.high if upper else r.low), True))
 
     def may_gt(self, r: LitRange, upper: bool = False) -> Formula:
         if r.nan:
             return FALSE
-        return _cmp(self.d, MAX_SIDE, ">", self._floor(r.high if upper else r.low), True)
+        return f_and(self.num, _cmp(self.d, MAX_SIDE, ">", self._floor(r.high if upper else r.low), True))
 
     def may_ge(self, r: LitRange, upper: bool = False) -> Formula:
         if r.nan:
             return FALSE
-        return _cmp(self.d, MAX_SIDE, ">=", self._ceil(r.high if upper else r.low), True)
+        return f_and(self.num, _cmp(self.d, MAX_SIDE, ">=", self._ceil(r.high if upper else r.low), True))
 
     def _floor(self, x: Ext) -> DomainValue:
         return _floor(self.d, x)
@@ -312,7 +317,8 @@ class _Builder:
         grid = self.grid_range(r)
         if grid is None:
             return FALSE
-        return f_and(_cmp(self.d, MIN_SIDE, "<=", grid[1], True), _cmp(self.d, MAX_SIDE, ">=", grid[0], True))
+        return f_and(self.num, _cmp(self.d, MIN_SIDE, "<=", grid[1], True),
+                     _cmp(self.d, MAX_SIDE, ">=", grid[0], True))
 
     def point(self, r: LitRange) -> DomainValue | None:
         """The single domain value an exact literal is (None for ranges, NaN, values the column can't hold)."""
@@ -333,8 +339,8 @@ class _Builder:
     def ne_possible(self, points: Sequence[DomainValue]) -> Formula:
         """Some non-NaN value differs from all points (exact points only)."""
         if not points:
-            return TRUE
-        return f_not(PointIn(tuple(sorted(set(points))), self.d))
+            return self.num
+        return f_and(self.num, f_not(PointIn(tuple(sorted(set(points))), self.d)))
 
 
 @dataclass(frozen=True)
@@ -424,11 +430,11 @@ def compile_leaf(pred: Predicate, column: str | None, arrow_type: pa.DataType | 
         values_true = b.eq_true(r)
         values_false: Formula
         if r.nan:
-            values_false = TRUE
+            values_false = b.num
         elif p is None and exact_r is not None and exact_r.equal:  # a value outside the range differs
             values_false = f_or(b.may_lt(r, upper=False), b.may_gt(r, upper=True), nan)
         else:
-            values_false = f_or(b.ne_possible([p]) if p is not None else TRUE, nan)
+            values_false = f_or(b.ne_possible([p]) if p is not None else b.num, nan)
         t = f_and(mv, values_true)
         if positive is Op.EQ:
             f, n = f_and(mv, values_false), mn
@@ -471,7 +477,7 @@ def compile_leaf(pred: Predicate, column: str | None, arrow_type: pa.DataType | 
                 if g is not None:
                     grids.append(g)
         any_nan_lit = any(r.nan for r in real)
-        values_true = f_or(_any_in(domain, grids), f_and(nan, ConstF(any_nan_lit)))
+        values_true = f_or(f_and(b.num, _any_in(domain, grids)), f_and(nan, ConstF(any_nan_lit)))
         points = [b.point(r) for r in exact if r is not None and not r.nan]
         exact_points = [p for p in points if p is not None]
         values_false = f_or(b.ne_possible(exact_points), f_and(nan, ConstF(not any_nan_lit)))

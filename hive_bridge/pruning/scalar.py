@@ -4,6 +4,7 @@ HudiExpression, with Hive's TruthValue logic and a reason for every leaf (the ex
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from hive_bridge.filters.expression import (
@@ -49,6 +50,7 @@ class ColumnFacts:
     may_value: bool
     may_null: bool
     may_nan: bool
+    may_number: bool
     min: DomainValue | None
     max: DomainValue | None
     info_missing: bool
@@ -82,9 +84,11 @@ def column_facts(domain: Domain | None, stats: ColumnStats, num_rows: int | None
         if _usable(stats.max_exact, domain):
             mx_v = to_domain(domain, stats.max)
     may_nan = False
+    may_number = may_value
     if domain is not None and domain.kind is DomainKind.FLOAT:
         may_nan = may_value and (stats.nan_count is None or stats.nan_count > 0)
-    info_missing = nc is None or num_rows is None or (may_value and (mn_v is None or mx_v is None))
+        may_number = may_value and not no_number(nc, stats.nan_count, num_rows, stats.min, stats.max)
+    info_missing = nc is None or num_rows is None or (may_number and (mn_v is None or mx_v is None))
 
     def show(v: DomainValue | None, raw: object) -> str:
         if v is not None and domain is not None:
@@ -94,8 +98,19 @@ def column_facts(domain: Domain | None, stats: ColumnStats, num_rows: int | None
     text = (f"min={show(mn_v, stats.min)}, max={show(mx_v, stats.max)}, "
             f"null_count={'unknown' if nc is None else nc}, num_rows={'unknown' if num_rows is None else num_rows}"
             + (f", nan_count={stats.nan_count}" if stats.nan_count is not None else "")
-            + (", NaN possible" if may_nan else ""))
-    return ColumnFacts(may_value, may_null, may_nan, mn_v, mx_v, info_missing, text)
+            + (", NaN possible" if may_nan else "")
+            + (", no number (only NaN and nulls)" if may_value and not may_number else ""))
+    return ColumnFacts(may_value, may_null, may_nan, may_number, mn_v, mx_v, info_missing, text)
+
+
+def no_number(null_count: int | None, nan_count: int | None, num_rows: int | None, lo: object, hi: object) -> bool:
+    """Whether a float column's statistics prove it holds no number: every row NULL or NaN (its NaN and null
+    counts known and adding up to its row count exactly) and no bound present (parquet's min/max ignore NaN; a
+    bound beside such counts contradicts them, and contradictory statistics prove nothing). The vectorized
+    evaluator mirrors this."""
+    if null_count is None or nan_count is None or num_rows is None or null_count + nan_count != num_rows:
+        return False
+    return all(b is None or (isinstance(b, float) and math.isnan(b)) for b in (lo, hi))
 
 
 def eval_formula(formula: Formula, facts: ColumnFacts) -> bool:
@@ -229,4 +244,5 @@ __all__ = [
     "column_facts",
     "eval_formula",
     "evaluate",
+    "no_number",
 ]

@@ -142,6 +142,7 @@ class _Column:
     may_value: BoolVec
     may_null: BoolVec
     may_nan: BoolVec
+    may_number: BoolVec
     info_missing_bounds: BoolVec
     info_missing_nulls: BoolVec
     # the same bounds with unusable entries replaced by the domain's extreme values (no nulls): a comparison
@@ -229,6 +230,7 @@ class StatsTable:
         may_null = _simplify(pc.fill_null(pc.greater(nc, 0), True))
         bounds: dict[str, pa.Array | None] = {}
         oks: dict[str, BoolVec] = {}
+        bound_present: BoolVec = False   # a float column's: some bound given (not null, not NaN), exact or not
         for side, exact_stat in ((MIN, MIN_EXACT), (MAX, MAX_EXACT)):
             col_name = stat_name(name, side)
             if domain is None or col_name not in names:
@@ -238,6 +240,7 @@ class StatsTable:
             ok = pc.is_valid(values)
             if domain.kind is DomainKind.FLOAT:
                 ok = pc.and_(ok, pc.invert(pc.fill_null(pc.is_nan(values), True)))
+                bound_present = v_or(bound_present, ok)
             ex_name = stat_name(name, exact_stat)
             if ex_name in names:
                 exact = pc.fill_null(self._array(ex_name), domain.kind is not DomainKind.STRING)
@@ -253,16 +256,22 @@ class StatsTable:
                 values = pc.if_else(ok, values, pa.scalar(None, values.type))
             bounds[side], oks[side] = values, ok_s
         may_nan: BoolVec = False
+        may_number: BoolVec = may_value
         if domain is not None and domain.kind is DomainKind.FLOAT:
             nan_name = stat_name(name, NAN_COUNT)
             if nan_name in names:
-                may_nan = _simplify(v_and(may_value, pc.fill_null(pc.greater(self._array(nan_name), 0), True)))
+                nans = self._array(nan_name)
+                may_nan = _simplify(v_and(may_value, pc.fill_null(pc.greater(nans, 0), True)))
+                # no number (as scalar.no_number): NaN and null counts known, adding up to the row count exactly,
+                # and no bound given
+                split = pc.fill_null(pc.equal(pc.add(nc, nans), self.num_rows), False)
+                may_number = _simplify_vec(v_and(may_value, v_not(v_and(split, v_not(bound_present)))))
             else:
                 may_nan = may_value
         nulls_missing = v_or(nc_unknown, self.rows_unknown)
-        bounds_missing = v_or(nulls_missing, v_and(may_value, v_or(v_not(oks[MIN]), v_not(oks[MAX]))))
+        bounds_missing = v_or(nulls_missing, v_and(may_number, v_or(v_not(oks[MIN]), v_not(oks[MAX]))))
         col = _Column(domain, bounds[MIN], bounds[MAX], oks[MIN], oks[MAX], may_value, may_null, may_nan,
-                      _simplify_vec(bounds_missing), _simplify_vec(nulls_missing))
+                      may_number, _simplify_vec(bounds_missing), _simplify_vec(nulls_missing))
         if domain is None:
             return col
         if col.min is None and col.max is None:

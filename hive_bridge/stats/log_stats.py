@@ -232,28 +232,36 @@ def union_stats(parts: pa.Table, slice_of_part: Sequence[int], n: int,
         lo = parts.column(stat_name(name, MIN)).combine_chunks()
         hi = parts.column(stat_name(name, MAX)).combine_chunks()
         nc = parts.column(stat_name(name, NULL_COUNT)).combine_chunks()
-        # a part that is known to hold only nulls (or no row) gives no bound; any other part without a bound
-        # makes the slice's bound unknown
+        # a part that is known to hold only nulls (or no row) gives no bound, nor does a float part known to hold
+        # no number (only NaN and nulls: its NaN and null counts add up to its rows, no bound given); any other
+        # part without a bound makes the slice's bound unknown
         no_values = pc.fill_null(pc.greater_equal(nc, rows), False)
+        nan = None
+        if has_nan_count(typ):
+            nan_name = stat_name(name, NAN_COUNT)
+            nan = parts.column(nan_name).combine_chunks() if nan_name in parts.column_names \
+                else pa.nulls(parts.num_rows, pa.int64())
+            unbounded = pc.and_(_no_bound(lo), _no_bound(hi))
+            no_number = pc.and_(pc.fill_null(pc.equal(pc.add(nc, nan), rows), False), unbounded)
+            no_values = pc.or_(no_values, no_number)
         contributes = pc.invert(no_values)
         lo_ex = _exact_rank(parts.column(stat_name(name, MIN_EXACT)).combine_chunks())
         hi_ex = _exact_rank(parts.column(stat_name(name, MAX_EXACT)).combine_chunks())
         table[f"lo{k}"] = pc.if_else(contributes, lo, pa.scalar(None, lo.type))
         table[f"hi{k}"] = pc.if_else(contributes, hi, pa.scalar(None, hi.type))
-        table[f"lo_bad{k}"] = pc.and_(contributes, pc.or_(pc.is_null(lo), pc.equal(lo_ex, 0)))
-        table[f"hi_bad{k}"] = pc.and_(contributes, pc.or_(pc.is_null(hi), pc.equal(hi_ex, 0)))
+        table[f"lo_bad{k}"] = pc.and_(contributes, pc.or_(_no_bound(lo), pc.equal(lo_ex, 0)))
+        table[f"hi_bad{k}"] = pc.and_(contributes, pc.or_(_no_bound(hi), pc.equal(hi_ex, 0)))
         table[f"lo_ex{k}"] = pc.if_else(contributes, lo_ex, pa.scalar(None, pa.int8()))
         table[f"hi_ex{k}"] = pc.if_else(contributes, hi_ex, pa.scalar(None, pa.int8()))
         table[f"nc{k}"] = nc
         table[f"nc_unknown{k}"] = pc.is_null(nc)
-        if has_nan_count(typ):
+        if nan is not None:
             # a slice's NaN count: the parts' sum; unknown when any part's is (a part without the column
-            # in the statistics at all is unknown too)
-            nan_name = stat_name(name, NAN_COUNT)
-            nan = parts.column(nan_name).combine_chunks() if nan_name in parts.column_names \
-                else pa.nulls(parts.num_rows, pa.int64())
+            # in the statistics at all is unknown too), or when a part's counts contradict its row count (NaN
+            # and nulls beyond its rows: a sum could otherwise claim a slice without numbers)
             table[f"nan{k}"] = nan
-            table[f"nan_unknown{k}"] = pc.is_null(nan)
+            beyond = pc.fill_null(pc.greater(pc.add(nc, nan), rows), False)
+            table[f"nan_unknown{k}"] = pc.or_(pc.is_null(nan), beyond)
     t = pa.table(table)
     aggs: list[tuple[str, str]] = [("rows", "sum"), ("rows_unknown", "any")]
     for k, (_name, typ) in enumerate(leaves):
@@ -285,6 +293,13 @@ def union_stats(parts: pa.Table, slice_of_part: Sequence[int], n: int,
             out[stat_name(name, NAN_COUNT)] = unknown_if(grouped.column(f"nan{k}_sum"),
                                                          grouped.column(f"nan_unknown{k}_any"))
     return pa.table({k: (v.combine_chunks() if isinstance(v, pa.ChunkedArray) else v) for k, v in out.items()})
+
+
+def _no_bound(bound: pa.Array) -> pa.Array:
+    """Where a bound is absent (null; for a float bound also NaN, which bounds nothing)."""
+    if not pa.types.is_floating(bound.type):
+        return pc.is_null(bound)
+    return pc.fill_null(pc.is_nan(bound), True)
 
 
 def _exact_rank(exact: pa.Array) -> pa.Array:

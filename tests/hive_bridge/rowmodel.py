@@ -298,7 +298,10 @@ def random_file(draw: Callable[[st.SearchStrategy[Any]], Any], columns: Sequence
         kind = KINDS[name]
         absent = draw(st.integers(0, 9)) == 0  # the file's schema lacks the column: all null
         null_rate = draw(st.sampled_from([0.0, 0.3, 1.0])) if not absent else 1.0
-        cell = st.none() if null_rate >= 1.0 else kind.values | st.none() if null_rate > 0 else kind.values
+        values = kind.values
+        if kind.arrow_type in (pa.float32(), pa.float64()) and draw(st.integers(0, 3)) == 0:
+            values = st.just(NAN)   # a float column holding no number: only NaN (and nulls), often
+        cell = st.none() if null_rate >= 1.0 else values | st.none() if null_rate > 0 else values
         vals = draw(st.lists(cell, min_size=n, max_size=n))
         for row, v in zip(rows, vals, strict=True):
             row[name] = v

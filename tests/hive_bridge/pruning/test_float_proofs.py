@@ -36,8 +36,9 @@ from tests.hive_bridge.rowmodel import KINDS, modes, random_sarg, row_truth
 NAN = float("nan")
 INF = float("inf")
 TRIPS = ["quickstart_trips_table.mor.avro.v6_trips_8i1u", "quickstart_trips_table.mor.avro.v8_trips_8i3u1d"]
-#: across the property's examples: files the proofs skipped that the plan without them kept
-PROVEN = {"skipped": 0, "examples": 0}
+#: across the property's examples: files the proofs skipped that the plan without them kept; files holding no
+#: number in ``f`` (only NaN and nulls) skipped by ``f < c``
+PROVEN = {"skipped": 0, "examples": 0, "no_number_skipped": 0}
 
 
 @pytest.fixture(autouse=True)
@@ -66,6 +67,7 @@ POOLS: dict[str, list[float | None]] = {
     "numbers": [0.5, 1.0, 2.5, 3.0, -3.0, 100.0, 1e300],
     "with NaN": [NAN, 0.5, 2.0, -0.5],
     "all NaN": [NAN],
+    "NaN and null": [NAN, None],
     "all null": [None],
     "signed zero": [-0.0, 0.0, None],
     "anything": [NAN, -0.0, 0.0, None, 0.5, -0.5, 2.0, 3.0, INF, -INF, 1e300, -1e300, 5e-324],
@@ -129,12 +131,27 @@ def test_kept_files_hold_every_match(files: list[list[tuple[float | None, float 
             assert report.unreadable == report.over_budget == 0
         PROVEN["skipped"] += len(_kept_names(before) - kept)
         PROVEN["examples"] += 1
+        # an ordered range below a number: a file holding no number in f (only NaN and nulls) has no row below
+        # it once its facts are read (NaN sorts above every number)
+        below = sarg.read_filter(f"f < {data.draw(st.sampled_from(['0.0', '1.0', '3.0', '1e301']))}", SCHEMA)
+        kept_below = _kept_names(_plan(table, below, SCHEMA))
+        assert _matching_files(table, below) <= kept_below, f"{below}: a file holding a match was skipped"
+        no_number = {Path(sl.base_file.path).name for sl in table.latest_file_slices() if sl.base_file is not None
+                      and _no_number(pq.read_table(sl.base_file.full_path, columns=["f"]).column("f").to_pylist())}
+        assert not no_number & kept_below, f"{below}: files holding no number kept"
+        PROVEN["no_number_skipped"] += len(no_number - kept_below)
+
+
+def _no_number(values: list[float | None]) -> bool:
+    """Only NaN and nulls, one NaN at least."""
+    return any(v is not None for v in values) and all(v is None or v != v for v in values)
 
 
 def teardown_module() -> None:
-    # the property had teeth: the proofs skipped files the plan without them kept
+    # the property had teeth: the proofs skipped files the plan without them kept, among them files holding no
+    # number in f judged by f < c
     if PROVEN["examples"]:
-        assert PROVEN["skipped"] > 0, PROVEN
+        assert PROVEN["skipped"] > 0 and PROVEN["no_number_skipped"] > 0, PROVEN
 
 
 def test_nan_keeps_a_greater_than_range_and_signed_zero_equals_zero(tmp_path: Path) -> None:
@@ -156,7 +173,17 @@ def test_nan_keeps_a_greater_than_range_and_signed_zero_equals_zero(tmp_path: Pa
     assert _kept_names(result) == {nan_file, all_nan}
     assert result.float_proofs is not None
     assert result.float_proofs.holding_nan >= 1 and result.float_proofs.proven_nan_free >= 2
-    assert _kept_names(_plan(table, "f < 0", SCHEMA)) == {all_nan}   # kept: no number proves it (bounds unknown)
+    # the all-NaN file holds no number once its facts are read (NaN count = rows - nulls, no bound): NaN is above
+    # every number, so no row is below 0, and the file is skipped as its rows say; NOT (f < 0), f <> 0 and
+    # f = NaN are true for its NaN rows: kept
+    below = _plan(table, "f < 0", SCHEMA)
+    assert _kept_names(below) == set() == _matching_files(table, sarg.read_filter("f < 0", SCHEMA))
+    assert below.float_proofs is not None and below.float_proofs.dropped >= 1
+    for text in ("NOT f < 0", "f <> 0", "f >= 0"):
+        kept = _kept_names(_plan(table, text, SCHEMA))
+        assert all_nan in kept and _matching_files(table, sarg.read_filter(text, SCHEMA)) <= kept
+    is_nan = sarg.parse("leaf-(EQUALS f NaN)", SCHEMA)
+    assert _kept_names(_plan(table, is_nan, SCHEMA)) == {nan_file, all_nan} == _matching_files(table, is_nan)
     assert zero in _kept_names(_plan(table, "f = 0", SCHEMA))
     assert zero not in _kept_names(_plan(table, "f < 0", SCHEMA))
     assert zero in _kept_names(_plan(table, "f >= 0", SCHEMA)) and plain not in _kept_names(

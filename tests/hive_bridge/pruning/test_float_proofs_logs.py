@@ -43,12 +43,14 @@ POOLS: dict[str, list[float | None]] = {
     "numbers": [0.5, 1.0, 2.5, 3.0, -3.0, 100.0, 1e300],
     "with NaN": [NAN, 0.5, 2.0, -0.5],
     "all NaN": [NAN],
+    "NaN and null": [NAN, None],
     "all null": [None],
     "signed zero": [-0.0, 0.0, None],
     "anything": [NAN, -0.0, 0.0, None, 0.5, -0.5, 2.0, 3.0, float("inf"), float("-inf"), 1e300],
 }
-#: across the property's examples: merged slices the proofs dropped that the plan without them kept, log reads
-TEETH = {"merged_dropped": 0, "log_reads": 0, "examples": 0}
+#: across the property's examples: merged slices the proofs dropped that the plan without them kept, log reads;
+#: merged slices with log files whose merged rows hold no number in ``f`` (only NaN and nulls) dropped by ``f < c``
+TEETH = {"merged_dropped": 0, "log_reads": 0, "examples": 0, "no_number_dropped": 0}
 
 
 @pytest.fixture(autouse=True)
@@ -160,12 +162,24 @@ def test_no_slice_holding_a_merged_match_is_dropped(ops: list[tuple[str, Any]], 
         TEETH["merged_dropped"] += len((_ids(before.slices) - kept) & merged)
         TEETH["log_reads"] += report.log_reads if report is not None else 0
         TEETH["examples"] += 1
+        # an ordered range below a number: NaN sorts above every number, so a slice whose parts hold no number
+        # in f (only NaN and nulls) is dropped once their facts are known
+        below = sarg.read_filter(f"f < {data.draw(st.sampled_from(['0.0', '1.0', '3.0', '1e301']))}", SCHEMA)
+        kept_below = _ids(_plan(table, below).slices)
+        assert _matching_slices(table, below) <= kept_below, f"{below}: a slice holding a merged match was dropped"
+        ok = block_filter(table)
+        for sl in table.latest_file_slices():
+            rows = merge_slice(table, ok, sl, table.properties.precombine_field).table
+            values = [] if rows is None else rows.column("f").to_pylist()
+            if sl.log_files and any(v is not None for v in values) and all(v is None or v != v for v in values):
+                TEETH["no_number_dropped"] += (sl.partition_path, sl.file_id) not in kept_below
 
 
 def teardown_module() -> None:
-    # the property had teeth: merged slices were dropped thanks to proofs, log files were read
+    # the property had teeth: merged slices were dropped thanks to proofs, log files were read, merged slices
+    # holding no number in f were dropped by f < c
     if TEETH["examples"]:
-        assert TEETH["merged_dropped"] > 0 and TEETH["log_reads"] > 0, TEETH
+        assert TEETH["merged_dropped"] > 0 and TEETH["log_reads"] > 0 and TEETH["no_number_dropped"] > 0, TEETH
 
 
 # ------------------------------------------------------------------------------------------ examples
@@ -212,10 +226,11 @@ def test_nan_signed_zero_updates_and_deletes_in_logs(tmp_path: Path, mdt: bool) 
         assert report.log_reads == 5 and report.reads == 10
     else:
         # log statistics from their blocks (NaN counted), base files' footers without NaN counts: the base
-        # files of the two slices a NaN-free base would drop are read, and of the two whose NaN log block has
-        # no number (no bound); no log file
-        assert (report.candidates, report.holding_nan, report.proven_nan_free) == (4, 2, 2)
-        assert report.log_reads == 0 and report.reads == 4
+        # files of the two slices a NaN-free base would drop are read; no log file. The two slices whose NaN log
+        # block holds no number keep their base file's bounds (such a block gives none) and are kept by that
+        # block's NaN whatever their base file holds: nothing is read for them
+        assert (report.candidates, report.holding_nan, report.proven_nan_free) == (2, 0, 2)
+        assert report.log_reads == 0 and report.reads == 2
     assert report.dropped == 2
     # the value moved back below the bound: the earlier log record still counts (a part may hold it), kept
     writer.upsert(_rows([(3.0, 1.0)], [first["moved"]]))
@@ -224,8 +239,13 @@ def test_nan_signed_zero_updates_and_deletes_in_logs(tmp_path: Path, mdt: bool) 
     table = HudiTable.open(tmp_path / "t")
     assert group["moved"] in _ids(_plan(table, "f > 90").slices)
     below = _plan(table, "f < 0")
-    # -0.0 is not below 0; a part holding NaN and no number has no bound (kept, as a base file alone)
-    assert _ids(below.slices) == {group["nan"], group["all_nan"]}
+    # -0.0 is not below 0; a part holding NaN and no number (NaN count = rows - nulls) has no row below 0: NaN
+    # is above every number. The slices whose NaN log block has no number are dropped, as their merged rows say
+    assert _ids(below.slices) == set() == _matching_slices(table, sarg.read_filter("f < 0", SCHEMA))
+    for text in ("NOT f < 0", "f <> 0"):
+        kept = _ids(_plan(table, text).slices)
+        assert {group["nan"], group["all_nan"]} <= kept
+        assert _matching_slices(table, sarg.read_filter(text, SCHEMA)) <= kept
     assert group["zero"] in _ids(_plan(table, "f = 0").slices) and group["zero"] not in _ids(below.slices)
     assert _ids(_plan(table, "f > 1000").slices) == {group["nan"], group["all_nan"]}
     # explain names the parts whose facts were read

@@ -23,7 +23,7 @@ from hive_bridge.filters.expression import translate
 from hive_bridge.pruning.scalar import evaluate
 from hive_bridge.pruning.vectorized import StatsTable, prune
 from hive_bridge.stats.contract import ColumnStats, FileStats, stats_table
-from sarg import TruthValue
+from sarg import Operator, TruthValue
 from tests.hive_bridge.rowmodel import (
     KINDS,
     RandomFile,
@@ -33,6 +33,7 @@ from tests.hive_bridge.rowmodel import (
     random_sarg,
     row_truth,
     schema_for,
+    true_stats,
 )
 
 EXAMPLES = max(settings().max_examples, 2000)
@@ -149,3 +150,57 @@ def test_no_lost_rows_with_parquet_footer_statistics(
         _check(s, RandomFile(f.rows, stats), columns, tz)
         result = prune(translate(s, schema_for(columns)), stats_table([stats]), tz)
         assert result.truth_values() == [evaluate(translate(s, schema_for(columns)), stats, tz).truth]
+
+
+# -- float parts holding no number -------------------------------------------------------------------------
+
+@st.composite
+def no_number_leaf(draw: Any) -> tuple[sarg.SearchArgument, RandomFile]:
+    """A float or double column holding only NaN and nulls (or nothing), its exact statistics (NaN and null
+    counts known, no bound), and one leaf on it (any operator and literal, NaN among them), or its NOT."""
+    name = draw(st.sampled_from(["f", "g"]))
+    kind = KINDS[name]
+    values = draw(st.permutations([float("nan")] * draw(st.integers(0, 3)) + [None] * draw(st.integers(0, 2))))
+    f = RandomFile([{name: v} for v in values], FileStats(len(values), {name: true_stats(kind, values)},
+                                                             {name: kind.arrow_type}))
+    b = sarg.builder()
+    negate = draw(st.booleans())
+    if negate:
+        b.start_not()
+    type_ = draw(st.sampled_from(list(kind.literals)))
+    lits = kind.literals[type_]
+    op = draw(st.sampled_from(list(Operator)))
+    if op is Operator.IS_NULL:
+        b.is_null(name, type_)
+    elif op is Operator.IN:
+        b.in_(name, type_, *draw(st.lists(lits | st.none(), min_size=1, max_size=4)))
+    elif op is Operator.BETWEEN:
+        b.between(name, type_, draw(lits), draw(lits))
+    else:
+        {Operator.EQUALS: b.equals, Operator.NULL_SAFE_EQUALS: b.null_safe_equals,
+         Operator.LESS_THAN: b.less_than, Operator.LESS_THAN_EQUALS: b.less_than_equals}[op](name, type_, draw(lits))
+    if negate:
+        b.end()
+    return b.build(), f
+
+
+@settings(max_examples=max(settings().max_examples, 600))
+@given(no_number_leaf())
+def test_a_part_holding_no_number_is_judged_exactly(case: tuple[sarg.SearchArgument, RandomFile]) -> None:
+    """Such a part's rows are known exactly from its statistics (NaN rows and NULL rows), so every leaf's
+    TruthValue and its NOT's are exactly the outcomes its rows produce (Spark SQL: NaN = NaN, above every number;
+    NULL unknown): ``x < 5`` is NO (NO_NULL with nulls) and ``NOT x < 5`` YES."""
+    s, f = case
+    columns = list(f.stats.columns)
+    expr = translate(s, schema_for(columns))
+    verdict = evaluate(expr, f.stats)
+    outcomes = _outcomes(s, f, "UTC")
+    got = {o for o, flag in zip("TFN", verdict.truth.value, strict=True) if flag}
+    context = f"\nsarg: {s}\nrows: {f.rows}\n{verdict.explain()}"
+    if f.rows:
+        assert got == outcomes, f"outcomes {outcomes}, verdict {verdict.truth}" + context
+        assert not verdict.kept_because_unknown, context
+    else:
+        assert verdict.truth is TruthValue.NO
+    table = stats_table([f.stats], {c: KINDS[c].arrow_type for c in columns})
+    assert prune(expr, table).truth_values() == [verdict.truth], context

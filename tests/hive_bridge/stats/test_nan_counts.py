@@ -233,6 +233,44 @@ def test_slice_union_is_unknown_when_a_part_is() -> None:
     assert union.column("x::nan_count").to_pylist() == [1, None]
 
 
+def _parts_of(values: list[list[float | None]]) -> pa.Table:
+    """One part per list of values, with its exact statistics (bounds of the numbers, null and NaN counts)."""
+    numbers = [[v for v in vs if v is not None and v == v] for vs in values]
+    return pa.table({"num_rows": pa.array([len(vs) for vs in values], pa.int64()),
+                     "x::min": pa.array([min(n) if n else None for n in numbers], pa.float64()),
+                     "x::max": pa.array([max(n) if n else None for n in numbers], pa.float64()),
+                     "x::null_count": pa.array([sum(v is None for v in vs) for vs in values], pa.int64()),
+                     "x::min_exact": pa.array([bool(n) for n in numbers]),
+                     "x::max_exact": pa.array([bool(n) for n in numbers]),
+                     "x::nan_count": pa.array([sum(v is not None and v != v for v in vs) for vs in values],
+                                              pa.int64())})
+
+
+def test_slice_union_of_parts_holding_no_number() -> None:
+    from hive_bridge.filters.expression import translate
+    from hive_bridge.pruning.vectorized import prune
+
+    slices = [[[NAN, NAN], [1.0, 2.0]],     # no number + bounded: the bounded part's bounds, its NaN
+              [[NAN, None], [NAN]],         # no number in any part: no bound, no number
+              [[None], [NAN, 5.0]]]         # all null + bounded with NaN
+    parts = _parts_of([vs for sl in slices for vs in sl])
+    union = union_stats(parts, [0, 0, 1, 1, 2, 2], 3, [("x", pa.float64())])
+    assert union.column("x::min").to_pylist() == [1.0, None, 5.0]
+    assert union.column("x::max").to_pylist() == [2.0, None, 5.0]
+    assert union.column("x::nan_count").to_pylist() == [2, 2, 1]
+    schema = {"x": "double"}
+    for text, kept in [("x < 1.5", [True, False, False]), ("x < 0", [False, False, False]),
+                       ("NOT x < 0", [True, True, True]), ("x > 100", [True, True, True]),
+                       ("x = 5", [False, False, True]), ("x BETWEEN 0 AND 1", [True, False, False])]:
+        got = prune(translate(sarg.read_filter(text, schema), schema), union).keep.to_pylist()
+        assert got == kept, text
+    # a part whose counts exceed its rows (contradictory): the slice's NaN count is unknown, never "no number"
+    bad = parts.set_column(parts.column_names.index("x::nan_count"), "x::nan_count",
+                           pa.array([3, 0, 1, 1, 0, 1], pa.int64()))
+    assert union_stats(bad, [0, 0, 1, 1, 2, 2], 3, [("x", pa.float64())]).column("x::nan_count").to_pylist() \
+        == [None, 2, 1]
+
+
 def test_merge_on_read_slice_with_a_nan_in_its_log_is_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HIVE_BRIDGE_COUNT_NANS", "true")   # the base files' counts (their footers have none)
     root = tmp_path / "mor"
