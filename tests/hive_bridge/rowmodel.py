@@ -316,6 +316,26 @@ def random_file(draw: Callable[[st.SearchStrategy[Any]], Any], columns: Sequence
     return RandomFile(rows, FileStats(num_rows, stats, types))
 
 
+def random_leaf(draw: Callable[[st.SearchStrategy[Any]], Any], b: Any, name: str, kind: ColumnKind,
+                null_values: bool = True) -> None:
+    """One random leaf on column `name` added to builder `b`: any operator, a literal of any type the column's
+    kind takes (with `null_values`, now and then a NULL literal for a comparison)."""
+    type_ = draw(st.sampled_from(list(kind.literals)))
+    lits = kind.literals[type_]
+    op = draw(st.sampled_from(list(Operator)))
+    if op is Operator.IS_NULL:
+        b.is_null(name, type_)
+    elif op is Operator.IN:
+        values = draw(st.lists(lits | st.none(), min_size=1, max_size=4))
+        b.in_(name, type_, *values)
+    elif op is Operator.BETWEEN:
+        b.between(name, type_, draw(lits), draw(lits))
+    else:
+        value = draw(lits | st.none()) if null_values and draw(st.integers(0, 15)) == 0 else draw(lits)
+        {Operator.EQUALS: b.equals, Operator.NULL_SAFE_EQUALS: b.null_safe_equals,
+         Operator.LESS_THAN: b.less_than, Operator.LESS_THAN_EQUALS: b.less_than_equals}[op](name, type_, value)
+
+
 @st.composite
 def random_sarg(draw: Callable[[st.SearchStrategy[Any]], Any], columns: Sequence[str],
                 max_depth: int = 3, kinds: Mapping[str, ColumnKind] | None = None) -> sarg.SearchArgument:
@@ -323,29 +343,11 @@ def random_sarg(draw: Callable[[st.SearchStrategy[Any]], Any], columns: Sequence
     b = sarg.builder()
     all_kinds = KINDS if kinds is None else kinds
 
-    def leaf() -> None:
-        name = draw(st.sampled_from(list(columns)))
-        kind = all_kinds[name]
-        type_ = draw(st.sampled_from(list(kind.literals)))
-        lits = kind.literals[type_]
-        op = draw(st.sampled_from(list(Operator)))
-        if op is Operator.IS_NULL:
-            b.is_null(name, type_)
-        elif op is Operator.IN:
-            values = draw(st.lists(lits | st.none(), min_size=1, max_size=4))
-            b.in_(name, type_, *values)
-        elif op is Operator.BETWEEN:
-            b.between(name, type_, draw(lits), draw(lits))
-        else:
-            value = draw(lits | st.none()) if draw(st.integers(0, 15)) == 0 else draw(lits)
-            {Operator.EQUALS: b.equals, Operator.NULL_SAFE_EQUALS: b.null_safe_equals,
-             Operator.LESS_THAN: b.less_than, Operator.LESS_THAN_EQUALS: b.less_than_equals}[op](
-                name, type_, value)
-
     def node(depth: int) -> None:
         choice = draw(st.integers(0, 9)) if depth < max_depth else 0
         if choice <= 4:
-            leaf()
+            name = draw(st.sampled_from(list(columns)))
+            random_leaf(draw, b, name, all_kinds[name])
         elif choice == 5:
             b.literal(draw(st.sampled_from(list(TruthValue))))
         elif choice == 6:

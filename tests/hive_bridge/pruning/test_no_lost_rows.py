@@ -23,13 +23,14 @@ from hive_bridge.filters.expression import translate
 from hive_bridge.pruning.scalar import evaluate
 from hive_bridge.pruning.vectorized import StatsTable, prune
 from hive_bridge.stats.contract import ColumnStats, FileStats, stats_table
-from sarg import Operator, TruthValue
+from sarg import TruthValue
 from tests.hive_bridge.rowmodel import (
     KINDS,
     RandomFile,
     arrow_column,
     modes,
     random_file,
+    random_leaf,
     random_sarg,
     row_truth,
     schema_for,
@@ -167,18 +168,7 @@ def no_number_leaf(draw: Any) -> tuple[sarg.SearchArgument, RandomFile]:
     negate = draw(st.booleans())
     if negate:
         b.start_not()
-    type_ = draw(st.sampled_from(list(kind.literals)))
-    lits = kind.literals[type_]
-    op = draw(st.sampled_from(list(Operator)))
-    if op is Operator.IS_NULL:
-        b.is_null(name, type_)
-    elif op is Operator.IN:
-        b.in_(name, type_, *draw(st.lists(lits | st.none(), min_size=1, max_size=4)))
-    elif op is Operator.BETWEEN:
-        b.between(name, type_, draw(lits), draw(lits))
-    else:
-        {Operator.EQUALS: b.equals, Operator.NULL_SAFE_EQUALS: b.null_safe_equals,
-         Operator.LESS_THAN: b.less_than, Operator.LESS_THAN_EQUALS: b.less_than_equals}[op](name, type_, draw(lits))
+    random_leaf(draw, b, name, kind, null_values=False)
     if negate:
         b.end()
     return b.build(), f
