@@ -54,9 +54,14 @@ class ProofContext:
     report: fp.ProofReport = field(default_factory=fp.ProofReport)
     budget: fp.Budget = field(default_factory=fp.new_budget)
 
-    def obtain(self, wanted: list[fp.Wanted]) -> dict[fp.FileKey, fp.FloatFacts]:
+    def facts(self, wanted: list[fp.Wanted], where: list[tuple[int, str, int | None]]
+              ) -> dict[tuple[int, str], fp.FloatFacts]:
+        """The facts of ``wanted`` (remembered or read within the budget) that describe their files, by the
+        ``(row, column)`` of ``where`` (row, column, the statistics' row count; one per wanted file)."""
         storage = self.table.storage
-        return fp.obtain(storage, storage.cache_key(), wanted, self.max_workers, self.report, self.budget)
+        found = fp.obtain(storage, storage.cache_key(), wanted, self.max_workers, self.report, self.budget)
+        return {(row, c): found[w.key] for w, (row, c, rows) in zip(wanted, where, strict=True)
+                if self.consistent(found.get(w.key), w.key, rows)}
 
     def consistent(self, facts: fp.FloatFacts | None, key: fp.FileKey, rows: int | None) -> bool:
         """Whether facts were found and describe the file the statistics describe (else counted, kept)."""
@@ -119,9 +124,7 @@ def prove_base_files(ctx: ProofContext, g: SliceGroup, expression: HudiExpressio
     ctx.report.candidates += len({row for row, _, _ in where})
     if not keys:
         return second
-    found = ctx.obtain(keys)
-    facts = {(row, c): found[w.key] for w, (row, c, rows) in zip(keys, where, strict=True)
-             if ctx.consistent(found.get(w.key), w.key, rows)}
+    facts = ctx.facts(keys, where)
     if not facts:
         return second
     new = fp.with_facts(table, facts)
@@ -208,9 +211,7 @@ def prove_merged_slices(ctx: ProofContext, g: SliceGroup, expression: HudiExpres
     ctx.report.candidates += len(slices_asked)
     if not keys:
         return second
-    found = ctx.obtain(keys)
-    facts = {(k, c): found[w.key] for w, (k, c, rows) in zip(keys, where, strict=True)
-             if ctx.consistent(found.get(w.key), w.key, rows)}
+    facts = ctx.facts(keys, where)
     if not facts:
         return second
     columns = sorted({c for _, c in facts})
